@@ -1,0 +1,35 @@
+"""cuda_core: a Pythonic interface to CUDA whose hot paths are Cython over the CUDA driver.
+
+Importing this package never touches the driver: a machine without a GPU or driver imports it,
+and the first use of the GPU there raises one :class:`CUDAError` that names the cause.
+"""
+
+from cuda_core._version import __version__
+from cuda_core._errors import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRTCError
+from cuda_core._context import Context
+from cuda_core._device import ComputeCapability, Device, DeviceProperties
+from cuda_core._event import Event
+from cuda_core._options import EventOptions, StreamOptions
+from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
+from cuda_core.system import System
+from cuda_core import system, typing
+
+__all__ = [
+    "CUDAError",
+    "CUDAOutOfMemoryError",
+    "CUDAWarning",
+    "ComputeCapability",
+    "Context",
+    "Device",
+    "DeviceProperties",
+    "Event",
+    "EventOptions",
+    "LEGACY_DEFAULT_STREAM",
+    "NVRTCError",
+    "PER_THREAD_DEFAULT_STREAM",
+    "Stream",
+    "StreamOptions",
+    "System",
+    "system",
+    "typing",
+]

@@ -1,0 +1,143 @@
+"""CUDA contexts.
+
+A device's primary context is retained once per process, the first time any thread calls
+``Device.set_current()`` for it, and is never released before exit: streams, events and memory
+of every thread hang off it, and other libraries (CuPy, PyTorch, the CUDA runtime) share it.
+One :class:`Context` object stands for it in every thread.
+
+Objects created for a device (streams, events) are created in that device's context even when
+another context is current on the calling thread: ``push_if_needed``/``pop_pushed`` bracket the
+driver call, and cost one ``cuCtxGetCurrent`` when the right context is already current.
+"""
+
+import threading
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
+
+from cuda_core._errors cimport HANDLE_RETURN
+
+from cuda.bindings import driver as _driver_py
+
+__all__ = ["Context"]
+
+_primary_lock = threading.Lock()
+cdef dict _primary = {}  # device ordinal -> Context, process-wide
+
+
+cdef class Context:
+    """A CUDA context. Not constructible: use :attr:`Device.context`.
+
+    Only primary contexts exist for now; ``close()`` on one is a no-op, since it is shared by
+    every thread and by other libraries for the whole life of the process.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Context objects cannot be instantiated directly; use Device.context "
+                           "after Device.set_current()")
+
+    @property
+    def handle(self):
+        """The ``cuda.bindings.driver.CUcontext`` handle (``int(ctx.handle)`` is its address)."""
+        return _driver_py.CUcontext(<size_t>self._handle)
+
+    @property
+    def device(self):
+        """The :class:`Device` this context belongs to."""
+        from cuda_core._device import Device
+        return Device(self._device_id)
+
+    @property
+    def is_green(self):
+        """False: green contexts are not supported yet."""
+        return False
+
+    @property
+    def is_primary(self):
+        """True for a device's primary context."""
+        return bool(self._is_primary)
+
+    @property
+    def is_closed(self):
+        """Always False: a primary context lives as long as the process."""
+        return False
+
+    def close(self):
+        """No-op for a primary context, which the process keeps until exit."""
+
+    def __eq__(self, other):
+        if not isinstance(other, Context):
+            return NotImplemented
+        return self._handle == (<Context>other)._handle
+
+    def __hash__(self):
+        return hash((Context, <size_t>self._handle))
+
+    def __repr__(self):
+        kind = "primary" if self._is_primary else "context"
+        return f"<Context {kind} of device {self._device_id} handle=0x{<size_t>self._handle:x}>"
+
+
+cdef Context _new_context(CUcontext handle, int device_id, bint is_primary):
+    cdef Context ctx = Context.__new__(Context)
+    ctx._handle = handle
+    ctx._device_id = device_id
+    ctx._is_primary = is_primary
+    return ctx
+
+
+cdef Context primary_context(int device_id):
+    """The device's primary context, retained on first request (the driver is initialized)."""
+    cdef Context ctx = _primary.get(device_id)
+    cdef CUcontext handle = NULL
+    cdef CUdevice dev
+    if ctx is not None:
+        return ctx
+    with _primary_lock:
+        ctx = _primary.get(device_id)
+        if ctx is None:
+            HANDLE_RETURN(cydriver.cuDeviceGet(&dev, device_id))
+            HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
+            ctx = _new_context(handle, device_id, True)
+            _primary[device_id] = ctx
+    return ctx
+
+
+cdef Context context_from_handle(CUcontext handle):
+    """The Context object for a raw handle: the known primary one, or a new non-owning view."""
+    cdef CUdevice dev = 0
+    cdef CUcontext popped
+    for ctx in _primary.values():
+        if (<Context>ctx)._handle == handle:
+            return ctx
+    HANDLE_RETURN(cydriver.cuCtxPushCurrent(handle))
+    try:
+        HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+    finally:
+        HANDLE_RETURN(cydriver.cuCtxPopCurrent(&popped))
+    return _new_context(handle, <int>dev, False)
+
+
+cdef Context current_context():
+    """The context current on this thread; CUDAError when there is none."""
+    cdef CUcontext handle = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&handle))
+    if handle == NULL:
+        HANDLE_RETURN(cydriver.CUDA_ERROR_INVALID_CONTEXT)
+    return context_from_handle(handle)
+
+
+cdef int push_if_needed(CUcontext ctx) except -1 nogil:
+    """Make ``ctx`` current for one call; returns 1 when it pushed (pop with pop_pushed)."""
+    cdef CUcontext current = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+    if current == ctx:
+        return 0
+    HANDLE_RETURN(cydriver.cuCtxPushCurrent(ctx))
+    return 1
+
+
+cdef int pop_pushed() except -1 nogil:
+    cdef CUcontext ignored
+    HANDLE_RETURN(cydriver.cuCtxPopCurrent(&ignored))
+    return 0

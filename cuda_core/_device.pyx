@@ -1,0 +1,379 @@
+"""Devices: per-thread singletons, one per ordinal."""
+
+import threading
+from collections import namedtuple
+
+from cpython.ref cimport PyObject
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS, CUuuid
+from libc.string cimport memset
+
+from cuda_core._context cimport (Context, primary_context, context_from_handle,
+                                 push_if_needed, pop_pushed)
+from cuda_core._driver cimport ensure_driver, device_count
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._event cimport create_event
+from cuda_core._stream cimport as_stream, create_stream, default_stream_for
+
+from cuda_core._errors import CUDAError
+
+__all__ = ["Device", "DeviceProperties", "ComputeCapability"]
+
+
+cdef extern from "Python.h":
+    PyObject* PyThreadState_GetDict()
+    PyObject* PyDict_GetItem(object d, object key)
+
+
+ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
+ComputeCapability.__doc__ = "A compute capability ``(major, minor)``; compares with tuples."
+
+
+cdef class _DeviceAttributes:
+    """Reads device attributes once and caches them; DeviceProperties names each one."""
+
+    cdef CUdevice _dev
+    cdef int _values[256]
+    cdef unsigned char _have[256]
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("DeviceProperties cannot be instantiated directly; use "
+                           "Device.properties")
+
+    cdef int _value(self, cydriver.CUdevice_attribute attr) except? -2:
+        cdef int value = 0
+        if not self._have[<int>attr]:
+            HANDLE_RETURN(cydriver.cuDeviceGetAttribute(&value, attr, self._dev))
+            self._values[<int>attr] = value
+            self._have[<int>attr] = 1
+        return self._values[<int>attr]
+
+    cdef object _get(self, cydriver.CUdevice_attribute attr):
+        return self._value(attr)
+
+    cdef object _get_bool(self, cydriver.CUdevice_attribute attr):
+        return self._value(attr) != 0
+
+
+# cdef class DeviceProperties(_DeviceAttributes): one property per CU_DEVICE_ATTRIBUTE_*.
+include "_device_properties.pxi"
+
+
+cdef DeviceProperties _new_properties(int device_id):
+    cdef DeviceProperties props = DeviceProperties.__new__(DeviceProperties)
+    props._dev = device_id
+    memset(props._have, 0, sizeof(props._have))
+    return props
+
+
+# Devices are per-thread singletons: each thread's state dict holds a list with one slot per
+# ordinal, filled on first use. Reading it costs a dict look-up, not a threading.local access.
+cdef str _THREAD_KEY = "cuda_core._device.Device[thread]"
+
+
+cdef list _thread_devices():
+    cdef PyObject* state = PyThreadState_GetDict()
+    cdef PyObject* found
+    if state == NULL:
+        raise RuntimeError("Device: no Python thread state")
+    found = PyDict_GetItem(<object>state, _THREAD_KEY)
+    if found != NULL:
+        return <list>found
+    ensure_driver()
+    devices = [None] * device_count()
+    (<dict><object>state)[_THREAD_KEY] = devices
+    return devices
+
+
+cdef int _current_ordinal() except -1:
+    """The device of the context current on this thread, or 0 when none is."""
+    cdef CUdevice dev = 0
+    cdef CUresult err = cydriver.cuCtxGetDevice(&dev)
+    if err == cydriver.CUDA_ERROR_INVALID_CONTEXT:
+        return 0
+    HANDLE_RETURN(err)
+    return dev
+
+
+cdef int _ordinal(object device_id, int count) except -1:
+    if isinstance(device_id, bool) or not isinstance(device_id, int):
+        try:
+            if isinstance(device_id, bool):
+                raise TypeError
+            device_id = device_id.__index__()
+        except (AttributeError, TypeError):
+            raise TypeError(f"device_id must be an int, a Device or None, not "
+                            f"{type(device_id).__name__}") from None
+    if device_id < 0 or device_id >= count:
+        raise ValueError(f"device_id {device_id} is out of range: this machine has {count} "
+                         f"CUDA device{'s' if count != 1 else ''} (valid ids: 0 to {count - 1})"
+                         if count else f"device_id {device_id} is out of range: no CUDA device")
+    return device_id
+
+
+class Device:
+    """A CUDA device: a per-thread singleton for each ordinal.
+
+    ``Device(0) is Device(0)`` within a thread; ``Device(dev) is dev``; ``Device()`` is the
+    device of the context current on this thread, or device 0 when none is. Constructing one
+    initializes the driver but creates no context: call :meth:`set_current` before creating
+    streams, events or memory.
+
+    Parameters
+    ----------
+    device_id : int, Device or None
+        The device ordinal.
+
+    Raises
+    ------
+    ValueError
+        If ``device_id`` is negative or not below the number of devices.
+    CUDAError
+        If there is no driver or no GPU; the message names which.
+    """
+
+    __slots__ = ("_id", "_has_inited", "_properties", "_uuid", "_name", "_default_stream",
+                 "__weakref__")
+
+    def __new__(cls, device_id=None):
+        if type(device_id) is Device:
+            return device_id
+        cdef list devices = _thread_devices()
+        cdef int idx
+        if device_id is None:
+            idx = _current_ordinal()
+        elif type(device_id) is int and 0 <= device_id < len(devices):
+            idx = device_id
+        elif isinstance(device_id, Device):
+            return device_id
+        else:
+            idx = _ordinal(device_id, len(devices))
+        dev = devices[idx]
+        if dev is None:
+            dev = object.__new__(Device)
+            dev._id = idx
+            dev._has_inited = False
+            dev._properties = None
+            dev._uuid = None
+            dev._name = None
+            dev._default_stream = None
+            devices[idx] = dev
+        return dev
+
+    @classmethod
+    def get_all_devices(cls):
+        """All devices of this machine, as a tuple ordered by ordinal."""
+        return tuple(Device(i) for i in range(len(_thread_devices())))
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def device_id(self):
+        """The device ordinal."""
+        return self._id
+
+    def __int__(self):
+        return self._id
+
+    def __index__(self):
+        return self._id
+
+    def __eq__(self, other):
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self._id == other._id
+
+    def __hash__(self):
+        return hash((Device, self._id))
+
+    def __repr__(self):
+        return f"<Device {self._id} ({self.name})>"
+
+    def __reduce__(self):
+        return (Device, (self._id,))
+
+    @property
+    def name(self):
+        """The device's product name, e.g. ``"NVIDIA H100 80GB HBM3"``."""
+        cdef char buf[256]
+        if self._name is None:
+            HANDLE_RETURN(cydriver.cuDeviceGetName(buf, sizeof(buf), self._id))
+            self._name = buf.decode()
+        return self._name
+
+    @property
+    def uuid(self):
+        """The device's UUID as ``xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx``."""
+        cdef CUuuid raw
+        if self._uuid is None:
+            HANDLE_RETURN(cydriver.cuDeviceGetUuid(&raw, self._id))
+            h = bytes((<unsigned char*>raw.bytes)[:16]).hex()
+            self._uuid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return self._uuid
+
+    @property
+    def pci_bus_id(self):
+        """The PCI bus id as ``domain:bus:device.function``, e.g. ``"0000:1B:00.0"``."""
+        cdef char buf[64]
+        HANDLE_RETURN(cydriver.cuDeviceGetPCIBusId(buf, sizeof(buf), self._id))
+        return buf.decode()
+
+    @property
+    def properties(self):
+        """:class:`DeviceProperties`: every device attribute, cached."""
+        if self._properties is None:
+            self._properties = _new_properties(self._id)
+        return self._properties
+
+    @property
+    def compute_capability(self):
+        """:class:`ComputeCapability` ``(major, minor)``."""
+        props = self.properties
+        return ComputeCapability(props.compute_capability_major, props.compute_capability_minor)
+
+    @property
+    def arch(self):
+        """The compute capability as a string, e.g. ``"90"`` (for ``sm_90``)."""
+        major, minor = self.compute_capability
+        return f"{major}{minor}"
+
+    def can_access_peer(self, peer):
+        """True if this device can access memory of ``peer`` (a Device or an ordinal).
+
+        .. note:: Calls ``cuDeviceCanAccessPeer``.
+        """
+        cdef int can = 0
+        other = Device(peer)
+        if other._id == self._id:
+            return True
+        HANDLE_RETURN(cydriver.cuDeviceCanAccessPeer(&can, self._id, other._id))
+        return bool(can)
+
+    # -- context ----------------------------------------------------------------------------
+
+    def set_current(self, ctx=None):
+        """Make this device's primary context, or ``ctx``, current on the calling thread.
+
+        Parameters
+        ----------
+        ctx : Context, optional
+            A context of this device to make current instead of the primary one.
+
+        Returns
+        -------
+        Context or None
+            With ``ctx``, the context that was current before (None if none was); otherwise
+            None.
+
+        .. note:: Calls ``cuDevicePrimaryCtxRetain`` (once per process) and
+           ``cuCtxSetCurrent``, like ``cudaSetDevice``.
+        """
+        cdef Context target
+        cdef CUcontext previous = NULL
+        if ctx is None:
+            target = primary_context(self._id)
+            HANDLE_RETURN(cydriver.cuCtxSetCurrent(target._handle))
+            self._has_inited = True
+            return None
+        if not isinstance(ctx, Context):
+            raise TypeError(f"set_current(): ctx must be a Context or None, not "
+                            f"{type(ctx).__name__}")
+        target = <Context>ctx
+        if target._device_id != self._id:
+            raise ValueError(f"set_current(): the context belongs to device "
+                             f"{target._device_id}, not to device {self._id}")
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&previous))
+        HANDLE_RETURN(cydriver.cuCtxSetCurrent(target._handle))
+        self._has_inited = True
+        return None if previous == NULL else context_from_handle(previous)
+
+    def _require_context(self):
+        """This device's primary context, once set_current() made it current on this thread
+        (or another library did)."""
+        cdef CUcontext current = NULL
+        cdef CUdevice dev = -1
+        cdef Context primary
+        if self._has_inited:
+            return primary_context(self._id)
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+        if current != NULL:
+            HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+            if dev == self._id:
+                primary = primary_context(self._id)
+                if primary._handle == current:
+                    self._has_inited = True
+                    return primary
+        raise CUDAError(
+            f"Device({self._id}) is not initialized on this thread: call "
+            f"Device({self._id}).set_current() first", <int>cydriver.CUDA_ERROR_INVALID_CONTEXT,
+            "CUDA_ERROR_INVALID_CONTEXT", "no context is current")
+
+    @property
+    def context(self):
+        """The device's primary :class:`Context` (needs :meth:`set_current`)."""
+        return self._require_context()
+
+    @property
+    def default_stream(self):
+        """The device's default :class:`Stream`: the per-thread default stream when the
+        environment sets ``CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1``, else the legacy
+        default stream. Work on it runs on this device even while another device is current.
+        """
+        if self._default_stream is None:
+            self._default_stream = default_stream_for(self._require_context())
+        return self._default_stream
+
+    def create_stream(self, obj=None, options=None):
+        """Create a new stream on this device, or wrap a foreign one.
+
+        Parameters
+        ----------
+        obj : object with ``__cuda_stream__``, optional
+            A stream of another library to wrap; it is kept alive by the returned Stream and is
+            never destroyed by it. ``options`` must then be None.
+        options : StreamOptions or dict, optional
+            ``nonblocking`` (default True) and ``priority``.
+
+        Returns
+        -------
+        Stream
+
+        .. note:: Calls ``cuStreamCreateWithPriority``.
+        """
+        ctx = self._require_context()
+        if obj is not None:
+            if options is not None:
+                raise ValueError("create_stream(): options cannot be given when wrapping an "
+                                 "existing stream (obj)")
+            return as_stream(obj, "create_stream()")
+        return create_stream(ctx, options)
+
+    def create_event(self, options=None):
+        """Create a new, unrecorded event on this device.
+
+        Parameters
+        ----------
+        options : EventOptions or dict, optional
+
+        Returns
+        -------
+        Event
+
+        .. note:: Calls ``cuEventCreate``.
+        """
+        return create_event(self._require_context(), options)
+
+    def sync(self):
+        """Block until all work on this device's primary context has completed, GIL released.
+
+        .. note:: Calls ``cuCtxSynchronize``.
+        """
+        cdef Context ctx = self._require_context()
+        cdef CUresult err
+        cdef int pushed
+        with nogil:
+            pushed = push_if_needed(ctx._handle)
+            err = cydriver.cuCtxSynchronize()
+            if pushed:
+                pop_pushed()
+        HANDLE_RETURN(err)

@@ -1,0 +1,3 @@
+cdef int ensure_driver() except -1
+cpdef tuple driver_version()
+cpdef int device_count() except -1

@@ -1,0 +1,69 @@
+"""Lazy driver initialization.
+
+``import cuda_core`` never touches the driver. The first operation that needs it (creating a
+Device, asking for the device count, wrapping a foreign stream) calls :func:`ensure_driver`,
+which runs ``cuInit`` once. Where the driver library is missing or no GPU is visible, that first
+use raises one :class:`CUDAError` naming the cause, and so does every later one.
+"""
+
+import threading
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUresult, CUDA_SUCCESS
+
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors import CUDAError
+
+cdef int _driver_ready = 0
+_init_lock = threading.Lock()
+
+
+cdef int ensure_driver() except -1:
+    """Initialize the driver on first use; one integer compare afterwards."""
+    if _driver_ready:
+        return 0
+    return _init_driver()
+
+
+cdef int _init_driver() except -1:
+    global _driver_ready
+    cdef CUresult err
+    with _init_lock:
+        if _driver_ready:
+            return 0
+        try:
+            with nogil:
+                err = cydriver.cuInit(0)
+        except RuntimeError as exc:  # raised by cuda.bindings when libcuda cannot be loaded
+            raise CUDAError(
+                "CUDA driver not found: the NVIDIA driver library (libcuda.so.1) could not be "
+                f"loaded ({exc}); install an NVIDIA driver to use a GPU") from None
+        if err == cydriver.CUDA_ERROR_NO_DEVICE:
+            raise CUDAError(
+                "no CUDA-capable GPU found: the NVIDIA driver is installed but reports no "
+                "device (check the GPU and CUDA_VISIBLE_DEVICES)",
+                <int>err, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected")
+        if err == cydriver.CUDA_ERROR_STUB_LIBRARY:
+            raise CUDAError(
+                "CUDA driver not found: the libcuda.so.1 that was loaded is the toolkit's stub, "
+                "not a real NVIDIA driver", <int>err, "CUDA_ERROR_STUB_LIBRARY", None)
+        if err != CUDA_SUCCESS:
+            raise make_driver_error(err, "cuInit failed")
+        _driver_ready = 1
+    return 0
+
+
+cpdef tuple driver_version():
+    """The installed driver's CUDA version as ``(major, minor)``, e.g. ``(13, 0)``."""
+    cdef int version = 0
+    ensure_driver()
+    HANDLE_RETURN(cydriver.cuDriverGetVersion(&version))
+    return (version // 1000, (version % 1000) // 10)
+
+
+cpdef int device_count() except -1:
+    """The number of CUDA devices visible to this process."""
+    cdef int count = 0
+    ensure_driver()
+    HANDLE_RETURN(cydriver.cuDeviceGetCount(&count))
+    return count

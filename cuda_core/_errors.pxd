@@ -1,0 +1,15 @@
+from cuda.bindings.cydriver cimport CUresult, CUDA_SUCCESS
+
+
+cdef int _raise_driver_error(CUresult err) except -1 nogil
+
+
+cdef inline int HANDLE_RETURN(CUresult err) except -1 nogil:
+    """Check a driver return code: free on success, takes the GIL only to raise."""
+    if err == CUDA_SUCCESS:
+        return 0
+    return _raise_driver_error(err)
+
+
+cdef void warn_cleanup(str what, CUresult err) noexcept
+cdef object make_driver_error(CUresult err, str prefix=*)

@@ -1,0 +1,125 @@
+"""Exceptions and the driver return-code checker.
+
+Every driver call in the package goes through ``HANDLE_RETURN`` (see ``_errors.pxd``): on
+``CUDA_SUCCESS`` it is a compare and a return, with no GIL and no Python object touched. Only a
+failure takes the GIL, looks the code's name and text up in the driver and raises
+:class:`CUDAError` (or :class:`CUDAOutOfMemoryError`, which is also a :class:`MemoryError`).
+"""
+
+import sys
+import warnings
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUresult
+
+__all__ = ["CUDAError", "CUDAOutOfMemoryError", "NVRTCError", "CUDAWarning"]
+
+
+class CUDAError(Exception):
+    """An error reported by CUDA (the driver, or one of its compilers and linkers).
+
+    Attributes
+    ----------
+    code : int or None
+        The numeric result code (``CUresult``), or None when the failure has no code (for
+        example, no driver library could be loaded).
+    name : str or None
+        The code's symbolic name, e.g. ``"CUDA_ERROR_INVALID_VALUE"``.
+    explanation : str or None
+        What the code means, in plain words.
+    """
+
+    def __init__(self, message, code=None, name=None, explanation=None):
+        super().__init__(message)
+        self.code = code
+        self.name = name
+        self.explanation = explanation
+
+    def __reduce__(self):
+        return (type(self), (self.args[0] if self.args else "", self.code, self.name,
+                             self.explanation))
+
+
+class CUDAOutOfMemoryError(CUDAError, MemoryError):
+    """CUDA ran out of memory (``CUDA_ERROR_OUT_OF_MEMORY``); also a :class:`MemoryError`."""
+
+
+class NVRTCError(CUDAError):
+    """A run-time compilation or link failed; ``log`` holds the compiler's full log."""
+
+    def __init__(self, message, code=None, name=None, explanation=None, log=""):
+        super().__init__(message, code, name, explanation)
+        self.log = log
+
+    def __reduce__(self):
+        return (type(self), (self.args[0] if self.args else "", self.code, self.name,
+                             self.explanation, self.log))
+
+
+class CUDAWarning(RuntimeWarning):
+    """Something went wrong where raising is not possible (cleanup, garbage collection)."""
+
+
+# What to do about the codes users hit most, beyond the driver's own one-line text.
+_HINTS = {
+    cydriver.CUDA_ERROR_NOT_INITIALIZED:
+        "the driver is not initialized: create a Device and call Device.set_current() first",
+    cydriver.CUDA_ERROR_INVALID_CONTEXT:
+        "no valid CUDA context is current on this thread: call Device.set_current() first",
+    cydriver.CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        "the context this object belongs to has been destroyed",
+    cydriver.CUDA_ERROR_NO_DEVICE:
+        "no CUDA-capable GPU is visible (check the GPU and CUDA_VISIBLE_DEVICES)",
+    cydriver.CUDA_ERROR_INVALID_DEVICE:
+        "the device ordinal is out of range for this machine",
+    cydriver.CUDA_ERROR_OUT_OF_MEMORY:
+        "the device ran out of memory for this request",
+    cydriver.CUDA_ERROR_NOT_READY:
+        "the work is not complete yet; synchronize first",
+}
+
+
+cdef object make_driver_error(CUresult err, str prefix=None):
+    cdef const char* c_name = NULL
+    cdef const char* c_text = NULL
+    name = explanation = None
+    # Both look-ups are table reads in the driver; they fail only for unknown codes.
+    try:
+        if cydriver.cuGetErrorName(err, &c_name) == CUDA_SUCCESS and c_name != NULL:
+            name = c_name.decode()
+        if cydriver.cuGetErrorString(err, &c_text) == CUDA_SUCCESS and c_text != NULL:
+            explanation = c_text.decode()
+    except RuntimeError:  # the driver library itself cannot be loaded
+        pass
+    if name is None:
+        name = f"CUresult {<int>err}"
+    message = f"{name}: {explanation or 'unknown error'}"
+    hint = _HINTS.get(<int>err)
+    if hint is not None:
+        message = f"{message} ({hint})"
+    if prefix:
+        message = f"{prefix}: {message}"
+    cls = CUDAOutOfMemoryError if err == cydriver.CUDA_ERROR_OUT_OF_MEMORY else CUDAError
+    return cls(message, <int>err, name, explanation)
+
+
+cdef int _raise_driver_error(CUresult err) except -1 nogil:
+    with gil:
+        raise make_driver_error(err)
+
+
+cdef void warn_cleanup(str what, CUresult err) noexcept:
+    """Report a failed release from a finalizer path without ever raising.
+
+    Silent once the interpreter is finalizing or the driver has been torn down: at that point
+    the process is exiting and the resource goes with it.
+    """
+    if err == CUDA_SUCCESS or err == cydriver.CUDA_ERROR_DEINITIALIZED:
+        return
+    try:
+        if sys.is_finalizing():
+            return
+        warnings.warn(f"{what} failed during cleanup: {make_driver_error(err)}", CUDAWarning,
+                      stacklevel=2)
+    except BaseException:
+        pass

@@ -1,0 +1,89 @@
+"""Options dataclasses: every API takes an instance, a dict of its fields, or None."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def check_or_create_options(cls: type[T], options: Any, what: str) -> T:
+    """Coerce ``options`` (an instance of ``cls``, a dict of its fields, or None) to ``cls``.
+
+    Raises TypeError naming ``what`` for any other type and for unknown dict keys; the
+    dataclass's own ``__post_init__`` validates the values.
+    """
+    if options is None:
+        return cls()
+    if isinstance(options, cls):
+        return options
+    if isinstance(options, dict):
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"{what}: unknown field(s) {', '.join(map(repr, unknown))} for "
+                            f"{cls.__name__} (fields: {', '.join(sorted(known))})")
+        return cls(**options)
+    raise TypeError(f"{what} must be a {cls.__name__}, a dict or None, "
+                    f"not {type(options).__name__}")
+
+
+def check_bool(value: Any, cls_name: str, field: str) -> None:
+    if type(value) is not bool:
+        raise TypeError(f"{cls_name}.{field} must be a bool, not {type(value).__name__}")
+
+
+def check_optional_int(value: Any, cls_name: str, field: str) -> None:
+    if value is not None and (type(value) is bool or not isinstance(value, int)):
+        raise TypeError(f"{cls_name}.{field} must be an int or None, not {type(value).__name__}")
+
+
+@dataclasses.dataclass
+class StreamOptions:
+    """Options for :meth:`Device.create_stream`.
+
+    Attributes
+    ----------
+    nonblocking : bool
+        True (the default): the stream does not synchronize with the legacy default stream
+        (``CU_STREAM_NON_BLOCKING``).
+    priority : int or None
+        Stream priority; a lower number is a higher priority. None means the default priority.
+        The valid range is the device's (``cuCtxGetStreamPriorityRange``) and is checked when
+        the stream is created.
+    """
+
+    nonblocking: bool = True
+    priority: int | None = None
+
+    def __post_init__(self):
+        check_bool(self.nonblocking, "StreamOptions", "nonblocking")
+        check_optional_int(self.priority, "StreamOptions", "priority")
+
+
+@dataclasses.dataclass
+class EventOptions:
+    """Options for :meth:`Device.create_event` and :meth:`Stream.record`.
+
+    Attributes
+    ----------
+    timing_enabled : bool
+        Record timestamps, so that ``end - start`` gives elapsed milliseconds. Off by default:
+        events without timing are cheaper to record and wait on.
+    blocking_sync : bool
+        ``Event.sync()`` blocks the calling thread instead of spinning.
+    ipc_enabled : bool
+        The event can be shared with other processes; needs ``timing_enabled=False``.
+    """
+
+    timing_enabled: bool = False
+    blocking_sync: bool = False
+    ipc_enabled: bool = False
+
+    def __post_init__(self):
+        for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
+            check_bool(getattr(self, field), "EventOptions", field)
+        if self.ipc_enabled and self.timing_enabled:
+            raise ValueError("EventOptions.ipc_enabled=True needs timing_enabled=False: the "
+                             "driver cannot share events that record timestamps")

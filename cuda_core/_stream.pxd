@@ -1,0 +1,25 @@
+from cuda.bindings.cydriver cimport CUstream, CUcontext
+
+from cuda_core._context cimport Context
+
+
+cdef class Stream:
+    cdef CUstream _handle
+    # The stream's context; None for the default-stream handles that resolve against whatever
+    # context is current on the calling thread (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM).
+    cdef Context _ctx
+    # Default-stream handles bound to a device (Device.default_stream) push this context around
+    # each call when another one is current; NULL otherwise.
+    cdef CUcontext _bind_ctx
+    cdef object _owner
+    cdef bint _owned
+    cdef bint _closed
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1
+    cdef Context _resolve_ctx(self)
+
+
+cdef Stream create_stream(Context ctx, object options)
+cdef Stream default_stream_for(Context ctx)
+cdef Stream as_stream(object obj, str what)

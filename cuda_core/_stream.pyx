@@ -1,0 +1,361 @@
+"""Streams: ordered queues of GPU work."""
+
+import os
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
+
+from cuda_core._context cimport (Context, context_from_handle, current_context, push_if_needed,
+                                 pop_pushed)
+from cuda_core._driver cimport ensure_driver
+from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
+from cuda_core._event cimport Event, create_event
+
+from cuda.bindings import driver as _driver_py
+
+from cuda_core._options import StreamOptions, check_or_create_options
+
+__all__ = ["Stream", "StreamOptions", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM"]
+
+# Handles the driver gives a meaning without a stream object: 0 and CU_STREAM_LEGACY are the
+# legacy default stream, CU_STREAM_PER_THREAD the calling thread's default stream.
+cdef inline bint _is_default_handle(CUstream handle) noexcept nogil:
+    return <size_t>handle <= <size_t>cydriver.CU_STREAM_PER_THREAD
+
+
+cdef class Stream:
+    """An ordered queue of GPU work. Not constructible: use :meth:`Device.create_stream`,
+    :meth:`Stream.from_handle` or the default streams.
+
+    A stream created by :meth:`Device.create_stream` is owned and destroyed by ``close()`` or
+    when it is garbage-collected; a wrapped stream (``from_handle``, or any object with
+    ``__cuda_stream__``) is never destroyed by this library.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Stream objects cannot be instantiated directly; use "
+                           "Device.create_stream() or Stream.from_handle()")
+
+    def __dealloc__(self):
+        cdef CUresult err
+        if self._owned and not self._closed:
+            self._closed = True
+            err = cydriver.cuStreamDestroy(self._handle)
+            warn_cleanup("cuStreamDestroy", err)
+
+    cdef int _check_open(self) except -1:
+        if self._closed:
+            raise RuntimeError("this Stream is closed")
+        return 0
+
+    cdef Context _resolve_ctx(self):
+        if self._ctx is not None:
+            return self._ctx
+        return current_context()
+
+    @staticmethod
+    def from_handle(handle):
+        """Wrap an existing ``CUstream``/``cudaStream_t`` given by its address.
+
+        The stream's lifetime is not managed: the caller keeps it alive while the returned
+        object is used, and ``close()`` does not destroy it. ``0``, ``1``
+        (``CU_STREAM_LEGACY``) and ``2`` (``CU_STREAM_PER_THREAD``) name the default streams of
+        the context current at each call.
+        """
+        return _wrap_handle(_stream_address(handle, "handle"), None)
+
+    def close(self):
+        """Destroy the stream if this object owns it; otherwise forget the wrapped handle.
+
+        Idempotent. Work already queued still runs to completion. On the default streams this
+        is a no-op.
+
+        .. note:: Calls ``cuStreamDestroy`` for an owned stream.
+        """
+        if self._closed or (_is_default_handle(self._handle) and not self._owned):
+            return
+        self._closed = True
+        self._owner = None
+        if self._owned:
+            HANDLE_RETURN(cydriver.cuStreamDestroy(self._handle))
+
+    @property
+    def is_closed(self):
+        return bool(self._closed)
+
+    @property
+    def handle(self):
+        """The ``cuda.bindings.driver.CUstream`` handle (``int(s.handle)`` is its address)."""
+        self._check_open()
+        return _driver_py.CUstream(<size_t>self._handle)
+
+    def __cuda_stream__(self):
+        """The stream protocol, version 0: ``(0, address)``."""
+        self._check_open()
+        return (0, <size_t>self._handle)
+
+    @property
+    def context(self):
+        """The :class:`Context` the stream belongs to (for the unbound default streams, the
+        context current on the calling thread)."""
+        self._check_open()
+        return self._resolve_ctx()
+
+    @property
+    def device(self):
+        """The :class:`Device` the stream's work runs on."""
+        self._check_open()
+        return self._resolve_ctx().device
+
+    @property
+    def is_nonblocking(self):
+        """True if the stream does not synchronize with the legacy default stream."""
+        cdef unsigned int flags = 0
+        cdef int pushed
+        self._check_open()
+        pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
+        try:
+            HANDLE_RETURN(cydriver.cuStreamGetFlags(self._handle, &flags))
+        finally:
+            if pushed:
+                pop_pushed()
+        return bool(flags & cydriver.CU_STREAM_NON_BLOCKING)
+
+    @property
+    def priority(self):
+        """The stream's priority; lower numbers run first."""
+        cdef int prio = 0
+        cdef int pushed
+        self._check_open()
+        pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
+        try:
+            HANDLE_RETURN(cydriver.cuStreamGetPriority(self._handle, &prio))
+        finally:
+            if pushed:
+                pop_pushed()
+        return prio
+
+    def sync(self):
+        """Block until all work queued on the stream has completed, GIL released.
+
+        .. note:: Calls ``cuStreamSynchronize``.
+        """
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        with nogil:
+            if self._bind_ctx != NULL:
+                pushed = push_if_needed(self._bind_ctx)
+            err = cydriver.cuStreamSynchronize(self._handle)
+            if pushed:
+                pop_pushed()
+        HANDLE_RETURN(err)
+
+    @property
+    def is_done(self):
+        """True when all work queued on the stream has completed (``cuStreamQuery``)."""
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        if self._bind_ctx != NULL:
+            pushed = push_if_needed(self._bind_ctx)
+        err = cydriver.cuStreamQuery(self._handle)
+        if pushed:
+            pop_pushed()
+        if err == CUDA_SUCCESS:
+            return True
+        if err == cydriver.CUDA_ERROR_NOT_READY:
+            return False
+        HANDLE_RETURN(err)
+
+    def record(self, event=None, options=None):
+        """Record an event at the current end of the stream and return it.
+
+        Parameters
+        ----------
+        event : Event, optional
+            An event to re-record. When None, a new event is created in the stream's context.
+        options : EventOptions or dict, optional
+            Options for the new event; only when ``event`` is None.
+
+        Returns
+        -------
+        Event
+
+        .. note:: Calls ``cuEventRecord``.
+        """
+        cdef Event ev
+        cdef Context ctx
+        cdef int pushed = 0
+        self._check_open()
+        ctx = self._resolve_ctx()
+        if event is None:
+            ev = create_event(ctx, options)
+        else:
+            if options is not None:
+                raise ValueError("record(): options apply only when a new event is created "
+                                 "(event=None)")
+            if not isinstance(event, Event):
+                raise TypeError(f"record(): event must be an Event or None, not "
+                                f"{type(event).__name__}")
+            ev = <Event>event
+            ev._check_open()
+            if ev._ctx._handle != ctx._handle:
+                raise ValueError(f"record(): the event belongs to device {ev._ctx._device_id} "
+                                 f"but the stream to device {ctx._device_id}")
+        if self._bind_ctx != NULL:
+            pushed = push_if_needed(self._bind_ctx)
+        try:
+            HANDLE_RETURN(cydriver.cuEventRecord(ev._handle, self._handle))
+        finally:
+            if pushed:
+                pop_pushed()
+        ev._recorded = True
+        return ev
+
+    def wait(self, event_or_stream):
+        """Make all future work on this stream wait for an event or another stream.
+
+        Parameters
+        ----------
+        event_or_stream : Event, Stream, or an object with ``__cuda_stream__``
+            For an event, waits for its last record. For a stream, waits for all the work
+            queued on it so far (through a temporary event).
+
+        .. note:: Calls ``cuStreamWaitEvent``.
+        """
+        cdef Event ev
+        cdef Stream other
+        cdef int pushed = 0
+        self._check_open()
+        if not isinstance(event_or_stream, Event):
+            other = as_stream(event_or_stream, "wait()")
+            other._check_open()
+            if other._handle == self._handle and other._bind_ctx == self._bind_ctx:
+                return
+            # Closing the temporary event right after the wait is safe: the driver keeps what
+            # the wait needs until it is satisfied.
+            ev = other.record()
+            try:
+                self.wait(ev)
+            finally:
+                ev.close()
+            return
+        ev = <Event>event_or_stream
+        ev._check_open()
+        if self._bind_ctx != NULL:
+            pushed = push_if_needed(self._bind_ctx)
+        try:
+            HANDLE_RETURN(cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0))
+        finally:
+            if pushed:
+                pop_pushed()
+
+    def __eq__(self, other):
+        if not isinstance(other, Stream):
+            return NotImplemented
+        return self._handle == (<Stream>other)._handle
+
+    def __hash__(self):
+        return hash((Stream, <size_t>self._handle))
+
+    def __repr__(self):
+        if self._closed:
+            return "<Stream closed>"
+        name = {0: "legacy default", 1: "legacy default", 2: "per-thread default"}.get(
+            <size_t>self._handle)
+        if name is not None:
+            return f"<Stream {name}>"
+        return f"<Stream handle=0x{<size_t>self._handle:x}>"
+
+
+cdef size_t _stream_address(object handle, str what) except? 0:
+    if isinstance(handle, bool):
+        raise TypeError(f"{what} must be a stream address (int), not bool")
+    if isinstance(handle, int):
+        value = handle
+    elif isinstance(handle, _driver_py.CUstream):
+        value = int(handle)
+    else:
+        raise TypeError(f"{what} must be a stream address (int) or a "
+                        f"cuda.bindings.driver.CUstream, not {type(handle).__name__}")
+    if value < 0 or value >= (1 << 64):
+        raise ValueError(f"{what}={value} is not a valid stream address")
+    return value
+
+
+cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
+    cdef Stream s = Stream.__new__(Stream)
+    s._handle = handle
+    s._ctx = ctx
+    s._owner = owner
+    s._owned = owned
+    return s
+
+
+cdef Stream _wrap_handle(size_t address, object owner):
+    cdef CUstream handle = <CUstream>address
+    cdef CUcontext ctx_handle = NULL
+    cdef Context ctx = None
+    ensure_driver()
+    if not _is_default_handle(handle):
+        HANDLE_RETURN(cydriver.cuStreamGetCtx(handle, &ctx_handle))
+        ctx = context_from_handle(ctx_handle)
+    return _new_stream(handle, ctx, owner, False)
+
+
+cdef Stream as_stream(object obj, str what):
+    """``obj`` as a Stream: a Stream itself, or a non-owning wrapper of a ``__cuda_stream__``
+    object that keeps the object alive."""
+    if isinstance(obj, Stream):
+        return <Stream>obj
+    try:
+        protocol = obj.__cuda_stream__
+    except AttributeError:
+        raise TypeError(f"{what}: expected a Stream or an object with __cuda_stream__, not "
+                        f"{type(obj).__name__}") from None
+    info = protocol() if callable(protocol) else protocol
+    if (not isinstance(info, tuple) or len(info) != 2 or type(info[0]) is not int
+            or not isinstance(info[1], int)):
+        raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__() must return "
+                        f"(version, address) as two ints, got {info!r}")
+    if info[0] != 0:
+        raise ValueError(f"{what}: unsupported __cuda_stream__ protocol version {info[0]} "
+                         f"(supported: 0)")
+    return _wrap_handle(_stream_address(info[1], what), obj)
+
+
+cdef Stream create_stream(Context ctx, object options):
+    opts = check_or_create_options(StreamOptions, options, "Stream options")
+    cdef unsigned int flags = cydriver.CU_STREAM_NON_BLOCKING if opts.nonblocking else 0
+    cdef int least = 0, greatest = 0, prio = 0
+    cdef CUstream handle = NULL
+    cdef int pushed = push_if_needed(ctx._handle)
+    try:
+        if opts.priority is not None:
+            HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
+            if not (greatest <= opts.priority <= least):
+                raise ValueError(f"StreamOptions.priority={opts.priority} is outside this "
+                                 f"device's range {greatest} (highest) to {least} (lowest)")
+            prio = opts.priority
+        HANDLE_RETURN(cydriver.cuStreamCreateWithPriority(&handle, flags, prio))
+    finally:
+        if pushed:
+            pop_pushed()
+    return _new_stream(handle, ctx, None, True)
+
+
+cdef Stream default_stream_for(Context ctx):
+    """The default stream of ``ctx``'s device: per-thread when
+    CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1, else legacy; bound to ``ctx``."""
+    per_thread = os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1"
+    cdef CUstream handle = <CUstream>(cydriver.CU_STREAM_PER_THREAD if per_thread
+                                      else cydriver.CU_STREAM_LEGACY)
+    cdef Stream s = _new_stream(handle, ctx, None, False)
+    s._bind_ctx = ctx._handle
+    return s
+
+
+LEGACY_DEFAULT_STREAM = _new_stream(<CUstream>cydriver.CU_STREAM_LEGACY, None, None, False)
+PER_THREAD_DEFAULT_STREAM = _new_stream(<CUstream>cydriver.CU_STREAM_PER_THREAD, None, None,
+                                        False)
