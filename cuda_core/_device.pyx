@@ -95,20 +95,31 @@ cdef int _current_ordinal() except -1:
     return dev
 
 
-cdef int _ordinal(object device_id, int count) except -1:
-    if isinstance(device_id, bool) or not isinstance(device_id, int):
+cdef int _ordinal(object device_id) except -1:
+    """Validate a device id's type and sign; needs no driver."""
+    if type(device_id) is int:
+        value = device_id
+    elif isinstance(device_id, bool):
+        raise TypeError("device_id must be an int, a Device or None, not bool")
+    else:
         try:
-            if isinstance(device_id, bool):
-                raise TypeError
-            device_id = device_id.__index__()
-        except (AttributeError, TypeError):
+            value = device_id.__index__()
+        except AttributeError:
             raise TypeError(f"device_id must be an int, a Device or None, not "
                             f"{type(device_id).__name__}") from None
-    if device_id < 0 or device_id >= count:
-        raise ValueError(f"device_id {device_id} is out of range: this machine has {count} "
-                         f"CUDA device{'s' if count != 1 else ''} (valid ids: 0 to {count - 1})"
-                         if count else f"device_id {device_id} is out of range: no CUDA device")
-    return device_id
+    if value < 0:
+        raise ValueError(f"device_id must be >= 0, got {value}")
+    if value > 0x7FFFFFFF:
+        raise ValueError(f"device_id {value} is out of range")
+    return value
+
+
+cdef int _check_range(int idx, int count) except -1:
+    if idx >= count:
+        raise ValueError(f"device_id {idx} is out of range: this machine has {count} CUDA "
+                         f"device{'s' if count != 1 else ''}"
+                         + (f" (valid ids: 0 to {count - 1})" if count else ""))
+    return idx
 
 
 class Device:
@@ -138,16 +149,17 @@ class Device:
     def __new__(cls, device_id=None):
         if type(device_id) is Device:
             return device_id
-        cdef list devices = _thread_devices()
+        cdef list devices
         cdef int idx
         if device_id is None:
+            devices = _thread_devices()
             idx = _current_ordinal()
-        elif type(device_id) is int and 0 <= device_id < len(devices):
-            idx = device_id
         elif isinstance(device_id, Device):
             return device_id
         else:
-            idx = _ordinal(device_id, len(devices))
+            idx = _ordinal(device_id)
+            devices = _thread_devices()
+            _check_range(idx, len(devices))
         dev = devices[idx]
         if dev is None:
             dev = object.__new__(Device)

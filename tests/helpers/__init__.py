@@ -1,0 +1,73 @@
+"""Shared test helpers: an independent GPU probe and a way to hold a stream back."""
+
+import ctypes
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_probe():
+    """``(True, "")`` when a CUDA driver and at least one GPU are present, else
+    ``(False, reason)``.
+
+    Asks the driver directly through ctypes, not through cuda_core, so that a bug in the package
+    can never turn GPU tests into skips.
+    """
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        return False, f"no NVIDIA driver: libcuda.so.1 cannot be loaded ({exc})"
+    rc = lib.cuInit(0)
+    if rc == 100:  # CUDA_ERROR_NO_DEVICE
+        return False, "the NVIDIA driver reports no GPU (cuInit: CUDA_ERROR_NO_DEVICE)"
+    if rc != 0:
+        return False, f"cuInit failed with CUresult {rc}"
+    count = ctypes.c_int(0)
+    if lib.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return False, "the NVIDIA driver reports no GPU"
+    return True, ""
+
+
+def has_gpu():
+    return gpu_probe()[0]
+
+
+def run_python(code, env=None, timeout=120):
+    """Run ``code`` in a fresh interpreter, outside the source tree (whose ``cuda_core/`` would
+    shadow the installed package); returns the CompletedProcess (text output)."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=tempfile.gettempdir())
+
+
+class StreamGate:
+    """Holds a stream back until ``open()``: the stream waits (cuStreamWaitValue32) on a word
+    of mapped host memory that only the host writes. Lets tests see incomplete work without
+    any kernel."""
+
+    def __init__(self, stream):
+        from cuda.bindings import driver
+
+        self._driver = driver
+        err, self._host = driver.cuMemHostAlloc(4, driver.CU_MEMHOSTALLOC_DEVICEMAP)
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+        self._word = ctypes.c_uint32.from_address(int(self._host))
+        self._word.value = 0
+        err, self._dptr = driver.cuMemHostGetDevicePointer(self._host, 0)
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+        (err,) = driver.cuStreamWaitValue32(
+            int(stream.handle), self._dptr, 1,
+            driver.CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ)
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+
+    def open(self):
+        self._word.value = 1
+
+    def close(self):
+        self.open()
+        self._driver.cuMemFreeHost(self._host)

@@ -1,0 +1,62 @@
+"""Options dataclasses and their coercion (CPU)."""
+
+import pytest
+
+from cuda_core import EventOptions, StreamOptions
+from cuda_core._options import check_or_create_options
+
+
+def test_defaults():
+    assert StreamOptions() == StreamOptions(nonblocking=True, priority=None)
+    assert EventOptions() == EventOptions(timing_enabled=False, blocking_sync=False,
+                                          ipc_enabled=False)
+
+
+@pytest.mark.parametrize("given, expected", [
+    (None, StreamOptions()),
+    ({"priority": -1}, StreamOptions(priority=-1)),
+    ({"nonblocking": False}, StreamOptions(nonblocking=False)),
+    (StreamOptions(priority=0), StreamOptions(priority=0)),
+])
+def test_stream_options_coercion(given, expected):
+    assert check_or_create_options(StreamOptions, given, "Stream options") == expected
+
+
+def test_instance_is_passed_through():
+    opts = EventOptions(timing_enabled=True)
+    assert check_or_create_options(EventOptions, opts, "Event options") is opts
+
+
+def test_unknown_dict_key_is_named():
+    with pytest.raises(TypeError, match="'enable_timing'.*EventOptions"):
+        check_or_create_options(EventOptions, {"enable_timing": True}, "Event options")
+
+
+def test_wrong_options_type_is_named():
+    with pytest.raises(TypeError, match="Stream options must be a StreamOptions, a dict or None, "
+                                        "not list"):
+        check_or_create_options(StreamOptions, [("priority", 0)], "Stream options")
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"nonblocking": 1}, "nonblocking"),
+    ({"nonblocking": None}, "nonblocking"),
+    ({"priority": 1.5}, "priority"),
+    ({"priority": True}, "priority"),
+    ({"priority": "high"}, "priority"),
+])
+def test_stream_options_validation_names_the_field(kwargs, field):
+    with pytest.raises(TypeError, match=f"StreamOptions.{field}"):
+        StreamOptions(**kwargs)
+
+
+@pytest.mark.parametrize("field", ["timing_enabled", "blocking_sync", "ipc_enabled"])
+def test_event_options_validation_names_the_field(field):
+    with pytest.raises(TypeError, match=f"EventOptions.{field}"):
+        EventOptions(**{field: "yes"})
+
+
+def test_ipc_event_cannot_time():
+    with pytest.raises(ValueError, match="ipc_enabled.*timing_enabled=False"):
+        EventOptions(timing_enabled=True, ipc_enabled=True)
+    assert EventOptions(ipc_enabled=True).ipc_enabled
