@@ -156,16 +156,19 @@ cdef class Event:
 
 cdef Event create_event(Context ctx, object options):
     """A new, unrecorded event in ``ctx``."""
-    opts = check_or_create_options(EventOptions, options, "Event options")
-    cdef unsigned int flags = 0
+    cdef bint timing = False, blocking = False, ipc = False
+    cdef unsigned int flags = cydriver.CU_EVENT_DISABLE_TIMING
     cdef CUevent handle = NULL
     cdef int pushed
-    if not opts.timing_enabled:
-        flags |= cydriver.CU_EVENT_DISABLE_TIMING
-    if opts.blocking_sync:
-        flags |= cydriver.CU_EVENT_BLOCKING_SYNC
-    if opts.ipc_enabled:
-        flags |= cydriver.CU_EVENT_INTERPROCESS
+    if options is not None:  # the defaults need no options object
+        opts = check_or_create_options(EventOptions, options, "Event options")
+        timing, blocking, ipc = opts.timing_enabled, opts.blocking_sync, opts.ipc_enabled
+        if timing:
+            flags = 0
+        if blocking:
+            flags |= cydriver.CU_EVENT_BLOCKING_SYNC
+        if ipc:
+            flags |= cydriver.CU_EVENT_INTERPROCESS
     pushed = push_if_needed(ctx._handle)
     try:
         HANDLE_RETURN(cydriver.cuEventCreate(&handle, flags))
@@ -175,7 +178,7 @@ cdef Event create_event(Context ctx, object options):
     cdef Event ev = Event.__new__(Event)
     ev._handle = handle
     ev._ctx = ctx
-    ev._timing = opts.timing_enabled
-    ev._blocking = opts.blocking_sync
-    ev._ipc = opts.ipc_enabled
+    ev._timing = timing
+    ev._blocking = blocking
+    ev._ipc = ipc
     return ev

@@ -326,18 +326,23 @@ cdef Stream as_stream(object obj, str what):
 
 
 cdef Stream create_stream(Context ctx, object options):
-    opts = check_or_create_options(StreamOptions, options, "Stream options")
-    cdef unsigned int flags = cydriver.CU_STREAM_NON_BLOCKING if opts.nonblocking else 0
+    cdef unsigned int flags = cydriver.CU_STREAM_NON_BLOCKING
     cdef int least = 0, greatest = 0, prio = 0
     cdef CUstream handle = NULL
+    priority = None
+    if options is not None:  # the defaults need no options object
+        opts = check_or_create_options(StreamOptions, options, "Stream options")
+        if not opts.nonblocking:
+            flags = 0
+        priority = opts.priority
     cdef int pushed = push_if_needed(ctx._handle)
     try:
-        if opts.priority is not None:
+        if priority is not None:
             HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
-            if not (greatest <= opts.priority <= least):
-                raise ValueError(f"StreamOptions.priority={opts.priority} is outside this "
+            if not (greatest <= priority <= least):
+                raise ValueError(f"StreamOptions.priority={priority} is outside this "
                                  f"device's range {greatest} (highest) to {least} (lowest)")
-            prio = opts.priority
+            prio = priority
         HANDLE_RETURN(cydriver.cuStreamCreateWithPriority(&handle, flags, prio))
     finally:
         if pushed:
