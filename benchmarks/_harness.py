@@ -1,0 +1,626 @@
+"""A small latency micro-benchmark harness (standard library only).
+
+Vocabulary
+----------
+case
+    One operation measured several ways, e.g. "stream create + close".
+contender
+    One way of doing it: ``cuda_core`` (ours), ``cuda.core`` (NVIDIA's), ``cuda.bindings``
+    (the raw bindings), ``C floor`` (the same driver calls in a C loop). See
+    :class:`Contender` for the forms a contender can take.
+
+Method
+------
+Every contender of a case runs in this one process, on this one thread. Each *sample* times
+``inner`` back-to-back calls with :func:`time.perf_counter_ns` (the garbage collector off) and
+keeps the time per call. After ``warmup`` discarded rounds, ``rounds`` rounds each take one
+sample of every contender; the order rotates from round to round (round-robin), so clock or
+thermal drift and cache effects fall on all contenders alike. Reported per contender: the
+median time per call, the interquartile range and the minimum of the samples, the ratio of
+the median to the baseline contender's median, and the gap to the floor contender.
+
+The target check compares the subject's median with the baseline's: PASS when it is not
+larger (times ``1 + tolerance``). Beside the verdict, the rounds are also compared pairwise
+(the samples of one round are taken back to back): the median of the per-round ratios and
+the number of rounds the subject won, which tell a real gap from noise.
+
+Statements are compiled into the timing loop, with the names they use bound as local
+variables, so a sample adds only the loop's own step (``loop overhead`` in the report, a few
+ns) to the operation: no lambda or closure call per iteration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import importlib.util
+import itertools
+import json
+import keyword
+import os
+import platform
+import statistics
+import sys
+import textwrap
+import time
+from typing import Any, Callable, Sequence
+
+__all__ = [
+    "Case",
+    "Contender",
+    "Unavailable",
+    "Report",
+    "add_arguments",
+    "run_cases",
+    "print_report",
+    "write_json",
+]
+
+
+class Unavailable(Exception):
+    """Raised by a contender's setup when it cannot run here; reported as ``n/a (reason)``."""
+
+
+@dataclasses.dataclass
+class Contender:
+    """One way of performing a case's operation.
+
+    Give exactly one of:
+
+    ``fn``
+        A zero-argument callable, timed as ``fn()``.
+    ``setup``
+        A zero-argument callable run once before the case's warm-up. What it returns depends
+        on the other fields:
+
+        * ``stmt`` is None and ``self_timed`` is False: a zero-argument callable, timed as
+          ``fn()``;
+        * ``stmt`` is given: a dict of names; ``stmt`` (Python source, one or more
+          statements) is timed with those names bound as local variables;
+        * ``self_timed`` is True: a function ``run(n) -> int`` that performs the operation
+          ``n`` times and returns the nanoseconds it took (a C loop, say).
+
+        It may instead return ``(that, cleanup)``, where ``cleanup()`` runs after the case
+        (also when it failed). It may raise :class:`Unavailable` (or ``ModuleNotFoundError``)
+        to be reported as ``n/a``.
+
+    ``requires`` names modules (e.g. ``"cuda.core"``); when one is missing the contender is
+    reported as ``n/a (not installed: ...)`` and ``setup`` is never called.
+    """
+
+    name: str
+    fn: Callable[[], Any] | None = None
+    setup: Callable[[], Any] | None = None
+    stmt: str | None = None
+    self_timed: bool = False
+    requires: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if (self.fn is None) == (self.setup is None):
+            raise ValueError(f"Contender {self.name!r}: give exactly one of fn and setup")
+        if self.fn is not None and (self.stmt is not None or self.self_timed):
+            raise ValueError(f"Contender {self.name!r}: stmt and self_timed go with setup")
+        if self.stmt is not None and self.self_timed:
+            raise ValueError(f"Contender {self.name!r}: stmt and self_timed exclude each other")
+        if isinstance(self.requires, str):
+            self.requires = (self.requires,)
+
+
+@dataclasses.dataclass
+class Case:
+    """An operation and its contenders; ``note`` is printed under the table."""
+
+    name: str
+    contenders: Sequence[Contender]
+    note: str = ""
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class ContenderResult:
+    name: str
+    status: str  # "ok", "n/a (...)" or "error: ..."
+    samples_ns: list[float] = dataclasses.field(default_factory=list)
+    median_ns: float | None = None
+    q1_ns: float | None = None
+    q3_ns: float | None = None
+    min_ns: float | None = None
+    max_ns: float | None = None
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.median_ns is not None
+
+    @property
+    def iqr_ns(self) -> float | None:
+        if self.q1_ns is None or self.q3_ns is None:
+            return None
+        return self.q3_ns - self.q1_ns
+
+    def summarize(self) -> None:
+        s = self.samples_ns
+        if not s:
+            return
+        self.median_ns = statistics.median(s)
+        self.min_ns = min(s)
+        self.max_ns = max(s)
+        if len(s) >= 2:
+            q = statistics.quantiles(s, n=4, method="inclusive")
+            self.q1_ns, self.q3_ns = q[0], q[2]
+        else:
+            self.q1_ns = self.q3_ns = s[0]
+
+
+@dataclasses.dataclass
+class CaseResult:
+    name: str
+    inner: int
+    contenders: list[ContenderResult]
+    note: str = ""
+    target: str = ""
+    verdict: str = "n/a"  # "PASS", "FAIL" or "n/a (...)"
+    # Round by round (the samples of one round are taken back to back): the median of
+    # subject/baseline and the number of rounds in which the subject was faster.
+    paired_ratio: float | None = None
+    subject_faster: int | None = None
+    paired_rounds: int | None = None
+
+    @property
+    def verdict_text(self) -> str:
+        if self.paired_ratio is None:
+            return self.verdict
+        return (f"{self.verdict} ({self.paired_ratio - 1:+.1%} paired; faster in "
+                f"{self.subject_faster}/{self.paired_rounds} rounds)")
+
+    def get(self, name: str) -> ContenderResult | None:
+        for c in self.contenders:
+            if c.name == name:
+                return c
+        return None
+
+
+@dataclasses.dataclass
+class Report:
+    title: str
+    baseline: str | None
+    subject: str | None
+    floor: str | None
+    target: str
+    tolerance: float
+    rounds: int
+    warmup: int
+    loop_overhead_ns: float
+    meta: dict[str, Any]
+    cases: list[CaseResult]
+
+    @property
+    def verdict(self) -> str:
+        judged = [c for c in self.cases if c.verdict in ("PASS", "FAIL")]
+        failed = [c.name for c in self.cases if c.verdict == "FAIL"]
+        if not judged:
+            return "n/a (no case could be compared)"
+        if failed:
+            return f"FAIL ({len(failed)} of {len(judged)} cases: {', '.join(failed)})"
+        unjudged = len(self.cases) - len(judged)
+        extra = f"; {unjudged} not compared" if unjudged else ""
+        return f"PASS ({len(judged)} of {len(judged)} cases{extra})"
+
+
+# -- timing ----------------------------------------------------------------------------------
+
+def _compile_loop(stmt: str, names: Sequence[str], label: str) -> Callable[[int, dict], int]:
+    """A function ``loop(n, ns) -> ns elapsed`` running ``stmt`` n times, names as locals."""
+    for name in names:
+        if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_h_"):
+            raise ValueError(f"{label}: {name!r} cannot be bound as a local variable")
+    body = textwrap.dedent(stmt).strip("\n")
+    compile(body, f"<{label}>", "exec")  # a syntax error names the contender
+    binds = "".join(f"    {name} = _h_ns[{name!r}]\n" for name in names)
+    src = (
+        "def _h_loop(_h_n, _h_ns, _h_clock=_h_clock, _h_repeat=_h_repeat):\n"
+        f"{binds}"
+        "    _h_it = _h_repeat(None, _h_n)\n"
+        "    _h_t0 = _h_clock()\n"
+        "    for _h_ in _h_it:\n"
+        f"{textwrap.indent(body, ' ' * 8)}\n"
+        "    _h_t1 = _h_clock()\n"
+        "    return _h_t1 - _h_t0\n"
+    )
+    scope: dict[str, Any] = {"_h_clock": time.perf_counter_ns, "_h_repeat": itertools.repeat}
+    exec(compile(src, f"<{label}>", "exec"), scope)
+    return scope["_h_loop"]
+
+
+class _Runner:
+    """A prepared contender: ``sample(n)`` returns ns per call."""
+
+    def __init__(self, contender: Contender, result: ContenderResult):
+        self.contender = contender
+        self.result = result
+        self.cleanup: Callable[[], Any] | None = None
+        self._loop: Callable[[int], int] | None = None
+
+    def prepare(self, label: str) -> None:
+        c = self.contender
+        missing = [m for m in c.requires if not _importable(m)]
+        if missing:
+            self.result.status = f"n/a (not installed: {', '.join(missing)})"
+            return
+        try:
+            if c.fn is not None:
+                made: Any = c.fn
+            else:
+                made = c.setup()
+                if isinstance(made, tuple) and len(made) == 2 and callable(made[1]):
+                    made, self.cleanup = made
+            if c.self_timed:
+                if not callable(made):
+                    raise TypeError("a self-timed setup must return run(n) -> ns")
+                self._loop = made
+            elif c.stmt is not None:
+                if not isinstance(made, dict):
+                    raise TypeError("a setup with stmt must return a dict of names")
+                loop = _compile_loop(c.stmt, list(made), f"{label}: {c.name}")
+                self._loop = lambda n, _l=loop, _ns=made: _l(n, _ns)
+            else:
+                if not callable(made):
+                    raise TypeError("setup must return a zero-argument callable")
+                loop = _compile_loop("_fn()", ["_fn"], f"{label}: {c.name}")
+                self._loop = lambda n, _l=loop, _ns={"_fn": made}: _l(n, _ns)
+        except Unavailable as exc:
+            self.result.status = f"n/a ({exc})"
+        except ModuleNotFoundError as exc:
+            self.result.status = f"n/a (not installed: {exc.name})"
+        except Exception as exc:  # reported in the table; the other contenders still run
+            self.result.status = f"error: {_one_line(exc)}"
+
+    @property
+    def active(self) -> bool:
+        return self._loop is not None and self.result.status == "ok"
+
+    def time(self, n: int) -> float:
+        """ns per call over n calls, the garbage collector off; records failures."""
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            elapsed = self._loop(n)
+        except Exception as exc:
+            self.result.status = f"error: {_one_line(exc)}"
+            self._loop = None
+            return float("nan")
+        finally:
+            if gc_was_on:
+                gc.enable()
+        if not isinstance(elapsed, int) or elapsed < 0:
+            self.result.status = f"error: the timed loop returned {elapsed!r}"
+            self._loop = None
+            return float("nan")
+        return elapsed / n
+
+    def finish(self) -> None:
+        if self.cleanup is not None:
+            try:
+                self.cleanup()
+            except Exception as exc:
+                self.result.warnings.append(f"cleanup failed: {_one_line(exc)}")
+            self.cleanup = None
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _calibrate(runners: Sequence[_Runner], sample_ns: float) -> int:
+    """Inner iterations so that a sample of the slowest contender takes about sample_ns."""
+    slowest = 0.0
+    for r in runners:
+        n = 1
+        while r.active:
+            per_call = r.time(n)
+            if per_call * n >= 2_000_000 or n >= 1_000_000:  # 2 ms is enough to estimate
+                slowest = max(slowest, per_call)
+                break
+            n *= 10
+    if slowest <= 0:
+        return 1000
+    return max(1, min(10_000_000, int(sample_ns / slowest)))
+
+
+def measure_loop_overhead(inner: int = 100_000, rounds: int = 7) -> float:
+    """ns per iteration of the timing loop around ``pass``: included in every number."""
+    loop = _compile_loop("pass", [], "loop overhead")
+    return min(loop(inner, {}) / inner for _ in range(rounds))
+
+
+def run_case(case: Case, *, rounds: int, inner: int | None, warmup: int, sample_ms: float,
+             progress: Callable[[str], None] | None = None) -> CaseResult:
+    runners = [_Runner(c, ContenderResult(c.name, "ok")) for c in case.contenders]
+    try:
+        for r in runners:
+            r.prepare(case.name)
+        active = [r for r in runners if r.active]
+        n = inner if inner else _calibrate(active, sample_ms * 1e6)
+        if progress:
+            progress(f"{case.name}: {len(active)} contenders, {warmup} warm-up + {rounds} "
+                     f"rounds of {n} calls")
+        for i in range(warmup + rounds):
+            active = [r for r in runners if r.active]
+            if not active:
+                break
+            k = i % len(active)
+            for r in active[k:] + active[:k]:
+                per_call = r.time(n)
+                if i >= warmup and r.active:
+                    r.result.samples_ns.append(per_call)
+    finally:
+        for r in reversed(runners):
+            r.finish()
+    for r in runners:
+        if r.result.status == "ok":
+            r.result.summarize()
+            if r.result.median_ns is None:
+                r.result.status = "error: no samples"
+    return CaseResult(case.name, n if runners else 0, [r.result for r in runners], case.note)
+
+
+def judge(result: CaseResult, subject: str | None, baseline: str | None,
+          tolerance: float) -> None:
+    """Sets ``result.verdict``: PASS when the subject's median is at most the baseline's
+    (times 1 + tolerance)."""
+    if not subject or not baseline:
+        return
+    result.target = f"{subject} <= {baseline}"
+    ours, theirs = result.get(subject), result.get(baseline)
+    if ours is None or theirs is None:
+        result.verdict = f"n/a (no {subject if ours is None else baseline} row)"
+    elif not ours.ok:
+        # Our own contender failing is a failure, not a missing peer.
+        result.verdict = "FAIL" if ours.status.startswith("error") else "n/a"
+    elif not theirs.ok:
+        why = "n/a" if theirs.status.startswith("n/a") else "error"
+        result.verdict = f"n/a ({baseline} {why})"
+    else:
+        result.verdict = "PASS" if ours.median_ns <= theirs.median_ns * (1 + tolerance) else "FAIL"
+        pairs = list(zip(ours.samples_ns, theirs.samples_ns))
+        if pairs and len(ours.samples_ns) == len(theirs.samples_ns):
+            result.paired_ratio = statistics.median(a / b for a, b in pairs)
+            result.subject_faster = sum(a < b for a, b in pairs)
+            result.paired_rounds = len(pairs)
+
+
+def run_cases(cases: Sequence[Case], args: argparse.Namespace, *, title: str,
+              subject: str | None = None, baseline: str | None = None,
+              floor: str | None = None, target: str = "",
+              meta: dict[str, Any] | None = None) -> Report:
+    """Runs the selected cases (``args`` from :func:`add_arguments`) and judges each one."""
+    selected = [c for c in cases if not args.filter or any(f.lower() in c.name.lower()
+                                                          for f in args.filter)]
+    progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr,
+                                                            flush=True))
+    overhead = measure_loop_overhead()
+    results = []
+    for i, case in enumerate(selected, 1):
+        if progress:
+            progress(f"[{i}/{len(selected)}] {case.name}")
+        res = run_case(case, rounds=args.rounds, inner=args.inner, warmup=args.warmup,
+                       sample_ms=args.sample_ms)
+        judge(res, subject, baseline, args.tolerance)
+        results.append(res)
+    full_meta = _environment()
+    full_meta.update(meta or {})
+    return Report(title, baseline, subject, floor, target, args.tolerance, args.rounds,
+                  args.warmup, overhead, full_meta, results)
+
+
+def _environment() -> dict[str, Any]:
+    return {
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "time": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+    }
+
+
+# -- output ----------------------------------------------------------------------------------
+
+def _micro() -> str:
+    enc = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        "\u00b5".encode(enc)
+        return "\u00b5s"
+    except (UnicodeEncodeError, LookupError):
+        return "us"
+
+
+def format_ns(ns: float | None, signed: bool = False) -> str:
+    if ns is None or ns != ns:
+        return "-"
+    sign = "+" if signed and ns >= 0 else ""
+    if abs(ns) >= 1000:
+        return f"{sign}{ns / 1000:.3f} {_micro()}"
+    return f"{sign}{ns:.1f} ns"
+
+
+def print_report(report: Report, file=None) -> None:
+    out = file or sys.stdout
+    print(f"\n{report.title}", file=out)
+    print("=" * len(report.title), file=out)
+    for key, value in report.meta.items():
+        print(f"  {key}: {value}", file=out)
+    method = (f"method: {report.warmup} warm-up + {report.rounds} measured rounds in one "
+              f"process; contenders alternate within a round, the order rotating each round; "
+              f"per contender the median, interquartile range and minimum of the rounds' time "
+              f"per call. The timing loop's own step ({format_ns(report.loop_overhead_ns)}) "
+              f"is included in every number.")
+    print(textwrap.fill(method, width=96, initial_indent="  ", subsequent_indent="    "),
+          file=out)
+    print(file=out)
+
+    base = report.baseline
+    # (header, right-aligned)
+    columns = [("case", False), ("contender", False), ("median", True), ("IQR", True),
+               ("min", True), (f"vs {base}" if base else "ratio", True)]
+    if report.floor:
+        columns.append((f"over {report.floor}", True))
+    columns.append((f"target: {report.subject} <= {base}" if report.subject and base
+                    else "target", False))
+    rows: list[list[str] | _Span | None] = []
+    notes: list[str] = []
+    for case in report.cases:
+        base_res = case.get(base) if base else None
+        floor_res = case.get(report.floor) if report.floor else None
+        for j, c in enumerate(case.contenders):
+            label = case.name if j == 0 else ""
+            verdict = case.verdict_text if c.name == report.subject else ""
+            if not c.ok:
+                status = c.status if c.status.startswith("n/a") else "ERROR (see notes)"
+                # One cell spanning the numeric columns; the verdict stays in its column.
+                row = _Span(label, c.name, status, verdict)
+                if c.status.startswith("error"):
+                    notes.append(f"{case.name} / {c.name}: {c.status}")
+            else:
+                ratio = "-"
+                if base_res is not None and base_res.ok and base_res.median_ns > 0:
+                    ratio = f"{c.median_ns / base_res.median_ns:.2f}x"
+                row = [label, c.name, format_ns(c.median_ns), format_ns(c.iqr_ns),
+                       format_ns(c.min_ns), ratio]
+                if report.floor:
+                    over = ""
+                    if floor_res is not None and floor_res.ok and c is not floor_res:
+                        over = format_ns(c.median_ns - floor_res.median_ns, signed=True)
+                    row.append(over)
+                row.append(verdict)
+            rows.append(row)
+            for w in c.warnings:
+                notes.append(f"{case.name} / {c.name}: {w}")
+        if case.note:
+            notes.append(f"{case.name}: {case.note}")
+        rows.append(None)
+    _print_table(columns, rows, out)
+    print("  calls per sample: " + ", ".join(f"{c.name} {c.inner}" for c in report.cases),
+          file=out)
+    if notes:
+        print("\nNotes:", file=out)
+        for n in notes:
+            print(f"  - {n}", file=out)
+    if report.target:
+        print(f"\nTarget: {report.target}: {report.verdict}", file=out)
+        if report.tolerance:
+            print(f"  (a case passes within a tolerance of {report.tolerance:.0%})", file=out)
+    print(file=out, flush=True)
+
+
+@dataclasses.dataclass
+class _Span:
+    """A table row whose status text spans the numeric columns."""
+    case: str
+    contender: str
+    text: str
+    verdict: str
+
+
+def _print_table(columns: list[tuple[str, bool]], rows: list, out) -> None:
+    widths = [len(h) for h, _ in columns]
+    for row in rows:
+        cells = ([row.case, row.contender] if isinstance(row, _Span) else row or [])
+        for i, cell in enumerate(cells):
+            widths[i] = max(widths[i], len(cell))
+        if isinstance(row, _Span):
+            widths[-1] = max(widths[-1], len(row.verdict))
+
+    def fmt(cells):
+        return "  ".join(cell.rjust(widths[i]) if columns[i][1] else cell.ljust(widths[i])
+                         for i, cell in enumerate(cells)).rstrip()
+
+    span = sum(widths[2:-1]) + 2 * (len(widths) - 4)
+    print(fmt([h for h, _ in columns]), file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for row in rows:
+        if row is None:
+            print(file=out)
+        elif isinstance(row, _Span):
+            head = row.case.ljust(widths[0]) + "  " + row.contender.ljust(widths[1])
+            text = row.text.ljust(span) if row.verdict else row.text
+            print(f"{head}  {text}  {row.verdict}".rstrip(), file=out)
+        else:
+            print(fmt(row), file=out)
+
+
+def write_json(report: Report, path: str) -> None:
+    data = {
+        "title": report.title,
+        "baseline": report.baseline,
+        "subject": report.subject,
+        "floor": report.floor,
+        "target": report.target,
+        "verdict": report.verdict,
+        "tolerance": report.tolerance,
+        "rounds": report.rounds,
+        "warmup": report.warmup,
+        "loop_overhead_ns": report.loop_overhead_ns,
+        "meta": report.meta,
+        "cases": [],
+    }
+    for case in report.cases:
+        base = case.get(report.baseline) if report.baseline else None
+        entry = {"name": case.name, "inner": case.inner, "target": case.target,
+                 "verdict": case.verdict, "paired_ratio": case.paired_ratio,
+                 "rounds_subject_faster": case.subject_faster,
+                 "paired_rounds": case.paired_rounds, "note": case.note, "contenders": []}
+        for c in case.contenders:
+            ratio = (c.median_ns / base.median_ns
+                     if c.ok and base is not None and base.ok and base.median_ns else None)
+            entry["contenders"].append({
+                "name": c.name, "status": c.status, "median_ns": c.median_ns,
+                "q1_ns": c.q1_ns, "q3_ns": c.q3_ns, "iqr_ns": c.iqr_ns, "min_ns": c.min_ns,
+                "max_ns": c.max_ns, "ratio_vs_baseline": ratio, "warnings": c.warnings,
+                "samples_ns": c.samples_ns,
+            })
+        data["cases"].append(entry)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
+# -- command line ----------------------------------------------------------------------------
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--rounds", type=_positive_int, default=21,
+                        help="measured rounds; each takes one sample of every contender "
+                             "(default: %(default)s)")
+    parser.add_argument("--inner", type=_positive_int, default=None,
+                        help="calls per sample (default: calibrated per case so that a sample "
+                             "of its slowest contender takes about --sample-ms)")
+    parser.add_argument("--sample-ms", type=float, default=10.0,
+                        help="target duration of one sample when --inner is not given "
+                             "(default: %(default)s)")
+    parser.add_argument("--warmup", type=int, default=2,
+                        help="discarded warm-up rounds (default: %(default)s)")
+    parser.add_argument("--tolerance", type=float, default=0.0,
+                        help="a case passes when ours <= baseline * (1 + TOLERANCE) "
+                             "(default: %(default)s)")
+    parser.add_argument("-k", "--filter", action="append", metavar="TEXT",
+                        help="run only the cases whose name contains TEXT (repeatable)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress lines on stderr")
+    return parser
