@@ -143,6 +143,14 @@ cdef class Stream:
         cdef CUresult err
         cdef int pushed = 0
         self._check_open()
+        if self._bind_ctx == NULL:
+            # An idle stream answers cuStreamQuery at once, for less than releasing and
+            # re-taking the GIL around cuStreamSynchronize costs; only busy streams wait.
+            err = cydriver.cuStreamQuery(self._handle)
+            if err == CUDA_SUCCESS:
+                return
+            if err != cydriver.CUDA_ERROR_NOT_READY:
+                HANDLE_RETURN(err)
         with nogil:
             if self._bind_ctx != NULL:
                 pushed = push_if_needed(self._bind_ctx)
