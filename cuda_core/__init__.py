@@ -9,6 +9,7 @@ from cuda_core._errors import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRT
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
+from cuda_core._launch_config import LaunchConfig
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
@@ -25,6 +26,7 @@ __all__ = [
     "Event",
     "EventOptions",
     "LEGACY_DEFAULT_STREAM",
+    "LaunchConfig",
     "NVRTCError",
     "PER_THREAD_DEFAULT_STREAM",
     "Stream",

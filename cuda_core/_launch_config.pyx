@@ -1,0 +1,175 @@
+"""LaunchConfig: the immutable shape of a kernel launch.
+
+Pure checks (types, values >= 1, limits of the driver's integer fields) happen here, at
+construction. Checks that need a device or a kernel (block size, cluster support, cooperative
+grid size, dynamic shared memory) happen at launch, where the device and kernel are known.
+"""
+
+import warnings
+
+__all__ = ["LaunchConfig"]
+
+cdef unsigned long long _UINT_MAX = 0xFFFFFFFF
+
+
+cdef int _dims(object value, str field, unsigned int out[3]) except -1:
+    """Normalise an int or a 1-3 tuple of ints into ``out``; errors name ``field``."""
+    cdef int i
+    if isinstance(value, tuple):
+        if not 1 <= len(value) <= 3:
+            raise ValueError(f"LaunchConfig.{field} must be an int or a tuple of 1 to 3 ints, "
+                             f"got a tuple of length {len(value)}")
+        items = value
+    else:
+        items = (value,)
+    out[0] = out[1] = out[2] = 1
+    for i in range(len(items)):
+        item = items[i]
+        if isinstance(item, bool) or not hasattr(type(item), "__index__"):
+            raise TypeError(f"LaunchConfig.{field} must be an int or a tuple of 1 to 3 ints, "
+                            f"got {type(item).__name__}"
+                            + (f" in {value!r}" if isinstance(value, tuple) else ""))
+        n = item.__index__()
+        if n < 1:
+            raise ValueError(f"LaunchConfig.{field} values must be >= 1, got {value!r}")
+        if n > _UINT_MAX:
+            raise ValueError(f"LaunchConfig.{field} values must fit in 32 bits, got {value!r}")
+        out[i] = n
+    return 0
+
+
+cdef class LaunchConfig:
+    """How to launch a kernel: grid, block, optional cluster, dynamic shared memory, flags.
+
+    Immutable once built, so one config can be shared between threads and launches.
+
+    Parameters
+    ----------
+    grid : int or tuple of 1-3 ints
+        The grid size, in blocks; **in clusters** when ``cluster`` is given.
+    cluster : int or tuple of 1-3 ints, optional
+        The thread-block cluster shape, in blocks (compute capability 9.0 and newer).
+    block : int or tuple of 1-3 ints
+        The block size, in threads.
+    shmem_size : int, optional
+        Dynamic shared memory per block, in bytes (default 0).
+    is_cooperative : bool
+        Launch cooperatively, so the kernel may synchronize the whole grid; the grid must then
+        fit on the device at once (checked at launch).
+    programmatic_stream_serialization : bool
+        Allow the kernel to overlap with the previous one on the stream (programmatic
+        dependent launch; compute capability 9.0 and newer).
+    cooperative_launch : bool, optional
+        Deprecated spelling of ``is_cooperative``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a missing or malformed field; the message names it.
+    """
+
+    def __init__(self, grid=None, cluster=None, block=None, shmem_size=None,
+                 is_cooperative=False, programmatic_stream_serialization=False, *,
+                 cooperative_launch=None):
+        if self._frozen:
+            raise AttributeError("LaunchConfig is immutable")
+        if cooperative_launch is not None:
+            warnings.warn("LaunchConfig(cooperative_launch=...) is deprecated; use "
+                          "is_cooperative=...", DeprecationWarning, stacklevel=2)
+            if is_cooperative is not False:
+                raise TypeError("LaunchConfig: give is_cooperative or cooperative_launch, "
+                                "not both")
+            is_cooperative = cooperative_launch
+        if grid is None:
+            raise ValueError("LaunchConfig.grid is required")
+        if block is None:
+            raise ValueError("LaunchConfig.block is required")
+        _dims(grid, "grid", self._grid)
+        _dims(block, "block", self._block)
+        self._has_cluster = cluster is not None
+        if self._has_cluster:
+            _dims(cluster, "cluster", self._cluster)
+            for i in range(3):
+                if <unsigned long long>self._grid[i] * self._cluster[i] > _UINT_MAX:
+                    raise ValueError(f"LaunchConfig: grid {self.grid} of clusters {self.cluster}"
+                                     " has more than 2**32 - 1 blocks in one dimension")
+        else:
+            self._cluster[0] = self._cluster[1] = self._cluster[2] = 1
+        if shmem_size is None:
+            self._shmem_size = 0
+        else:
+            if isinstance(shmem_size, bool) or not hasattr(type(shmem_size), "__index__"):
+                raise TypeError(f"LaunchConfig.shmem_size must be an int, got "
+                                f"{type(shmem_size).__name__}")
+            n = shmem_size.__index__()
+            if not 0 <= n <= _UINT_MAX:
+                raise ValueError(f"LaunchConfig.shmem_size must be between 0 and 2**32 - 1 "
+                                 f"bytes, got {n}")
+            self._shmem_size = n
+        for name, flag in (("is_cooperative", is_cooperative),
+                           ("programmatic_stream_serialization",
+                            programmatic_stream_serialization)):
+            if type(flag) is not bool:
+                raise TypeError(f"LaunchConfig.{name} must be a bool, got "
+                                f"{type(flag).__name__}")
+        self._is_cooperative = is_cooperative
+        self._pss = programmatic_stream_serialization
+        self._frozen = True
+
+    @property
+    def grid(self):
+        """The grid as a 3-tuple (in clusters when ``cluster`` is set)."""
+        return (self._grid[0], self._grid[1], self._grid[2])
+
+    @property
+    def block(self):
+        """The block as a 3-tuple of threads."""
+        return (self._block[0], self._block[1], self._block[2])
+
+    @property
+    def cluster(self):
+        """The cluster as a 3-tuple of blocks, or None."""
+        if not self._has_cluster:
+            return None
+        return (self._cluster[0], self._cluster[1], self._cluster[2])
+
+    @property
+    def shmem_size(self):
+        """Dynamic shared memory per block, in bytes."""
+        return self._shmem_size
+
+    @property
+    def is_cooperative(self):
+        return bool(self._is_cooperative)
+
+    @property
+    def cooperative_launch(self):
+        """Deprecated spelling of :attr:`is_cooperative`."""
+        warnings.warn("LaunchConfig.cooperative_launch is deprecated; use is_cooperative",
+                      DeprecationWarning, stacklevel=2)
+        return bool(self._is_cooperative)
+
+    @property
+    def programmatic_stream_serialization(self):
+        return bool(self._pss)
+
+    def _key(self):
+        return (self.grid, self.cluster, self.block, self._shmem_size,
+                bool(self._is_cooperative), bool(self._pss))
+
+    def __eq__(self, other):
+        if not isinstance(other, LaunchConfig):
+            return NotImplemented
+        return self._key() == (<LaunchConfig>other)._key()
+
+    def __hash__(self):
+        return hash((LaunchConfig,) + self._key())
+
+    def __repr__(self):
+        return (f"LaunchConfig(grid={self.grid}, cluster={self.cluster}, block={self.block}, "
+                f"shmem_size={self._shmem_size}, is_cooperative={bool(self._is_cooperative)}, "
+                f"programmatic_stream_serialization={bool(self._pss)})")
+
+    def __reduce__(self):
+        return (LaunchConfig, (self.grid, self.cluster, self.block, self._shmem_size,
+                               bool(self._is_cooperative), bool(self._pss)))

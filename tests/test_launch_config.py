@@ -1,0 +1,103 @@
+"""LaunchConfig: normalisation and pure validation (CPU)."""
+
+import pickle
+import threading
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+from cuda_core import LaunchConfig
+
+
+@pytest.mark.parametrize("given, expected", [
+    (1, (1, 1, 1)), ((4,), (4, 1, 1)), ((2, 3), (2, 3, 1)), ((2, 3, 4), (2, 3, 4)),
+    (np.int32(7), (7, 1, 1)), ((np.uint8(2), 3), (2, 3, 1)), (2**32 - 1, (2**32 - 1, 1, 1)),
+])
+def test_dims_normalised(given, expected):
+    cfg = LaunchConfig(grid=given, block=given)
+    assert cfg.grid == expected and cfg.block == expected
+    assert all(type(v) is int for v in cfg.grid + cfg.block)
+
+
+def test_defaults():
+    cfg = LaunchConfig(grid=1, block=32)
+    assert cfg.cluster is None and cfg.shmem_size == 0
+    assert cfg.is_cooperative is False and cfg.programmatic_stream_serialization is False
+
+
+def test_cluster_keeps_grid_in_clusters():
+    cfg = LaunchConfig(grid=(4, 2), cluster=2, block=128)
+    assert cfg.grid == (4, 2, 1) and cfg.cluster == (2, 1, 1)
+
+
+@pytest.mark.parametrize("kwargs, exc, msg", [
+    ({"block": 1}, ValueError, "LaunchConfig.grid is required"),
+    ({"grid": 1}, ValueError, "LaunchConfig.block is required"),
+    ({"grid": 0, "block": 1}, ValueError, "LaunchConfig.grid values must be >= 1"),
+    ({"grid": 1, "block": (32, 0)}, ValueError, "LaunchConfig.block values must be >= 1"),
+    ({"grid": 1, "block": -3}, ValueError, "LaunchConfig.block values must be >= 1"),
+    ({"grid": 1.0, "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got float"),
+    ({"grid": True, "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got bool"),
+    ({"grid": "1", "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got str"),
+    ({"grid": [1, 2], "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got list"),
+    ({"grid": (1, 2, 3, 4), "block": 1}, ValueError, "tuple of length 4"),
+    ({"grid": (), "block": 1}, ValueError, "tuple of length 0"),
+    ({"grid": 2**32, "block": 1}, ValueError, "LaunchConfig.grid values must fit in 32 bits"),
+    ({"grid": 1, "block": 1, "cluster": 0}, ValueError, "LaunchConfig.cluster values must be"),
+    ({"grid": 2**31, "block": 1, "cluster": 2}, ValueError, "more than 2\\*\\*32 - 1 blocks"),
+    ({"grid": 1, "block": 1, "shmem_size": -1}, ValueError, "LaunchConfig.shmem_size must be"),
+    ({"grid": 1, "block": 1, "shmem_size": 1.5}, TypeError, "LaunchConfig.shmem_size must be"),
+    ({"grid": 1, "block": 1, "is_cooperative": 1}, TypeError, "LaunchConfig.is_cooperative"),
+    ({"grid": 1, "block": 1, "programmatic_stream_serialization": None}, TypeError,
+     "LaunchConfig.programmatic_stream_serialization"),
+])
+def test_validation_names_the_field(kwargs, exc, msg):
+    with pytest.raises(exc, match=msg):
+        LaunchConfig(**kwargs)
+
+
+def test_cooperative_launch_is_a_deprecated_spelling():
+    with pytest.warns(DeprecationWarning, match="use is_cooperative"):
+        cfg = LaunchConfig(grid=1, block=1, cooperative_launch=True)
+    assert cfg.is_cooperative
+    with pytest.warns(DeprecationWarning):
+        assert cfg.cooperative_launch is True
+    with pytest.raises(TypeError, match="not both"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LaunchConfig(grid=1, block=1, is_cooperative=True, cooperative_launch=True)
+
+
+def test_immutable():
+    cfg = LaunchConfig(grid=2, block=64)
+    for field in ("grid", "block", "cluster", "shmem_size", "is_cooperative"):
+        with pytest.raises(AttributeError):
+            setattr(cfg, field, 3)
+    with pytest.raises(AttributeError, match="immutable"):
+        cfg.__init__(grid=5, block=5)
+    assert cfg.grid == (2, 1, 1)
+
+
+def test_eq_hash_repr_pickle_weakref():
+    a = LaunchConfig(grid=(2, 2), block=64, shmem_size=128)
+    b = LaunchConfig(grid=(2, 2, 1), block=(64,), shmem_size=128)
+    c = LaunchConfig(grid=(2, 2), block=64, shmem_size=256)
+    assert a == b and hash(a) == hash(b) and a != c and a != "config"
+    assert repr(a) == ("LaunchConfig(grid=(2, 2, 1), cluster=None, block=(64, 1, 1), "
+                       "shmem_size=128, is_cooperative=False, "
+                       "programmatic_stream_serialization=False)")
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert weakref.ref(a)() is a
+
+
+def test_shared_between_threads():
+    cfg = LaunchConfig(grid=(3, 2), cluster=(1, 2), block=(8, 8))
+    seen = []
+    threads = [threading.Thread(target=lambda: seen.append((cfg.grid, cfg.cluster, cfg.block)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [((3, 2, 1), (1, 2, 1), (8, 8, 1))] * 4
