@@ -15,6 +15,7 @@ import threading
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
 
+from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 
 from cuda.bindings import driver as _driver_py
@@ -110,17 +111,28 @@ cdef Context context_from_handle(CUcontext handle):
     for ctx in _primary.values():
         if (<Context>ctx)._handle == handle:
             return ctx
+    cdef unsigned int flags = 0
+    cdef int active = 0
     HANDLE_RETURN(cydriver.cuCtxPushCurrent(handle))
     try:
         HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
     finally:
         HANDLE_RETURN(cydriver.cuCtxPopCurrent(&popped))
+    # Another library may have made the primary context (e.g. CUDA runtime users): it is ours
+    # to share if it is active. An inactive primary cannot be this handle, and retaining it
+    # would create it, so it is left alone.
+    HANDLE_RETURN(cydriver.cuDevicePrimaryCtxGetState(dev, &flags, &active))
+    if active:
+        primary = primary_context(<int>dev)
+        if primary._handle == handle:
+            return primary
     return _new_context(handle, <int>dev, False)
 
 
 cdef Context current_context():
     """The context current on this thread; CUDAError when there is none."""
     cdef CUcontext handle = NULL
+    ensure_driver()
     HANDLE_RETURN(cydriver.cuCtxGetCurrent(&handle))
     if handle == NULL:
         HANDLE_RETURN(cydriver.CUDA_ERROR_INVALID_CONTEXT)

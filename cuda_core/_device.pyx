@@ -13,7 +13,7 @@ from cuda_core._context cimport (Context, primary_context, context_from_handle,
 from cuda_core._driver cimport ensure_driver, device_count
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport create_event
-from cuda_core._stream cimport as_stream, create_stream, default_stream_for
+from cuda_core._stream cimport Stream, as_stream, create_stream, default_stream_for
 
 from cuda_core._errors import CUDAError
 
@@ -266,6 +266,9 @@ class Device:
     def set_current(self, ctx=None):
         """Make this device's primary context, or ``ctx``, current on the calling thread.
 
+        .. note:: Calls ``cuDevicePrimaryCtxRetain`` (once per process) and
+           ``cuCtxSetCurrent``, like ``cudaSetDevice``.
+
         Parameters
         ----------
         ctx : Context, optional
@@ -276,9 +279,6 @@ class Device:
         Context or None
             With ``ctx``, the context that was current before (None if none was); otherwise
             None.
-
-        .. note:: Calls ``cuDevicePrimaryCtxRetain`` (once per process) and
-           ``cuCtxSetCurrent``, like ``cudaSetDevice``.
         """
         cdef Context target
         cdef CUcontext previous = NULL
@@ -338,6 +338,8 @@ class Device:
     def create_stream(self, obj=None, options=None):
         """Create a new stream on this device, or wrap a foreign one.
 
+        .. note:: Calls ``cuStreamCreateWithPriority``.
+
         Parameters
         ----------
         obj : object with ``__cuda_stream__``, optional
@@ -349,19 +351,24 @@ class Device:
         Returns
         -------
         Stream
-
-        .. note:: Calls ``cuStreamCreateWithPriority``.
         """
         ctx = self._require_context()
         if obj is not None:
             if options is not None:
                 raise ValueError("create_stream(): options cannot be given when wrapping an "
                                  "existing stream (obj)")
-            return as_stream(obj, "create_stream()")
+            wrapped = as_stream(obj, "create_stream()")
+            owner = (<Stream>wrapped)._ctx
+            if owner is not None and (<Context>owner)._device_id != self._id:
+                raise ValueError(f"create_stream(): the wrapped stream belongs to device "
+                                 f"{(<Context>owner)._device_id}, not to device {self._id}")
+            return wrapped
         return create_stream(ctx, options)
 
     def create_event(self, options=None):
         """Create a new, unrecorded event on this device.
+
+        .. note:: Calls ``cuEventCreate``.
 
         Parameters
         ----------
@@ -370,8 +377,6 @@ class Device:
         Returns
         -------
         Event
-
-        .. note:: Calls ``cuEventCreate``.
         """
         return create_event(self._require_context(), options)
 

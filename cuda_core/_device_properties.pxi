@@ -531,7 +531,7 @@ cdef class DeviceProperties(_DeviceAttributes):
     @property
     def pageable_memory_access_uses_host_page_tables(self):
         """Device accesses pageable memory via the host's page tables. (``CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES``)."""
-        return self._get(cydriver.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES)
+        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES)
 
     @property
     def direct_managed_mem_access_from_host(self):
@@ -541,7 +541,7 @@ cdef class DeviceProperties(_DeviceAttributes):
     @property
     def virtual_address_management_supported(self):
         """Deprecated, Use CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (``CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED``)."""
-        return self._get(cydriver.CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)
+        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED)
 
     @property
     def virtual_memory_management_supported(self):

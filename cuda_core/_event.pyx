@@ -4,7 +4,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUevent, CUresult, CUDA_SUCCESS
 
 from cuda_core._context cimport Context, push_if_needed, pop_pushed
-from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
 
 from cuda.bindings import driver as _driver_py
 
@@ -70,14 +70,17 @@ cdef class Event:
 
     @property
     def is_timing_enabled(self):
+        self._check_open()
         return bool(self._timing)
 
     @property
     def is_blocking_sync(self):
+        self._check_open()
         return bool(self._blocking)
 
     @property
     def is_ipc_enabled(self):
+        self._check_open()
         return bool(self._ipc)
 
     @property
@@ -129,8 +132,7 @@ cdef class Event:
         if err == cydriver.CUDA_ERROR_NOT_READY:
             raise RuntimeError("elapsed time needs completed events: the work before one of "
                                "them has not finished (call .sync() on the end event first)")
-        if err != CUDA_SUCCESS:
-            raise RuntimeError(f"cannot compute the elapsed time: {make_driver_error(err)}")
+        HANDLE_RETURN(err)
         return ms
 
     def __rsub__(self, other):

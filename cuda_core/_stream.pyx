@@ -44,8 +44,11 @@ cdef class Stream:
             warn_cleanup("cuStreamDestroy", err)
 
     cdef int _check_open(self) except -1:
+        """Raise if closed; bring the driver up for the default-stream constants."""
         if self._closed:
             raise RuntimeError("this Stream is closed")
+        if self._ctx is None:  # the default-stream constants exist before the driver is up
+            ensure_driver()
         return 0
 
     cdef Context _resolve_ctx(self):
@@ -86,12 +89,14 @@ cdef class Stream:
     @property
     def handle(self):
         """The ``cuda.bindings.driver.CUstream`` handle (``int(s.handle)`` is its address)."""
-        self._check_open()
+        if self._closed:
+            raise RuntimeError("this Stream is closed")
         return _driver_py.CUstream(<size_t>self._handle)
 
     def __cuda_stream__(self):
         """The stream protocol, version 0: ``(0, address)``."""
-        self._check_open()
+        if self._closed:
+            raise RuntimeError("this Stream is closed")
         return (0, <size_t>self._handle)
 
     @property
@@ -179,6 +184,8 @@ cdef class Stream:
     def record(self, event=None, options=None):
         """Record an event at the current end of the stream and return it.
 
+        .. note:: Calls ``cuEventRecord``.
+
         Parameters
         ----------
         event : Event, optional
@@ -189,8 +196,6 @@ cdef class Stream:
         Returns
         -------
         Event
-
-        .. note:: Calls ``cuEventRecord``.
         """
         cdef Event ev
         cdef Context ctx
@@ -224,13 +229,13 @@ cdef class Stream:
     def wait(self, event_or_stream):
         """Make all future work on this stream wait for an event or another stream.
 
+        .. note:: Calls ``cuStreamWaitEvent``.
+
         Parameters
         ----------
         event_or_stream : Event, Stream, or an object with ``__cuda_stream__``
             For an event, waits for its last record. For a stream, waits for all the work
             queued on it so far (through a temporary event).
-
-        .. note:: Calls ``cuStreamWaitEvent``.
         """
         cdef Event ev
         cdef Stream other
@@ -302,7 +307,8 @@ cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
 
 
 cdef Stream _wrap_handle(size_t address, object owner):
-    cdef CUstream handle = <CUstream>address
+    # The NULL stream is the legacy default stream: one spelling, so that they compare equal.
+    cdef CUstream handle = <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
     cdef CUcontext ctx_handle = NULL
     cdef Context ctx = None
     ensure_driver()
@@ -322,7 +328,10 @@ cdef Stream as_stream(object obj, str what):
     except AttributeError:
         raise TypeError(f"{what}: expected a Stream or an object with __cuda_stream__, not "
                         f"{type(obj).__name__}") from None
-    info = protocol() if callable(protocol) else protocol
+    if not callable(protocol):
+        raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__ must be a method "
+                        f"returning (version, address)")
+    info = protocol()
     if (not isinstance(info, tuple) or len(info) != 2 or type(info[0]) is not int
             or not isinstance(info[1], int)):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__() must return "

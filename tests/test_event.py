@@ -91,7 +91,9 @@ def test_close_idempotent_and_closed_use_raises(dev, stream):
     e.close()
     assert e.is_closed
     for use in (lambda: e.handle, lambda: e.sync(), lambda: e.is_done, lambda: e.device,
-                lambda: e.context, lambda: stream.record(e), lambda: stream.wait(e)):
+                lambda: e.context, lambda: stream.record(e), lambda: stream.wait(e),
+                lambda: e.is_timing_enabled, lambda: e.is_blocking_sync,
+                lambda: e.is_ipc_enabled, lambda: e - e):
         with pytest.raises(RuntimeError, match="this Event is closed"):
             use()
 

@@ -47,7 +47,10 @@ def test_first_gpu_use_without_driver_names_the_cause():
 
     for use in (lambda: Device(), lambda: Device(0), lambda: System().num_devices,
                 lambda: cuda_core.system.get_user_mode_driver_version(),
-                lambda: cuda_core.Stream.from_handle(0)):
+                lambda: cuda_core.Stream.from_handle(0),
+                lambda: cuda_core.LEGACY_DEFAULT_STREAM.sync(),
+                lambda: cuda_core.PER_THREAD_DEFAULT_STREAM.record(),
+                lambda: cuda_core.LEGACY_DEFAULT_STREAM.context):
         with pytest.raises(CUDAError, match="CUDA driver not found|no CUDA-capable GPU"):
             use()
 

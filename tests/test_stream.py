@@ -222,3 +222,56 @@ def test_stream_of_wrong_device_event(dev):
     with pytest.raises(ValueError, match="event belongs to device 1 but the stream to device 0"):
         s.record(e1)
     s.close()
+
+
+@pytest.mark.gpu
+def test_from_handle_zero_is_the_legacy_stream(dev):
+    assert Stream.from_handle(0) == LEGACY_DEFAULT_STREAM
+
+
+@pytest.mark.gpu
+def test_cuda_stream_must_be_a_method(dev):
+    class Attr:
+        __cuda_stream__ = (0, 1)
+
+    with pytest.raises(TypeError, match="__cuda_stream__ must be a method"):
+        dev.create_stream(Attr())
+
+
+@pytest.mark.gpu
+def test_wrapped_stream_of_another_device_is_refused():
+    if cuda_core.System().num_devices < 2:
+        pytest.skip("needs two GPUs")
+    Device(1).set_current()
+    s1 = Device(1).create_stream()
+    Device(0).set_current()
+    with pytest.raises(ValueError, match="belongs to device 1, not to device 0"):
+        Device(0).create_stream(s1)
+    s1.close()
+
+
+@pytest.mark.gpu
+def test_primary_context_of_a_foreign_stream_is_recognised():
+    # A stream made by another library in the primary context, wrapped before set_current()
+    # on this thread: its context is the device's primary one.
+    import threading
+
+    from cuda.bindings import driver
+
+    out = []
+
+    def fresh():
+        err, ctx = driver.cuDevicePrimaryCtxRetain(0)
+        assert err == driver.CUresult.CUDA_SUCCESS
+        driver.cuCtxSetCurrent(ctx)
+        err, raw = driver.cuStreamCreate(1)
+        assert err == driver.CUresult.CUDA_SUCCESS
+        s = Stream.from_handle(int(raw))
+        out.append((s.context.is_primary, s.context == Device(0).context))
+        driver.cuStreamDestroy(raw)
+        driver.cuDevicePrimaryCtxRelease(0)
+
+    t = threading.Thread(target=fresh)
+    t.start()
+    t.join()
+    assert out == [(True, True)]

@@ -18,12 +18,13 @@ ROOT = os.path.dirname(HERE)
 
 # Yes/no capabilities, recognised by how cuda.h documents them.
 BOOL_DOC = re.compile(
-    r"^(Device (supports|suports|can|is|has|accepts|shares)|Indicates (device supports|if)|"
+    r"^(Device (supports|suports|can|is|has|accepts|accesses|shares)|Indicates (device supports|if)|"
     r"Specifies whether|Link between the device and the host supports|The host can|"
     r"64-bit operations are supported|::CU_STREAM_WAIT_VALUE_NOR is supported|"
     r"The ::CU_STREAM_WAIT_VALUE_FLUSH flag|External timeline semaphore interop|"
     r"Deprecated, along with v1 MemOps API)")
-BOOL_NAMES = {"COOPERATIVE_MULTI_DEVICE_LAUNCH", "CAN_TEX2D_GATHER", "GPU_OVERLAP"}
+BOOL_NAMES = {"COOPERATIVE_MULTI_DEVICE_LAUNCH", "CAN_TEX2D_GATHER", "GPU_OVERLAP",
+              "VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED"}
 INT_NAMES = {"MULTI_GPU_BOARD_GROUP_ID"}
 BLOCK_BEGIN = "    # BEGIN GENERATED DeviceProperties (tools/gen_device_properties.py)\n"
 BLOCK_END = "    # END GENERATED DeviceProperties\n"
