@@ -1,0 +1,29 @@
+cdef extern from "_kernel_args_arena.h":
+    cdef struct cuda_core_arg_slot:
+        unsigned char bytes[16]
+
+
+cdef enum:
+    # Launches with up to this many arguments pack them without touching the heap.
+    INLINE_ARGS = 32
+
+
+cdef struct ParamHolder:
+    # kernelParams for the driver: ptrs[i] points at argument i's bytes, which live in a slot
+    # (scalars converted from Python) or inside the argument object itself (NumPy scalars,
+    # ctypes objects), which the caller keeps alive until the driver call returns.
+    void** ptrs
+    size_t* sizes
+    cuda_core_arg_slot* slots
+    Py_ssize_t count
+    void* heap
+    void* inline_ptrs[INLINE_ARGS]
+    size_t inline_sizes[INLINE_ARGS]
+    cuda_core_arg_slot inline_slots[INLINE_ARGS]
+
+
+cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1
+cdef void holder_release(ParamHolder* h) noexcept
+cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first) except -1
+cdef int check_against_layout(ParamHolder* h, tuple args, Py_ssize_t first,
+                              const size_t* expected) except -1

@@ -1,0 +1,309 @@
+"""The param holder: Python kernel arguments packed into ``kernelParams`` at C level.
+
+Each argument is classified by its exact type first (a chain of pointer compares against type
+objects cached at import) and by ``isinstance`` only when no exact type matches, so subclasses
+still work. Values converted from Python objects (``int``, ``float``, ``bool``, ``complex``,
+device pointers) go into 16-byte slots of one aligned arena that lives inside the
+:c:type:`ParamHolder` on the caller's stack; NumPy scalars and ctypes objects are not copied:
+``kernelParams`` points into the objects, which the caller's argument tuple keeps alive until
+the driver call has returned (the driver copies the values during the call). Up to
+``INLINE_ARGS`` arguments need no heap; beyond that one block holds pointers, sizes and slots,
+released by :c:func:`holder_release` on every path, failures included.
+
+A Python ``int`` is a pointer-sized value (``intptr_t``/``uintptr_t``), as in cuda.core: device
+pointers are ints throughout the CUDA Python ecosystem. Pass ``numpy.int32(x)`` or
+``ctypes.c_int(x)`` for a 32-bit integer parameter; the launcher compares every argument's size
+with the kernel's parameter layout, so a mismatch is an error, never garbage.
+"""
+
+import ctypes
+
+import numpy
+
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+__all__ = []
+
+
+cdef extern from *:
+    """
+    #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+    #include <numpy/ndarraytypes.h>
+    #include <numpy/arrayscalars.h>
+    """
+    ctypedef struct PyBoolScalarObject:
+        unsigned char obval
+    ctypedef struct PyByteScalarObject:
+        signed char obval
+    ctypedef struct PyShortScalarObject:
+        short obval
+    ctypedef struct PyIntScalarObject:
+        int obval
+    ctypedef struct PyLongScalarObject:
+        long obval
+    ctypedef struct PyLongLongScalarObject:
+        long long obval
+    ctypedef struct PyUByteScalarObject:
+        unsigned char obval
+    ctypedef struct PyUShortScalarObject:
+        unsigned short obval
+    ctypedef struct PyUIntScalarObject:
+        unsigned int obval
+    ctypedef struct PyULongScalarObject:
+        unsigned long obval
+    ctypedef struct PyULongLongScalarObject:
+        unsigned long long obval
+    ctypedef struct PyHalfScalarObject:
+        unsigned short obval
+    ctypedef struct PyFloatScalarObject:
+        float obval
+    ctypedef struct PyDoubleScalarObject:
+        double obval
+    ctypedef struct npy_cfloat_pair "npy_cfloat":
+        pass
+    ctypedef struct npy_cdouble_pair "npy_cdouble":
+        pass
+    ctypedef struct PyCFloatScalarObject:
+        npy_cfloat_pair obval
+    ctypedef struct PyCDoubleScalarObject:
+        npy_cdouble_pair obval
+
+
+# Type objects, cached once: the hot path compares pointers against these.
+cdef type _np_bool = numpy.bool_
+cdef type _np_int8 = numpy.int8
+cdef type _np_int16 = numpy.int16
+cdef type _np_int32 = numpy.int32
+cdef type _np_long = numpy.dtype("l").type          # int64 on LP64 platforms
+cdef type _np_longlong = numpy.longlong
+cdef type _np_uint8 = numpy.uint8
+cdef type _np_uint16 = numpy.uint16
+cdef type _np_uint32 = numpy.uint32
+cdef type _np_ulong = numpy.dtype("L").type
+cdef type _np_ulonglong = numpy.ulonglong
+cdef type _np_float16 = numpy.float16
+cdef type _np_float32 = numpy.float32
+cdef type _np_float64 = numpy.float64
+cdef type _np_complex64 = numpy.complex64
+cdef type _np_complex128 = numpy.complex128
+cdef type _np_generic = numpy.generic
+cdef type _np_ndarray = numpy.ndarray
+cdef tuple _ctypes_data = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+cdef object _ctypes_pointer = ctypes._Pointer
+
+cdef object _UINTPTR_MAX = (1 << 64) - 1
+
+
+cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1:
+    cdef size_t each = sizeof(void*) + sizeof(size_t) + sizeof(cuda_core_arg_slot)
+    h.count = count
+    h.heap = NULL
+    if count <= INLINE_ARGS:
+        h.ptrs = h.inline_ptrs
+        h.sizes = h.inline_sizes
+        h.slots = h.inline_slots
+        return 0
+    # Slots first: the block from malloc is aligned for any fundamental type, and 16 * count
+    # keeps the pointer and size arrays after them aligned too.
+    h.heap = malloc(each * count)
+    if h.heap == NULL:
+        raise MemoryError(f"cannot allocate the argument block for {count} kernel arguments")
+    h.slots = <cuda_core_arg_slot*>h.heap
+    h.ptrs = <void**>(<char*>h.heap + sizeof(cuda_core_arg_slot) * count)
+    h.sizes = <size_t*>(<char*>h.ptrs + sizeof(void*) * count)
+    return 0
+
+
+cdef void holder_release(ParamHolder* h) noexcept:
+    if h.heap != NULL:
+        free(h.heap)
+        h.heap = NULL
+
+
+cdef inline int _put_u64(ParamHolder* h, Py_ssize_t i, uint64_t value) except -1:
+    memcpy(h.slots[i].bytes, &value, 8)
+    h.ptrs[i] = h.slots[i].bytes
+    h.sizes[i] = 8
+    return 0
+
+
+cdef inline int _put_obval(ParamHolder* h, Py_ssize_t i, void* where, size_t size) except -1:
+    h.ptrs[i] = where
+    h.sizes[i] = size
+    return 0
+
+
+cdef int _put_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
+    """A Python int as a pointer-sized value: -2**63 <= value < 2**64."""
+    cdef int overflow = 0
+    cdef long long signed_value = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0:
+        return _put_u64(h, i, <uint64_t>signed_value)
+    if overflow > 0 and value <= _UINTPTR_MAX:
+        return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
+    raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
+                        f"(64-bit) parameter")
+
+
+cdef int _put_buffer_protocol(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    # ctypes objects and NumPy structured scalars: point at their own bytes (kept alive by
+    # the caller's argument tuple); Py_buffer for these owns nothing that must outlive it.
+    cdef Py_buffer view
+    PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)
+    h.ptrs[i] = view.buf
+    h.sizes[i] = <size_t>view.len
+    PyBuffer_Release(&view)
+    return 0
+
+
+cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    cai = arg.__cuda_array_interface__
+    try:
+        ptr = cai["data"][0]
+    except (TypeError, KeyError, IndexError):
+        raise TypeError(f"kernel argument {i} ({type(arg).__name__}): malformed "
+                        f"__cuda_array_interface__ (no 'data' pointer)") from None
+    return _put_int(h, i, ptr)
+
+
+cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    """Everything that is not one of the exact types of the fast path."""
+    cdef double complex z
+    if isinstance(arg, bool):
+        h.slots[i].bytes[0] = 1 if arg else 0
+        h.ptrs[i] = h.slots[i].bytes
+        h.sizes[i] = 1
+        return 0
+    if isinstance(arg, int):  # int subclasses such as IntEnum
+        return _put_int(h, i, int(arg))
+    if isinstance(arg, float):
+        return _pack_one(h, i, float(arg))
+    if isinstance(arg, complex):
+        return _pack_one(h, i, complex(arg))
+    if isinstance(arg, _np_ndarray):
+        if hasattr(arg, "__cuda_array_interface__"):
+            return _put_device_array(h, i, arg)
+        raise TypeError(
+            f"kernel argument {i} is a host NumPy array: a kernel cannot read host memory "
+            f"through it. Pass device memory (a Buffer, a CuPy array, a PyTorch tensor), or a "
+            f"pointer as an int; for a scalar parameter pass a NumPy scalar such as "
+            f"numpy.float32(x)")
+    if isinstance(arg, _np_generic) or isinstance(arg, _ctypes_data) \
+            or isinstance(arg, _ctypes_pointer):
+        return _put_buffer_protocol(h, i, arg)
+    if hasattr(arg, "__cuda_array_interface__"):
+        return _put_device_array(h, i, arg)
+    raise TypeError(
+        f"kernel argument {i} has unsupported type {type(arg).__module__}."
+        f"{type(arg).__qualname__}: pass a Buffer, a device array (CUDA Array Interface), an "
+        f"int (pointer-sized), a bool, a float (double), a complex, a NumPy scalar, or a "
+        f"ctypes scalar or structure")
+
+
+cdef int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    cdef type t = type(arg)
+    cdef double d
+    cdef double complex z
+    if t is int:
+        return _put_int(h, i, arg)
+    if t is float:
+        d = arg
+        memcpy(h.slots[i].bytes, &d, 8)
+        h.ptrs[i] = h.slots[i].bytes
+        h.sizes[i] = 8
+        return 0
+    if t is _np_float32:
+        return _put_obval(h, i, &(<PyFloatScalarObject*>arg).obval, 4)
+    if t is _np_int32:
+        return _put_obval(h, i, &(<PyIntScalarObject*>arg).obval, 4)
+    if t is _np_long:
+        return _put_obval(h, i, &(<PyLongScalarObject*>arg).obval, sizeof(long))
+    if t is _np_ulong:
+        return _put_obval(h, i, &(<PyULongScalarObject*>arg).obval, sizeof(long))
+    if t is _np_float64:
+        return _put_obval(h, i, &(<PyDoubleScalarObject*>arg).obval, 8)
+    if t is _np_uint32:
+        return _put_obval(h, i, &(<PyUIntScalarObject*>arg).obval, 4)
+    if t is bool:
+        h.slots[i].bytes[0] = 1 if arg is True else 0
+        h.ptrs[i] = h.slots[i].bytes
+        h.sizes[i] = 1
+        return 0
+    if t is _np_float16:
+        return _put_obval(h, i, &(<PyHalfScalarObject*>arg).obval, 2)
+    if t is _np_int16:
+        return _put_obval(h, i, &(<PyShortScalarObject*>arg).obval, 2)
+    if t is _np_uint16:
+        return _put_obval(h, i, &(<PyUShortScalarObject*>arg).obval, 2)
+    if t is _np_int8:
+        return _put_obval(h, i, &(<PyByteScalarObject*>arg).obval, 1)
+    if t is _np_uint8:
+        return _put_obval(h, i, &(<PyUByteScalarObject*>arg).obval, 1)
+    if t is _np_bool:
+        return _put_obval(h, i, &(<PyBoolScalarObject*>arg).obval, 1)
+    if t is _np_longlong:
+        return _put_obval(h, i, &(<PyLongLongScalarObject*>arg).obval, 8)
+    if t is _np_ulonglong:
+        return _put_obval(h, i, &(<PyULongLongScalarObject*>arg).obval, 8)
+    if t is _np_complex64:
+        return _put_obval(h, i, &(<PyCFloatScalarObject*>arg).obval, 8)
+    if t is _np_complex128:
+        return _put_obval(h, i, &(<PyCDoubleScalarObject*>arg).obval, 16)
+    if t is complex:
+        z = arg
+        memcpy(h.slots[i].bytes, &z, 16)
+        h.ptrs[i] = h.slots[i].bytes
+        h.sizes[i] = 16
+        return 0
+    return _pack_slow(h, i, arg)
+
+
+cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first) except -1:
+    """Pack ``args[first:]`` into ``h`` (initialised for that many arguments)."""
+    cdef Py_ssize_t i
+    for i in range(h.count):
+        _pack_one(h, i, args[first + i])
+    return 0
+
+
+cdef int check_against_layout(ParamHolder* h, tuple args, Py_ssize_t first,
+                              const size_t* expected) except -1:
+    """Compare each packed argument's size with the kernel's parameter sizes."""
+    cdef Py_ssize_t i
+    for i in range(h.count):
+        if h.sizes[i] != expected[i]:
+            _size_mismatch(i, args[first + i], h.sizes[i], expected[i])
+    return 0
+
+
+cdef int _size_mismatch(Py_ssize_t i, object arg, size_t given, size_t expected) except -1:
+    name = type(arg).__name__
+    hint = ""
+    if type(arg) is int or type(arg) is float:
+        hint = (f"; a Python {name} is always {given} bytes "
+                + ("(a pointer)" if type(arg) is int else "(a double)")
+                + f": pass a NumPy or ctypes scalar of {expected} bytes, e.g. "
+                + ("numpy.int32(x)" if type(arg) is int else "numpy.float32(x)")
+                if expected in (1, 2, 4) else "")
+    raise TypeError(f"kernel argument {i}: {name} packs to {given} bytes but the kernel's "
+                    f"parameter {i} is {expected} bytes{hint}")
+
+
+def _packed_arguments(*args):
+    """Test hook: the bytes each argument packs to, exactly as the driver would read them.
+
+    This is the single deliberate window into the packing, for tests of its layout; it runs the
+    same code as :func:`launch`.
+    """
+    cdef ParamHolder h
+    cdef Py_ssize_t i
+    holder_init(&h, len(args))
+    try:
+        pack_args(&h, args, 0)
+        return [(<char*>h.ptrs[i])[:h.sizes[i]] for i in range(h.count)]
+    finally:
+        holder_release(&h)
