@@ -12,7 +12,7 @@ from cuda_core._event import Event
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import system, typing
+from cuda_core import system, typing, utils
 
 __all__ = [
     "CUDAError",
@@ -32,4 +32,5 @@ __all__ = [
     "System",
     "system",
     "typing",
+    "utils",
 ]
