@@ -13,7 +13,7 @@ from cuda_core._launch_config import LaunchConfig
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import system, typing
+from cuda_core import system, typing, utils
 
 __all__ = [
     "CUDAError",
@@ -34,4 +34,5 @@ __all__ = [
     "System",
     "system",
     "typing",
+    "utils",
 ]
