@@ -1,0 +1,9 @@
+from typing import Any
+
+from cuda_core._launch_config import LaunchConfig
+from cuda_core._module import Kernel
+from cuda_core._stream import Stream
+from cuda_core.typing import IsStreamType
+
+def launch(stream: Stream | IsStreamType, config: LaunchConfig, kernel: Kernel,
+           *args: Any) -> None: ...

@@ -1,0 +1,216 @@
+"""launch(): one kernel launch, at the cost of a C call to cuLaunchKernelEx.
+
+The fast path (a Stream, a LaunchConfig, a Kernel and arguments of the param holder's exact
+types) runs no Python-level function: the stream, config and kernel are read through their C
+fields, the arguments are packed on the stack (``_kernel_args``), checked against the kernel's
+parameter layout (kept on the Kernel in C), and the driver is called with the GIL released.
+
+Device-dependent checks cost nothing on success: the driver refuses a block that is too large,
+a cluster on a device without clusters, an oversized cooperative grid or too much dynamic
+shared memory, and only then does :func:`_explain_refusal` work out which limit was crossed
+and say so, with the limit in the message.
+"""
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAttribute,
+                                     CUlaunchConfig, CUresult, CUDA_SUCCESS)
+
+from cuda_core._context cimport push_if_needed, pop_pushed
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._kernel_args cimport (ParamHolder, holder_init, holder_release, pack_args,
+                                     check_against_layout)
+from cuda_core._launch_config cimport LaunchConfig
+from cuda_core._module cimport Kernel, kernel_param_layout
+from cuda_core._stream cimport Stream, as_stream
+
+__all__ = ["launch"]
+
+
+def launch(stream, config, kernel, *args):
+    """Launch ``kernel`` on ``stream`` with ``config`` and the kernel's arguments.
+
+    .. note:: Calls ``cuLaunchKernelEx``, with the GIL released.
+
+    Parameters
+    ----------
+    stream : Stream, GraphBuilder, or an object with ``__cuda_stream__``
+        Where the launch is queued (or captured).
+    config : LaunchConfig
+        Grid, block, cluster, dynamic shared memory and launch flags.
+    kernel : Kernel
+        The kernel, from :meth:`ObjectCode.get_kernel`.
+    *args
+        The kernel's arguments, one per parameter: a :class:`Buffer` or any object with
+        ``__cuda_array_interface__`` (its device pointer), an ``int`` (a pointer-sized value),
+        ``bool``, ``float`` (C ``double``), ``complex`` (``complex<double>``), NumPy and ctypes
+        scalars of the parameter's exact width, ctypes structures and NumPy structured scalars
+        passed by value.
+
+    Raises
+    ------
+    TypeError
+        For a wrong argument count, an argument of unsupported type, or an argument whose
+        size differs from the kernel's parameter (the message names the index, the type, its
+        size and the expected size).
+    ValueError
+        For a launch configuration the device or kernel cannot run; the message names the
+        limit.
+    CUDAError
+        For any other refusal by the driver.
+    """
+    cdef Stream s
+    cdef LaunchConfig cfg
+    cdef Kernel k
+    cdef ParamHolder h
+    cdef CUlaunchConfig lc
+    cdef CUlaunchAttribute attrs[3]
+    cdef const size_t* offsets
+    cdef const size_t* sizes
+    cdef Py_ssize_t n
+    cdef CUresult err
+    cdef CUcontext ctx = NULL
+    cdef int pushed = 0
+
+    if type(config) is LaunchConfig or isinstance(config, LaunchConfig):
+        cfg = <LaunchConfig>config
+    else:
+        raise TypeError(f"launch(): config must be a LaunchConfig, not {type(config).__name__}")
+    if type(kernel) is Kernel or isinstance(kernel, Kernel):
+        k = <Kernel>kernel
+    else:
+        raise TypeError(f"launch(): kernel must be a Kernel, not {type(kernel).__name__}")
+    if type(stream) is Stream:
+        s = <Stream>stream
+    else:
+        s = as_stream(stream, "launch()")
+    s._check_open()
+
+    n = kernel_param_layout(k, &offsets, &sizes)
+    if len(args) != n:
+        raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
+                        f"{len(args)} given")
+
+    lc.gridDimX = cfg._grid[0] * cfg._cluster[0]
+    lc.gridDimY = cfg._grid[1] * cfg._cluster[1]
+    lc.gridDimZ = cfg._grid[2] * cfg._cluster[2]
+    lc.blockDimX = cfg._block[0]
+    lc.blockDimY = cfg._block[1]
+    lc.blockDimZ = cfg._block[2]
+    lc.sharedMemBytes = cfg._shmem_size
+    lc.hStream = s._handle
+    lc.attrs = attrs
+    lc.numAttrs = 0
+    if cfg._has_cluster:
+        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attrs[lc.numAttrs].value.clusterDim.x = cfg._cluster[0]
+        attrs[lc.numAttrs].value.clusterDim.y = cfg._cluster[1]
+        attrs[lc.numAttrs].value.clusterDim.z = cfg._cluster[2]
+        lc.numAttrs += 1
+    if cfg._is_cooperative:
+        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        attrs[lc.numAttrs].value.cooperative = 1
+        lc.numAttrs += 1
+    if cfg._pss:
+        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attrs[lc.numAttrs].value.programmaticStreamSerializationAllowed = 1
+        lc.numAttrs += 1
+
+    # A CUkernel launches in the current context: make the stream's current for the call.
+    if s._ctx is not None:
+        ctx = s._ctx._handle
+    holder_init(&h, n)
+    try:
+        pack_args(&h, args, 0)
+        check_against_layout(&h, args, 0, sizes)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuLaunchKernelEx(&lc, <CUfunction>k._handle, h.ptrs, NULL)
+            if pushed:
+                pop_pushed()
+    finally:
+        holder_release(&h)
+    if err != CUDA_SUCCESS:
+        _explain_refusal(err, s, cfg, k)
+
+
+cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:
+    cdef int value = 0
+    HANDLE_RETURN(cydriver.cuDeviceGetAttribute(&value, attr, dev))
+    return value
+
+
+cdef int _kernel_attr(Kernel k, cydriver.CUfunction_attribute attr, CUdevice dev) except? -1:
+    cdef int value = 0
+    HANDLE_RETURN(cydriver.cuKernelGetAttribute(&value, attr, k._handle, dev))
+    return value
+
+
+cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) except -1:
+    """The driver refused the launch: name the limit that was crossed, or raise its error."""
+    cdef CUdevice dev = 0
+    cdef int pushed = 0
+    cdef int blocks = 0
+    if s._ctx is not None:
+        dev = s._ctx._device_id
+    else:
+        HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+    block = cfg.block
+    threads = block[0] * block[1] * block[2]
+    limit = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
+    if threads > limit:
+        raise ValueError(f"launch(): LaunchConfig.block={block} has {threads} threads; device "
+                         f"{dev} allows at most {limit} per block")
+    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)):
+        limit = _attr(attr, dev)
+        if block[i] > limit:
+            raise ValueError(f"launch(): LaunchConfig.block={block}: dimension {'xyz'[i]} is "
+                             f"{block[i]}; device {dev} allows at most {limit}")
+    kernel_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
+    if threads > kernel_limit:
+        raise ValueError(f"launch(): LaunchConfig.block={block} has {threads} threads; this "
+                         f"kernel can run at most {kernel_limit} per block on device {dev} "
+                         f"(its register or shared-memory use limits it)")
+    grid = (cfg._grid[0] * cfg._cluster[0], cfg._grid[1] * cfg._cluster[1],
+            cfg._grid[2] * cfg._cluster[2])
+    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)):
+        limit = _attr(attr, dev)
+        if grid[i] > limit:
+            raise ValueError(f"launch(): the grid has {grid[i]} blocks in dimension "
+                             f"{'xyz'[i]}; device {dev} allows at most {limit}")
+    if cfg._has_cluster:
+        major = _attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+        if major < 9:
+            raise ValueError(f"launch(): LaunchConfig.cluster needs compute capability 9.0 or "
+                             f"newer; device {dev} is {major}."
+                             f"{_attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)}")
+    if cfg._shmem_size:
+        smem_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  dev)
+        if cfg._shmem_size > smem_limit:
+            optin = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev)
+            static = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, dev)
+            raise ValueError(
+                f"launch(): LaunchConfig.shmem_size={cfg._shmem_size} bytes exceeds this "
+                f"kernel's dynamic shared memory limit of {smem_limit} bytes on device {dev}. "
+                f"Raise the limit first with kernel.attributes.max_dynamic_shared_size_bytes"
+                f" = {cfg._shmem_size} (the device allows up to {optin - static} bytes for "
+                f"this kernel: {optin} opt-in minus {static} static)")
+    if cfg._is_cooperative:
+        if not _attr(cydriver.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev):
+            raise ValueError(f"launch(): device {dev} does not support cooperative launches")
+        HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
+        sms = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
+        total = grid[0] * grid[1] * grid[2]
+        if total > blocks * sms:
+            raise ValueError(
+                f"launch(): a cooperative grid must fit on the device at once: {total} blocks "
+                f"requested, but at most {blocks * sms} fit on device {dev} ({blocks} per "
+                f"multiprocessor x {sms} multiprocessors for this kernel, block and shared "
+                f"memory size)")
+    raise make_driver_error(err, "launch(): cuLaunchKernelEx failed")

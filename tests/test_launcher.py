@@ -1,0 +1,409 @@
+"""launch(): argument round trips, layouts, errors, threads, memory, and the fast path."""
+
+import ctypes
+import gc
+import os
+import struct
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from cuda_core import (Device, LaunchConfig, LEGACY_DEFAULT_STREAM, Program, ProgramOptions,
+                       launch)
+
+
+# -- CPU ---------------------------------------------------------------------------------------
+
+def test_config_and_kernel_types_are_checked_first():
+    with pytest.raises(TypeError, match="config must be a LaunchConfig, not dict"):
+        launch(LEGACY_DEFAULT_STREAM, {"grid": 1}, None)
+    with pytest.raises(TypeError, match="kernel must be a Kernel, not str"):
+        launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), "kernel")
+
+
+# -- GPU helpers -------------------------------------------------------------------------------
+
+from cuda.bindings import driver  # noqa: E402
+
+
+def _check(result):
+    err = result[0]
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    return result[1] if len(result) == 2 else result[1:]
+
+
+class DeviceBytes:
+    """Raw device memory through cuda.bindings, so these tests do not depend on Buffer."""
+
+    def __init__(self, size):
+        self.size = size
+        self.ptr = int(_check(driver.cuMemAlloc(size)))
+        _check(driver.cuMemsetD8(self.ptr, 0xAB, size) + (None,))
+
+    def read(self):
+        out = np.empty(self.size, dtype=np.uint8)
+        _check(driver.cuMemcpyDtoH(out.ctypes.data, self.ptr, self.size) + (None,))
+        return out.tobytes()
+
+    def free(self):
+        driver.cuMemFree(self.ptr)
+
+
+def compile_kernels(dev, source, names=(), std="c++17"):
+    opts = ProgramOptions(arch=f"sm_{dev.arch}", std=std)
+    return Program(source, "c++", options=opts).compile("cubin", name_expressions=names)
+
+
+ECHO = r"""
+#include <cuda_fp16.h>
+struct Mixed { char tag; double value; short n; };
+struct Pair64 { double re, im; };
+struct Pair32 { float re, im; };
+template <typename T> __global__ void echo(T value, T* out) { *out = value; }
+template __global__ void echo<Mixed>(Mixed, Mixed*);
+"""
+
+# (value, C type, expected bytes)
+ECHO_CASES = [
+    (np.bool_(True), "bool", b"\x01"),
+    (True, "bool", b"\x01"),
+    (np.int8(-7), "signed char", struct.pack("<b", -7)),
+    (np.uint8(200), "unsigned char", struct.pack("<B", 200)),
+    (np.int16(-12345), "short", struct.pack("<h", -12345)),
+    (np.uint16(54321), "unsigned short", struct.pack("<H", 54321)),
+    (np.int32(-123456789), "int", struct.pack("<i", -123456789)),
+    (np.uint32(4000000001), "unsigned int", struct.pack("<I", 4000000001)),
+    (np.int64(-(2**50) - 3), "long long", struct.pack("<q", -(2**50) - 3)),
+    (np.uint64(2**64 - 5), "unsigned long long", struct.pack("<Q", 2**64 - 5)),
+    (np.float16(-3.5), "__half", struct.pack("<e", -3.5)),
+    (np.float32(1.1), "float", struct.pack("<f", np.float32(1.1))),
+    (np.float64(2.2), "double", struct.pack("<d", 2.2)),
+    (np.complex64(1.5 - 2j), "Pair32", struct.pack("<ff", 1.5, -2)),
+    (np.complex128(-1.25 + 8j), "Pair64", struct.pack("<dd", -1.25, 8)),
+    (complex(3, -4), "Pair64", struct.pack("<dd", 3, -4)),
+    (0xFEDCBA9876543210, "unsigned long long", struct.pack("<Q", 0xFEDCBA9876543210)),
+    (-2, "long long", struct.pack("<q", -2)),
+    (6.02e23, "double", struct.pack("<d", 6.02e23)),
+    (ctypes.c_int8(-1), "signed char", b"\xff"),
+    (ctypes.c_uint16(65535), "unsigned short", b"\xff\xff"),
+    (ctypes.c_int32(-5), "int", struct.pack("<i", -5)),
+    (ctypes.c_uint64(2**63 + 1), "unsigned long long", struct.pack("<Q", 2**63 + 1)),
+    (ctypes.c_float(0.25), "float", struct.pack("<f", 0.25)),
+    (ctypes.c_double(-0.5), "double", struct.pack("<d", -0.5)),
+    (ctypes.c_bool(True), "bool", b"\x01"),
+]
+
+
+class Mixed(ctypes.Structure):
+    _fields_ = [("tag", ctypes.c_char), ("value", ctypes.c_double), ("n", ctypes.c_int16)]
+
+
+@pytest.fixture(scope="module")
+def echo_module():
+    dev = Device(0)
+    dev.set_current()
+    names = sorted({f"echo<{ctype}>" for _, ctype, _ in ECHO_CASES} | {"echo<Mixed>"})
+    return compile_kernels(dev, ECHO, names)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("value, ctype, expected", ECHO_CASES,
+                         ids=[f"{type(v).__name__}-{c}" for v, c, _ in ECHO_CASES])
+def test_argument_round_trip_is_bit_exact(dev, stream, echo_module, value, ctype, expected):
+    kernel = echo_module.get_kernel(f"echo<{ctype}>")
+    out = DeviceBytes(len(expected))
+    launch(stream, LaunchConfig(grid=1, block=1), kernel, value, out.ptr)
+    stream.sync()
+    assert out.read() == expected
+    out.free()
+
+
+@pytest.mark.gpu
+def test_struct_by_value(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<Mixed>")
+    assert [p.size for p in kernel.arguments_info] == [24, 8]
+    out = DeviceBytes(24)
+    value = Mixed(b"z", -9.75, 31000)
+    launch(stream, LaunchConfig(grid=1, block=1), kernel, value, out.ptr)
+    stream.sync()
+    raw = out.read()
+    assert raw[0:1] == b"z" and raw[8:16] == struct.pack("<d", -9.75)
+    assert raw[16:18] == struct.pack("<h", 31000)
+    dt = np.dtype([("tag", "i1"), ("value", "f8"), ("n", "i2")], align=True)
+    record = np.array([(7, 0.125, -2)], dtype=dt)[0]
+    launch(stream, LaunchConfig(grid=1, block=1), kernel, record, out.ptr)
+    stream.sync()
+    assert out.read() == record.tobytes()
+    out.free()
+
+
+def _sum_kernel_source(n):
+    params = ", ".join(f"int a{i}" for i in range(n))
+    body = " + ".join(f"a{i}" for i in range(n))
+    return f'extern "C" __global__ void sum{n}({params}, long long* out) {{ *out = {body}; }}'
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 16, 64, 256])
+def test_many_arguments(dev, stream, n):
+    mod = compile_kernels(dev, _sum_kernel_source(n))
+    kernel = mod.get_kernel(f"sum{n}")
+    assert kernel.num_arguments == n + 1
+    out = DeviceBytes(8)
+    values = [np.int32(i * 7 - 3) for i in range(n)]
+    launch(stream, LaunchConfig(grid=1, block=1), kernel, *values, out.ptr)
+    stream.sync()
+    assert struct.unpack("<q", out.read())[0] == sum(int(v) for v in values)
+    out.free()
+
+
+AXPY = r"""
+extern "C" __global__ void axpy(float a, const float* x, float* y, unsigned long long n) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+@pytest.mark.gpu
+def test_cupy_array_arguments(dev, stream):
+    cp = pytest.importorskip("cupy")
+    kernel = compile_kernels(dev, AXPY).get_kernel("axpy")
+    x = cp.arange(1000, dtype=cp.float32)
+    y = cp.ones(1000, dtype=cp.float32)
+    dev.sync()
+    launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(2), x, y, np.uint64(1000))
+    stream.sync()
+    assert cp.allclose(y, 2 * cp.arange(1000, dtype=cp.float32) + 1)
+
+
+@pytest.mark.gpu
+def test_torch_tensor_arguments(dev, stream):
+    torch = pytest.importorskip("torch")
+    kernel = compile_kernels(dev, AXPY).get_kernel("axpy")
+    x = torch.arange(1000, dtype=torch.float32, device="cuda:0")
+    y = torch.full((1000,), 3.0, device="cuda:0")
+    torch.cuda.synchronize()
+    launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(-1), x, y, np.uint64(1000))
+    stream.sync()
+    assert torch.equal(y, 3.0 - torch.arange(1000, dtype=torch.float32, device="cuda:0"))
+
+
+CLUSTER = r"""
+extern "C" __global__ void cluster_shape(unsigned int* out) {
+    unsigned int x, y, z, rank;
+    asm volatile("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(x));
+    asm volatile("mov.u32 %0, %%cluster_nctaid.y;" : "=r"(y));
+    asm volatile("mov.u32 %0, %%cluster_nctaid.z;" : "=r"(z));
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0) {
+        out[0] = x; out[1] = y; out[2] = z;
+        out[3] = gridDim.x; out[4] = gridDim.y; out[5] = gridDim.z;
+    }
+}
+"""
+
+
+@pytest.mark.gpu
+def test_cluster_launch_shape_read_back(dev, stream):
+    if dev.compute_capability < (9, 0):
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    kernel = compile_kernels(dev, CLUSTER).get_kernel("cluster_shape")
+    out = DeviceBytes(24)
+    launch(stream, LaunchConfig(grid=(3, 2), cluster=(2, 2), block=32), kernel, out.ptr)
+    stream.sync()
+    assert struct.unpack("<6I", out.read()) == (2, 2, 1, 6, 4, 1)
+    out.free()
+
+
+COOP = r"""
+extern "C" __global__ void grid_barrier(unsigned int* counter, unsigned int* seen) {
+    __shared__ unsigned int value;
+    if (threadIdx.x == 0) {
+        atomicAdd(counter, 1u);
+        // Only a cooperative launch guarantees every block is resident, so this wait ends.
+        while ((value = atomicAdd(counter, 0u)) < gridDim.x) { }
+        seen[blockIdx.x] = value;
+    }
+}
+"""
+
+
+@pytest.mark.gpu
+def test_cooperative_launch_grid_wide_sync(dev, stream):
+    if not dev.properties.cooperative_launch:
+        pytest.skip("the device has no cooperative launch")
+    kernel = compile_kernels(dev, COOP).get_kernel("grid_barrier")
+    blocks = dev.properties.multiprocessor_count * 2
+    counter, seen = DeviceBytes(4), DeviceBytes(4 * blocks)
+    _check(driver.cuMemsetD8(counter.ptr, 0, 4) + (None,))
+    launch(stream, LaunchConfig(grid=blocks, block=64, is_cooperative=True), kernel,
+           counter.ptr, seen.ptr)
+    stream.sync()
+    assert np.frombuffer(seen.read(), np.uint32).tolist() == [blocks] * blocks
+    per_sm = kernel.occupancy.max_active_blocks_per_multiprocessor(64, 0)
+    limit = per_sm * dev.properties.multiprocessor_count
+    with pytest.raises(ValueError, match=f"{limit + 1} blocks requested, but at most {limit}"):
+        launch(stream, LaunchConfig(grid=limit + 1, block=64, is_cooperative=True), kernel,
+               counter.ptr, seen.ptr)
+    counter.free()
+    seen.free()
+
+
+@pytest.mark.gpu
+def test_errors_name_index_type_and_sizes(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)
+    cfg = LaunchConfig(grid=1, block=1)
+    with pytest.raises(TypeError, match="the kernel takes 2 arguments, 1 given"):
+        launch(stream, cfg, kernel, np.int32(1))
+    with pytest.raises(TypeError, match="the kernel takes 2 arguments, 3 given"):
+        launch(stream, cfg, kernel, np.int32(1), out.ptr, out.ptr)
+    with pytest.raises(TypeError, match=r"kernel argument 0: int packs to 8 bytes but the "
+                                        r"kernel's parameter 0 is 4 bytes.*numpy.int32"):
+        launch(stream, cfg, kernel, 5, out.ptr)
+    with pytest.raises(TypeError, match=r"kernel argument 0: float64 packs to 8 bytes .* 4 "
+                                        r"bytes"):
+        launch(stream, cfg, kernel, np.float64(1), out.ptr)
+    with pytest.raises(TypeError, match="kernel argument 1: int32 packs to 4 bytes but the "
+                                        "kernel's parameter 1 is 8 bytes"):
+        launch(stream, cfg, kernel, np.int32(1), np.int32(2))
+    with pytest.raises(TypeError, match="kernel argument 1 is a host NumPy array"):
+        launch(stream, cfg, kernel, np.int32(1), np.zeros(4, np.int32))
+    with pytest.raises(TypeError, match="kernel argument 0 has unsupported type"):
+        launch(stream, cfg, kernel, "1", out.ptr)
+    out.free()
+
+
+@pytest.mark.gpu
+def test_launch_limits_are_explained(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)
+    args = (np.int32(1), out.ptr)
+    limit = dev.properties.max_threads_per_block
+    with pytest.raises(ValueError, match=f"has {limit * 2} threads; device 0 allows at most "
+                                         f"{limit}"):
+        launch(stream, LaunchConfig(grid=1, block=limit * 2), kernel, *args)
+    with pytest.raises(ValueError, match="dimension z is 128; device 0 allows at most 64"):
+        launch(stream, LaunchConfig(grid=1, block=(1, 1, 128)), kernel, *args)
+    with pytest.raises(ValueError, match="blocks in dimension y; device 0 allows at most 65535"):
+        launch(stream, LaunchConfig(grid=(1, 70000), block=1), kernel, *args)
+    too_much = dev.properties.max_shared_memory_per_block + 1024
+    with pytest.raises(ValueError, match="shmem_size=.*exceeds this kernel's dynamic shared "
+                                         "memory limit.*max_dynamic_shared_size_bytes"):
+        launch(stream, LaunchConfig(grid=1, block=1, shmem_size=too_much), kernel, *args)
+    stream.sync()
+    out.free()
+
+
+@pytest.mark.gpu
+def test_stream_protocol_objects_and_default_streams(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)
+
+    class Foreign:
+        def __cuda_stream__(self):
+            return (0, int(stream.handle))
+
+    launch(Foreign(), LaunchConfig(grid=1, block=1), kernel, np.int32(11), out.ptr)
+    stream.sync()
+    assert out.read() == struct.pack("<i", 11)
+    launch(dev.default_stream, LaunchConfig(grid=1, block=1), kernel, np.int32(12), out.ptr)
+    dev.default_stream.sync()
+    assert out.read() == struct.pack("<i", 12)
+    closed = dev.create_stream()
+    closed.close()
+    with pytest.raises(RuntimeError, match="this Stream is closed"):
+        launch(closed, LaunchConfig(grid=1, block=1), kernel, np.int32(1), out.ptr)
+    out.free()
+
+
+@pytest.mark.gpu
+def test_four_threads_launch_at_once(echo_module):
+    kernel = echo_module.get_kernel("echo<unsigned int>")
+    errors, results = [], {}
+    barrier = threading.Barrier(4)
+
+    def work(t):
+        try:
+            dev = Device(0)
+            dev.set_current()
+            s = dev.create_stream()
+            out = DeviceBytes(4)
+            cfg = LaunchConfig(grid=1, block=1)
+            barrier.wait()
+            for i in range(2000):
+                launch(s, cfg, kernel, np.uint32(t * 100000 + i), out.ptr)
+            s.sync()
+            results[t] = struct.unpack("<I", out.read())[0]
+            out.free()
+            s.close()
+        except BaseException as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results == {t: t * 100000 + 1999 for t in range(4)}
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.gpu
+def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<float>")
+    out = DeviceBytes(4)
+    cfg = LaunchConfig(grid=1, block=1)
+    value = np.float32(1)
+    for _ in range(20000):  # warm up every cache
+        launch(stream, cfg, kernel, value, out.ptr)
+    stream.sync()
+    gc.collect()
+    rss0 = _rss_bytes()
+    free0 = _check(driver.cuMemGetInfo())[0]
+    for i in range(1_000_000):
+        launch(stream, cfg, kernel, value, out.ptr)
+        if i % 100_000 == 0:
+            stream.sync()
+    stream.sync()
+    gc.collect()
+    assert _rss_bytes() - rss0 < 4 * 1024 * 1024
+    assert abs(_check(driver.cuMemGetInfo())[0] - free0) < 4 * 1024 * 1024
+    out.free()
+
+
+@pytest.mark.gpu
+def test_fast_path_runs_no_python_function(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<float>")
+    out = DeviceBytes(4)
+    cfg = LaunchConfig(grid=1, block=1)
+    value = np.float32(2)
+    ptr = out.ptr
+    launch(stream, cfg, kernel, value, ptr)  # first use reads the kernel's layout
+    events = []
+
+    def profiler(frame, event, arg):
+        events.append((event, getattr(arg, "__name__", None) if arg is not None else
+                       frame.f_code.co_name))
+
+    sys.setprofile(profiler)
+    try:
+        launch(stream, cfg, kernel, value, ptr)
+        launch(stream, cfg, kernel, value, ptr)
+    finally:
+        sys.setprofile(None)
+    stream.sync()
+    # No Python-level function ran: no "call" event at all (a Python frame starting), and the
+    # only C call the interpreter saw, if it reports Cython functions at all, is launch itself.
+    assert not [e for e in events if e[0] == "call"]
+    assert {e for e in events if e[0] == "c_call"} <= {("c_call", "launch"),
+                                                       ("c_call", "setprofile")}
+    out.free()
