@@ -31,8 +31,6 @@ cdef class Kernel:
     cdef size_t* _param_sizes
     cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
     cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
-    cdef object _attributes
-    cdef object _occupancy
     cdef object __weakref__
 
     cdef int _load_param_info(self) except -1

@@ -550,20 +550,19 @@ cdef class Kernel:
 
     @property
     def attributes(self):
-        """:class:`KernelAttributes` for the current device; ``attributes[dev]`` for another."""
-        if self._attributes is None:
-            self._attributes = _make_attributes(self, -1)
-        return self._attributes
+        """:class:`KernelAttributes` for the current device; ``attributes[dev]`` for another.
+
+        A new view each time: a view holds its kernel, and caching it on the kernel would make a
+        reference cycle that only the garbage collector could free.
+        """
+        return _make_attributes(self, -1)
 
     @property
     def occupancy(self):
         """:class:`KernelOccupancy`: occupancy queries for this kernel."""
-        cdef KernelOccupancy occ
-        if self._occupancy is None:
-            occ = KernelOccupancy.__new__(KernelOccupancy)
-            occ._kernel = self
-            self._occupancy = occ
-        return self._occupancy
+        cdef KernelOccupancy occ = KernelOccupancy.__new__(KernelOccupancy)
+        occ._kernel = self
+        return occ
 
     def __eq__(self, other):
         if not isinstance(other, Kernel):

@@ -167,7 +167,9 @@ class ProgramOptions:
     extensible_whole_program : bool [``--extensible-whole-program``]
     debug : bool [``--device-debug``; NVVM/nvJitLink ``-g``]
     lineinfo : bool [``--generate-line-info``; NVVM ``-generate-line-info``; nvJitLink ``-lineinfo``]
-    device_code_optimize : bool [``--dopt=on|off``; NVVM ``-opt=3|0``; nvJitLink ``-O3|-O0``]
+    device_code_optimize : bool [``--dopt=on``; NVVM ``-opt=3|0``; nvJitLink ``-O3|-O0``]
+        NVRTC takes only True; False is a ValueError there (``debug=True`` turns device
+        optimization off).
     ptxas_options : str or list of str [``--ptxas-options=``; nvJitLink ``-Xptxas=``]
     max_register_count : int [``--maxrregcount=``; nvJitLink ``-maxrregcount=``]
     ftz : bool [``--ftz=``; NVVM ``-ftz=1|0``; nvJitLink ``-ftz=``]
@@ -208,6 +210,8 @@ class ProgramOptions:
     minimal : bool [``--minimal``]
     no_cache : bool [``--no-cache``; nvJitLink ``-no-cache``]
     fdevice_time_trace : str or path-like [``--fdevice-time-trace=``]
+        A file name in an existing directory; NVRTC writes its JSON trace to
+        ``<name>.json``.
     device_float128 : bool [``--device-float128``]
     frandom_seed : str or int [``--frandom-seed=``]
     ofast_compile : str [``--Ofast-compile=``]: ``"0"``, ``"min"``, ``"mid"`` or ``"max"``.
@@ -387,8 +391,13 @@ class ProgramOptions:
             f.append("--device-debug")
         if self.lineinfo:
             f.append("--generate-line-info")
-        if self.device_code_optimize is not None:
-            f.append(f"--dopt={'on' if self.device_code_optimize else 'off'}")
+        if self.device_code_optimize:
+            f.append("--dopt=on")
+        elif self.device_code_optimize is not None:
+            # NVRTC takes --dopt=on only: device code is optimized unless -G is given.
+            raise ValueError("ProgramOptions.device_code_optimize=False cannot be passed to "
+                             "NVRTC, which only takes --dopt=on; device code is optimized "
+                             "unless debug=True")
         f += [f"--ptxas-options={o}" for o in _cu.str_list(cls, "ptxas_options",
                                                             self.ptxas_options)]
         if self.max_register_count is not None:
@@ -627,7 +636,7 @@ class Program:
         self._code = _normalize_code(code, ct)
         self._source = code if isinstance(code, (str, bytes)) else bytes(code)
         opts = check_or_create_options(ProgramOptions, options, "Program options")
-        opts._check_backend(_BACKEND_OF[ct])
+        opts.as_bytes(_BACKEND_OF[ct])  # a field the backend cannot honour fails here, not later
         arch = _cu.resolve_arch("ProgramOptions", opts.arch)
         if arch != opts.arch:
             opts = copy.copy(opts)
@@ -832,6 +841,12 @@ class Program:
         if opts.use_bundled_headers and _nvrtc_version() < (13, 3):
             raise RuntimeError(f"ProgramOptions.use_bundled_headers needs NVRTC 13.3 or newer; "
                                f"this NVRTC is {'.'.join(map(str, _nvrtc_version()))}")
+        if opts.fdevice_time_trace is not None:
+            # NVRTC aborts the whole process when it cannot open the trace file.
+            trace = os.path.abspath(os.fspath(opts.fdevice_time_trace))
+            if os.path.isdir(trace) or not os.path.isdir(os.path.dirname(trace)):
+                raise ValueError(f"ProgramOptions.fdevice_time_trace={trace!r} must name a file "
+                                 f"in an existing directory (NVRTC writes <name>.json)")
         for name in names:
             (err,) = nvrtc.nvrtcAddNameExpression(prog, name.encode())
             _nvrtc_check(err, f"nvrtcAddNameExpression({name!r})")
