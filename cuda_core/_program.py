@@ -617,11 +617,12 @@ class Program:
         ``arch`` not given and no context current.
 
     .. note:: Creates the program with ``nvrtcCreateProgram`` / ``nvvmCreateProgram`` /
-       ``nvJitLinkCreate``; :meth:`close` (or garbage collection) destroys it.
+       ``nvJitLinkCreate`` on first use (:attr:`handle` or a :meth:`compile` that is not
+       answered by a cache); :meth:`close` (or garbage collection) destroys it.
     """
 
     __slots__ = ("_source", "_code", "_code_type", "_options", "_handle", "_finalizer",
-                 "_used", "_linker", "_pch_status", "_lock", "__weakref__")
+                 "_used", "_closed", "_linker", "_pch_status", "_lock", "__weakref__")
 
     def __init__(self, code: str | bytes | bytearray, code_type: str,
                  options: ProgramOptions | dict | None = None):
@@ -629,6 +630,7 @@ class Program:
         self._handle = None
         self._linker = None
         self._used = False
+        self._closed = False
         self._pch_status = None
         self._lock = threading.Lock()
         self._code_type = ct = _cu.enum_value(code_type, "Program: code_type",
@@ -642,12 +644,14 @@ class Program:
             opts = copy.copy(opts)
             opts.arch = arch
         self._options = opts
-        self._new_handle()
+        # The compiler handle is made on first use (handle or compile), so that a program
+        # answered from a cache never loads the compiler.
 
     def _new_handle(self) -> None:
         """A fresh compiler handle (NVRTC and NVVM programs are compiled once each)."""
         if self._finalizer is not None:
             self._finalizer()
+        self._used = False
         ct = self._code_type
         if ct == "c++":
             from cuda.bindings import nvrtc
@@ -687,12 +691,15 @@ class Program:
     def handle(self) -> Any:
         """The compiler handle: an ``nvrtcProgram`` (NVRTC), an int (``nvvmProgram`` or
         nvJitLink handle / ``CUlinkState`` address)."""
-        self._check_open()
-        return self._handle
+        with self._lock:
+            self._check_open()
+            if self._handle is None:
+                self._new_handle()
+            return self._handle
 
     @property
     def is_closed(self) -> bool:
-        return self._finalizer is None or not self._finalizer.alive
+        return self._closed
 
     @property
     def pch_status(self) -> PCHStatusType | None:
@@ -706,6 +713,7 @@ class Program:
 
     def close(self) -> None:
         """Destroy the compiler handle; idempotent."""
+        self._closed = True
         if self._finalizer is not None:
             self._finalizer()
 
@@ -824,7 +832,7 @@ class Program:
     def _compile(self, target: str, names: tuple[str, ...], logs: Any) -> ObjectCode:
         with self._lock:
             self._check_open()
-            if self._used:
+            if self._handle is None or self._used:
                 self._new_handle()
             self._used = True
             if self._code_type == "c++":
