@@ -163,8 +163,10 @@ def measure(side: Side, arch: str, cold_runs: int, warm_runs: int, cache_dir: st
         cache = cls(*args)
         try:
             results[label] = warm(cache)
-        except TypeError as exc:  # e.g. compile() without a cache= keyword
-            results[label] = f"n/a: {exc}"
+        except Exception as exc:
+            if side.name == "cuda_core":
+                raise  # ours must work; only the peer's missing APIs become "n/a"
+            results[label] = f"n/a: {type(exc).__name__}: {exc}"
         finally:
             close = getattr(cache, "close", None)
             if close is not None:
