@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from cuda_core import Program, ProgramOptions
+from cuda_core import NVRTCError, Program, ProgramOptions
 from cuda_core.typing import CompilerBackendType
 
 KERNEL = 'extern "C" __global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n'
@@ -287,8 +287,15 @@ def test_nvrtc_accepts_every_field(field, tmp_path, monkeypatch):
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     (tmp_path / "inc").mkdir(exist_ok=True)
     (tmp_path / "pch").mkdir(exist_ok=True)
-    value, _ = field_cases(tmp_path)[field]
-    prog, obj = compile_with(tmp_path, field, value)
+    value, flags = field_cases(tmp_path)[field]
+    try:
+        prog, obj = compile_with(tmp_path, field, value)
+    except NVRTCError as exc:
+        # Every flag was checked against NVRTC 13.3; an older NVRTC may not know a newer one.
+        flag = flags[0].split(b"=")[0].decode() if flags else ""
+        if nvrtc_version() < (13, 3) and flag and f"unrecognized option {flag}" in exc.log:
+            pytest.skip(f"NVRTC {nvrtc_version()} does not know {flag}")
+        raise
     assert obj.code
     if field == "time":
         assert (tmp_path / "t.csv").stat().st_size > 0
