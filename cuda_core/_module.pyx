@@ -387,7 +387,10 @@ cdef class ObjectCode:
                 hint = f" (lowered name {symbol!r})"
             raise make_driver_error(err, f"get_kernel(): no kernel {key!r} in ObjectCode "
                                          f"{self._name!r}{hint}")
-        HANDLE_RETURN(err)
+        if err != CUDA_SUCCESS:
+            # With lazy loading (the driver's default) a bad image is only noticed here.
+            raise make_driver_error(err, f"loading ObjectCode {self._name!r} "
+                                         f"({self._code_type}) failed in get_kernel({key!r})")
         return make_kernel(kernel, self)
 
     def get_module(self):
