@@ -10,7 +10,10 @@ from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
 from cuda_core._launch_config import LaunchConfig
+from cuda_core._linker import Linker, LinkerOptions
+from cuda_core._module import Kernel, ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
+from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
 from cuda_core import system, typing, utils
@@ -25,10 +28,16 @@ __all__ = [
     "DeviceProperties",
     "Event",
     "EventOptions",
+    "Kernel",
     "LEGACY_DEFAULT_STREAM",
     "LaunchConfig",
+    "Linker",
+    "LinkerOptions",
     "NVRTCError",
+    "ObjectCode",
     "PER_THREAD_DEFAULT_STREAM",
+    "Program",
+    "ProgramOptions",
     "Stream",
     "StreamOptions",
     "System",

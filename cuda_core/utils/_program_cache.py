@@ -842,8 +842,15 @@ def _options_encoding(options: Any, backend: str, target_type: str) -> bytes:
     if is_dataclass:
         # Every field too: some (the program name, NVVM's extra sources and libdevice) change
         # the result without being rendered as a flag.
+        # None means "not given" for every options field: only the given ones are encoded,
+        # which keeps the key cheap for the usual handful of set fields out of dozens.
         parts.append(b"fields")
-        parts.append(_canonical(dataclasses.asdict(options), "options"))
+        given = {}
+        for field in dataclasses.fields(options):
+            value = getattr(options, field.name)
+            if value is not None:
+                given[field.name] = value
+        parts.append(_canonical(given, "options"))
     return b"\0".join(parts)
 
 

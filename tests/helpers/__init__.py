@@ -71,3 +71,22 @@ class StreamGate:
     def close(self):
         self.open()
         self._driver.cuMemFreeHost(self._host)
+
+
+def skip_if_driver_cannot_jit(ptx):
+    """Skip (with the reason) when ``ptx`` comes from a compiler newer than the driver: its PTX
+    ISA is then one the driver cannot JIT (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)."""
+    import re
+
+    import pytest
+
+    from cuda_core.system import get_user_mode_driver_version
+
+    found = re.search(rb"Cuda compilation tools, release (\d+)\.(\d+)", bytes(ptx))
+    if found is None:
+        return
+    made_by = (int(found.group(1)), int(found.group(2)))
+    driver = get_user_mode_driver_version()
+    if made_by > driver:
+        pytest.skip(f"PTX from CUDA {made_by[0]}.{made_by[1]} tools cannot be loaded by this "
+                    f"driver (CUDA {driver[0]}.{driver[1]})")

@@ -1,0 +1,477 @@
+"""Linking device code: :class:`Linker` and :class:`LinkerOptions`.
+
+The linker is nvJitLink where it can be loaded (it also does link-time optimization of LTO
+IR), and the driver's ``cuLink*`` otherwise. Failures raise :class:`NVRTCError` carrying the
+linker's error log.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import threading
+import warnings
+import weakref
+from typing import Any
+
+from cuda_core import _compiler_utils as _cu
+from cuda_core._errors import NVRTCError
+from cuda_core._module import ObjectCode
+from cuda_core._options import check_or_create_options
+from cuda_core.typing import CompilerBackendType
+
+__all__ = ["Linker", "LinkerOptions"]
+
+_BOOL_FIELDS = ("time", "verbose", "link_time_optimization", "ptx", "debug", "lineinfo", "ftz",
+                "prec_div", "prec_sqrt", "fma", "optimize_unused_variables", "no_cache",
+                "numba_debug")
+
+
+@dataclasses.dataclass
+class LinkerOptions:
+    """Options for :class:`Linker`. Every field defaults to None: "do not pass".
+
+    Attributes
+    ----------
+    name : str
+        Name of the linked output (its :attr:`ObjectCode.name`). Default ``"<default linker>"``.
+    arch : str, optional
+        Target, ``"sm_XX"`` (or ``"compute_XX"``, ``"sm_XXa"``, ``"sm_XXf"``). Defaults to the
+        device of the current context; without one it must be given.
+    max_register_count : int, optional
+        Most registers per thread (``-maxrregcount=N``).
+    time : bool, optional
+        Timing information into the info log (``-time``).
+    verbose : bool, optional
+        Verbose messages into the info log (``-verbose``).
+    link_time_optimization : bool, optional
+        Link-time optimization of LTO IR inputs (``-lto``).
+    ptx : bool, optional
+        Produce PTX instead of a cubin (``-ptx``); needs ``link_time_optimization=True``.
+    optimization_level : int, optional
+        0 or 3 (``-O0`` / ``-O3``).
+    debug : bool, optional
+        Debug information (``-g``).
+    lineinfo : bool, optional
+        Line information (``-lineinfo``).
+    ftz, prec_div, prec_sqrt, fma : bool, optional
+        Floating-point modes for LTO code generation (``-ftz=``, ``-prec-div=``,
+        ``-prec-sqrt=``, ``-fma=``).
+    kernels_used, variables_used : str or list of str, optional
+        The only kernels / variables that are used; others may be removed
+        (``-kernels-used=``, ``-variables-used=``).
+    optimize_unused_variables : bool, optional
+        Unreferenced device variables may be removed (``-optimize-unused-variables``).
+    ptxas_options : str or list of str, optional
+        Options passed to ptxas (``-Xptxas=``).
+    split_compile : int, optional
+        Threads for split compilation, 0 for all processors (``-split-compile=``).
+    split_compile_extended : int, optional
+        Threads for extended split compilation (``-split-compile-extended=``).
+    no_cache : bool, optional
+        Disable nvJitLink's cache (``-no-cache``).
+    numba_debug : bool, optional
+        Deprecated; has no effect.
+
+    With the driver's linker (where nvJitLink is unavailable) only ``arch``,
+    ``max_register_count``, ``verbose``, ``optimization_level``, ``debug`` and ``lineinfo``
+    apply; setting another field then raises ValueError when the Linker is made.
+    """
+
+    name: str | None = "<default linker>"
+    arch: str | None = None
+    max_register_count: int | None = None
+    time: bool | None = None
+    verbose: bool | None = None
+    link_time_optimization: bool | None = None
+    ptx: bool | None = None
+    optimization_level: int | None = None
+    debug: bool | None = None
+    lineinfo: bool | None = None
+    ftz: bool | None = None
+    prec_div: bool | None = None
+    prec_sqrt: bool | None = None
+    fma: bool | None = None
+    kernels_used: str | list[str] | tuple[str, ...] | None = None
+    variables_used: str | list[str] | tuple[str, ...] | None = None
+    optimize_unused_variables: bool | None = None
+    ptxas_options: str | list[str] | tuple[str, ...] | None = None
+    split_compile: int | None = None
+    split_compile_extended: int | None = None
+    no_cache: bool | None = None
+    numba_debug: bool | None = None
+
+    def __post_init__(self):
+        cls = "LinkerOptions"
+        if self.name is None:
+            self.name = "<default linker>"
+        _cu.check_str(cls, "name", self.name)
+        _cu.check_arch(cls, self.arch)
+        _cu.check_int(cls, "max_register_count", self.max_register_count, 1)
+        _cu.check_int(cls, "optimization_level", self.optimization_level, 0, allowed=(0, 3))
+        _cu.check_int(cls, "split_compile", self.split_compile, 0)
+        _cu.check_int(cls, "split_compile_extended", self.split_compile_extended, 0)
+        for field in _BOOL_FIELDS:
+            _cu.check_bool(cls, field, getattr(self, field))
+        for field in ("kernels_used", "variables_used", "ptxas_options"):
+            _cu.str_list(cls, field, getattr(self, field))
+        if self.ptx and not self.link_time_optimization:
+            raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
+                             "nvJitLink emits PTX only from LTO IR")
+        if self.numba_debug is not None:
+            warnings.warn("LinkerOptions.numba_debug is deprecated and has no effect",
+                          DeprecationWarning, stacklevel=3)
+
+    def as_bytes(self, backend: CompilerBackendType | str = "nvjitlink") -> list[bytes]:
+        """The options as nvJitLink flags.
+
+        Parameters
+        ----------
+        backend : CompilerBackendType or str
+            ``"nvjitlink"`` (any case). The driver's linker takes ``CUjit_option`` values, not
+            flags, so ``"driver"`` is a ValueError.
+
+        Returns
+        -------
+        list of bytes
+        """
+        which = _cu.enum_value(backend, "LinkerOptions.as_bytes(): backend",
+                               ("nvJitLink", "driver"), casefold=True)
+        if which == "driver":
+            raise ValueError("LinkerOptions.as_bytes(): the driver's linker takes CUjit_option "
+                             "values, not flags; only backend='nvjitlink' renders flags")
+        return [flag.encode() for flag in self._nvjitlink_flags()]
+
+    def _nvjitlink_flags(self) -> list[str]:
+        cls = "LinkerOptions"
+        flags = []
+        if self.arch is not None:
+            flags.append(f"-arch={self.arch}")
+        if self.max_register_count is not None:
+            flags.append(f"-maxrregcount={self.max_register_count}")
+        if self.time:
+            flags.append("-time")
+        if self.verbose:
+            flags.append("-verbose")
+        if self.link_time_optimization:
+            flags.append("-lto")
+        if self.ptx:
+            flags.append("-ptx")
+        if self.optimization_level is not None:
+            flags.append(f"-O{self.optimization_level}")
+        if self.debug:
+            flags.append("-g")
+        if self.lineinfo:
+            flags.append("-lineinfo")
+        for field, flag in (("ftz", "-ftz"), ("prec_div", "-prec-div"),
+                            ("prec_sqrt", "-prec-sqrt"), ("fma", "-fma")):
+            value = getattr(self, field)
+            if value is not None:
+                flags.append(f"{flag}={'true' if value else 'false'}")
+        flags += [f"-kernels-used={k}" for k in _cu.str_list(cls, "kernels_used",
+                                                              self.kernels_used)]
+        flags += [f"-variables-used={v}" for v in _cu.str_list(cls, "variables_used",
+                                                                self.variables_used)]
+        if self.optimize_unused_variables:
+            flags.append("-optimize-unused-variables")
+        flags += [f"-Xptxas={o}" for o in _cu.str_list(cls, "ptxas_options", self.ptxas_options)]
+        if self.split_compile is not None:
+            flags.append(f"-split-compile={self.split_compile}")
+        if self.split_compile_extended is not None:
+            flags.append(f"-split-compile-extended={self.split_compile_extended}")
+        if self.no_cache:
+            flags.append("-no-cache")
+        return flags
+
+    def _driver_options(self) -> list[tuple[int, int]]:
+        """``(CUjit_option, value)`` pairs for the driver's linker; ValueError naming the
+        fields it cannot honour."""
+        from cuda_core._culink import JIT_OPTIONS
+
+        unsupported = [f for f in ("time", "link_time_optimization", "ptx", "ftz", "prec_div",
+                                   "prec_sqrt", "fma", "kernels_used", "variables_used",
+                                   "optimize_unused_variables", "ptxas_options",
+                                   "split_compile", "split_compile_extended", "no_cache")
+                       if getattr(self, f) not in (None, False)]
+        if unsupported:
+            raise ValueError(
+                f"nvJitLink is not available and the driver's linker cannot honour "
+                f"LinkerOptions.{', LinkerOptions.'.join(unsupported)}; install nvJitLink "
+                f"(the nvidia-nvjitlink wheel) or leave them unset")
+        options = []
+        if self.arch is not None:
+            _, number, suffix = _cu.arch_parts(self.arch)
+            base = {"": 0, "a": 0x10000, "f": 0x20000}[suffix]
+            options.append((JIT_OPTIONS["target"], base + number))
+        if self.max_register_count is not None:
+            options.append((JIT_OPTIONS["max_registers"], self.max_register_count))
+        if self.verbose is not None:
+            options.append((JIT_OPTIONS["log_verbose"], int(self.verbose)))
+        if self.optimization_level is not None:
+            options.append((JIT_OPTIONS["optimization_level"], self.optimization_level))
+        if self.debug is not None:
+            options.append((JIT_OPTIONS["generate_debug_info"], int(self.debug)))
+        if self.lineinfo is not None:
+            options.append((JIT_OPTIONS["generate_line_info"], int(self.lineinfo)))
+        return options
+
+
+@functools.lru_cache(maxsize=None)
+def _nvjitlink_available() -> bool:
+    """True where nvJitLink 12.3 or newer can be loaded."""
+    try:
+        from cuda.bindings import nvjitlink
+
+        return tuple(nvjitlink.version()) >= (12, 3)
+    except (ImportError, RuntimeError, OSError):
+        return False
+
+
+_NVJITLINK_INPUT = {"cubin": "CUBIN", "ptx": "PTX", "ltoir": "LTOIR", "fatbin": "FATBIN",
+                    "object": "OBJECT", "library": "LIBRARY"}
+
+
+def _nvjitlink_log(nvjitlink: Any, handle: int, which: str) -> str:
+    size = getattr(nvjitlink, f"get_{which}_log_size")(handle)
+    if size <= 1:
+        return ""
+    buf = bytearray(size)
+    getattr(nvjitlink, f"get_{which}_log")(handle, buf)
+    return bytes(buf).rstrip(b"\0").decode(errors="replace")
+
+
+def _destroy_nvjitlink(handle: int) -> None:
+    try:
+        from cuda.bindings import nvjitlink
+
+        nvjitlink.destroy(handle)
+    except BaseException:  # a finalizer never raises
+        pass
+
+
+class Linker:
+    """Links :class:`ObjectCode` inputs (cubin, PTX, LTO IR, fatbin, object, library) into one
+    cubin, or, with link-time optimization, into PTX.
+
+    Parameters
+    ----------
+    *object_codes : ObjectCode
+        The inputs; at least one.
+    options : LinkerOptions or dict, optional
+        ``arch`` defaults to the device of the current context.
+
+    Raises
+    ------
+    ValueError
+        No inputs, or an option the backend cannot honour.
+    NVRTCError
+        An input the linker rejects (with the linker's log).
+
+    .. note:: Uses ``nvJitLinkCreate``/``nvJitLinkAddData``/``nvJitLinkComplete``; where
+       nvJitLink is unavailable, ``cuLinkCreate``/``cuLinkAddData``/``cuLinkComplete`` (which
+       need a current context).
+    """
+
+    __slots__ = ("_options", "_backend", "_handle", "_driver", "_finalizer", "_result",
+                 "_error_log", "_info_log", "_lock", "__weakref__")
+
+    def __init__(self, *object_codes: ObjectCode, options: LinkerOptions | dict | None = None):
+        self._handle = None
+        self._driver = None
+        self._finalizer = None
+        self._result = None
+        self._error_log = ""
+        self._info_log = ""
+        self._lock = threading.Lock()
+        if not object_codes:
+            raise ValueError("Linker needs at least one ObjectCode to link")
+        for i, obj in enumerate(object_codes):
+            if not isinstance(obj, ObjectCode):
+                raise TypeError(f"Linker: input {i} must be an ObjectCode, not "
+                                f"{type(obj).__name__}")
+        opts = check_or_create_options(LinkerOptions, options, "Linker options")
+        arch = _cu.resolve_arch("LinkerOptions", opts.arch)
+        if arch != opts.arch:
+            opts = copy.copy(opts)
+            opts.arch = arch
+        self._options = opts
+        self._backend = self.which_backend()
+        if self._backend == CompilerBackendType.NVJITLINK:
+            self._start_nvjitlink(object_codes)
+        else:
+            self._start_driver(object_codes)
+
+    def _start_nvjitlink(self, object_codes: tuple[ObjectCode, ...]) -> None:
+        from cuda.bindings import nvjitlink
+
+        flags = self._options._nvjitlink_flags()
+        try:
+            handle = nvjitlink.create(len(flags), flags)
+        except nvjitlink.nvJitLinkError as exc:
+            raise NVRTCError(f"nvJitLink rejected the options {flags}: {exc}",
+                             getattr(exc, "status", None), str(exc), None, "") from None
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _destroy_nvjitlink, handle)
+        self._finalizer.atexit = False
+        for i, obj in enumerate(object_codes):
+            kind = getattr(nvjitlink.InputType, _NVJITLINK_INPUT[obj.code_type])
+            name = obj.name or f"input{i}.{obj.code_type}"
+            try:
+                if isinstance(obj.code, str):
+                    nvjitlink.add_file(handle, kind, obj.code)
+                else:
+                    nvjitlink.add_data(handle, kind, obj.code, len(obj.code), name)
+            except nvjitlink.nvJitLinkError as exc:
+                self._raise_nvjitlink(exc, f"nvJitLink rejected input {i} ({name!r}, "
+                                           f"{obj.code_type})")
+
+    def _start_driver(self, object_codes: tuple[ObjectCode, ...]) -> None:
+        from cuda_core._culink import DriverLinker
+
+        for i, obj in enumerate(object_codes):
+            if obj.code_type == "ltoir":
+                raise ValueError(f"Linker: input {i} is LTO IR, which only nvJitLink can link, "
+                                 f"and nvJitLink is not available (install nvidia-nvjitlink)")
+        self._driver = DriverLinker(self._options._driver_options())
+        for i, obj in enumerate(object_codes):
+            name = obj.name or f"input{i}.{obj.code_type}"
+            self._driver.add(obj.code, obj.code_type, name, isinstance(obj.code, str))
+
+    def _raise_nvjitlink(self, exc: Exception, what: str) -> None:
+        from cuda.bindings import nvjitlink
+
+        log = _nvjitlink_log(nvjitlink, self._handle, "error")
+        self._error_log = log
+        raise NVRTCError(f"{what}: {exc}" + (f"\n{log}" if log else ""),
+                         getattr(exc, "status", None), str(exc), None, log) from None
+
+    @classmethod
+    def which_backend(cls) -> CompilerBackendType:
+        """:attr:`CompilerBackendType.NVJITLINK` where nvJitLink (12.3+) can be loaded,
+        :attr:`CompilerBackendType.DRIVER` otherwise."""
+        if _nvjitlink_available():
+            return CompilerBackendType.NVJITLINK
+        return CompilerBackendType.DRIVER
+
+    def _check_open(self) -> None:
+        if self.is_closed:
+            raise RuntimeError("this Linker is closed")
+
+    def link(self, target_type: str) -> ObjectCode:
+        """Link the inputs.
+
+        Parameters
+        ----------
+        target_type : str
+            ``"cubin"``, or ``"ptx"`` for a Linker made with
+            ``LinkerOptions(link_time_optimization=True, ptx=True)``.
+
+        Returns
+        -------
+        ObjectCode
+            Named ``options.name``. Linking again returns the same object.
+
+        Raises
+        ------
+        NVRTCError
+            The link failed; ``log`` holds the linker's error log.
+        """
+        target = _cu.enum_value(target_type, "Linker.link(): target_type", ("cubin", "ptx"))
+        self._check_open()
+        wants_ptx = bool(self._options.ptx)
+        if target == "ptx" and not wants_ptx:
+            raise ValueError("Linker.link('ptx') needs a Linker made with "
+                             "LinkerOptions(link_time_optimization=True, ptx=True)")
+        if target == "cubin" and wants_ptx:
+            raise ValueError("this Linker was made with LinkerOptions(ptx=True), so it links to "
+                             "PTX: call link('ptx')")
+        if self._backend == CompilerBackendType.DRIVER and target == "ptx":
+            raise ValueError("the driver's linker cannot produce PTX; install nvJitLink")
+        with self._lock:
+            if self._result is None:
+                self._result = self._link(target)
+        return self._result
+
+    def _link(self, target: str) -> ObjectCode:
+        if self._driver is not None:
+            try:
+                image = self._driver.complete()
+            finally:
+                self._info_log = self._driver.info_log()
+                self._error_log = self._driver.error_log()
+            return ObjectCode._init(image, target, name=self._options.name)
+        from cuda.bindings import nvjitlink
+
+        handle = self._handle
+        try:
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError as exc:
+            self._info_log = _nvjitlink_log(nvjitlink, handle, "info")
+            self._raise_nvjitlink(exc, f"nvJitLink: linking {self._options.name!r} failed")
+        self._info_log = _nvjitlink_log(nvjitlink, handle, "info")
+        self._error_log = _nvjitlink_log(nvjitlink, handle, "error")
+        if target == "cubin":
+            buf = bytearray(nvjitlink.get_linked_cubin_size(handle))
+            nvjitlink.get_linked_cubin(handle, buf)
+            image = bytes(buf)
+        else:
+            buf = bytearray(nvjitlink.get_linked_ptx_size(handle))
+            nvjitlink.get_linked_ptx(handle, buf)
+            image = bytes(buf).rstrip(b"\0")
+        return ObjectCode._init(image, target, name=self._options.name)
+
+    def get_error_log(self) -> str:
+        """The linker's error log: live while the Linker is open, the copy taken at
+        :meth:`link` afterwards."""
+        if not self.is_closed and self._result is None:
+            if self._driver is not None:
+                return self._driver.error_log()
+            from cuda.bindings import nvjitlink
+
+            return _nvjitlink_log(nvjitlink, self._handle, "error")
+        return self._error_log
+
+    def get_info_log(self) -> str:
+        """The linker's info log (warnings, ``verbose`` and ``time`` output)."""
+        if not self.is_closed and self._result is None:
+            if self._driver is not None:
+                return self._driver.info_log()
+            from cuda.bindings import nvjitlink
+
+            return _nvjitlink_log(nvjitlink, self._handle, "info")
+        return self._info_log
+
+    @property
+    def handle(self) -> int:
+        """The nvJitLink handle (``nvJitLinkHandle`` as an int), or the driver's
+        ``CUlinkState`` address."""
+        self._check_open()
+        if self._driver is not None:
+            return self._driver.handle
+        return self._handle
+
+    @property
+    def is_closed(self) -> bool:
+        if self._driver is not None:
+            return self._driver.is_closed
+        return self._finalizer is None or not self._finalizer.alive
+
+    def close(self) -> None:
+        """Destroy the linker handle; idempotent. Logs stay readable."""
+        if self._driver is not None:
+            if not self._driver.is_closed:
+                self._error_log = self._error_log or self._driver.error_log()
+                self._info_log = self._info_log or self._driver.info_log()
+            self._driver.close()
+        elif self._finalizer is not None and self._finalizer.alive:
+            if self._result is None:
+                from cuda.bindings import nvjitlink
+
+                self._error_log = _nvjitlink_log(nvjitlink, self._handle, "error")
+                self._info_log = _nvjitlink_log(nvjitlink, self._handle, "info")
+            self._finalizer()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else str(self._backend)
+        return f"<Linker {self._options.name!r} {state}>"

@@ -1,0 +1,53 @@
+from cuda.bindings.cydriver cimport CUkernel, CUlibrary
+
+
+cdef class ObjectCode:
+    # The image (bytes) or, when ``_is_path``, the absolute path of a file holding it.
+    cdef object _code
+    cdef str _code_type
+    cdef str _name
+    cdef dict _sym_map
+    cdef bint _is_path
+    # NULL until the first get_kernel()/handle/get_module(); unloaded in __dealloc__.
+    cdef CUlibrary _library
+    cdef object __weakref__
+
+    cdef int _ensure_loaded(self) except -1
+
+
+# Kernels with at most this many parameters keep their layout inline, without a heap block.
+cdef enum:
+    KERNEL_INLINE_PARAMS = 16
+
+
+cdef class Kernel:
+    cdef CUkernel _handle
+    # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod).
+    cdef ObjectCode _owner
+    # Parameter layout from cuKernelGetParamInfo, read once: -1 until then. The arrays point at
+    # the inline storage or at one heap block (freed in __dealloc__).
+    cdef Py_ssize_t _num_params
+    cdef size_t* _param_offsets
+    cdef size_t* _param_sizes
+    cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
+    cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
+    cdef object __weakref__
+
+    cdef int _load_param_info(self) except -1
+
+
+cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets,
+                                           const size_t** sizes) except -1:
+    """The kernel's parameter count, with ``offsets[0]``/``sizes[0]`` set to its per-parameter
+    byte offsets and sizes. After the first call this is a compare and two loads: no Python
+    and no driver call, so a launcher can check every launch against it."""
+    if kernel._num_params < 0:
+        kernel._load_param_info()
+    offsets[0] = kernel._param_offsets
+    sizes[0] = kernel._param_sizes
+    return kernel._num_params
+
+
+cdef Kernel make_kernel(CUkernel handle, ObjectCode owner)
+cdef ObjectCode make_object_code(object code, str code_type, str name, dict sym_map,
+                                 bint is_path)

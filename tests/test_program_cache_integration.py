@@ -1,0 +1,102 @@
+"""Program.compile(..., cache=...) with the caches of cuda_core.utils (CPU; GPU at the end)."""
+
+import io
+
+import pytest
+
+from cuda_core import ObjectCode, Program, ProgramOptions
+from cuda_core.utils import FileStreamProgramCache, InMemoryProgramCache, make_program_cache_key
+
+ARCH = "sm_90"
+SRC = r"""
+template <typename T> __global__ void fill(T* out, T v) { out[threadIdx.x] = v; }
+extern "C" __global__ void noisy() { int unused_local_w; }
+"""
+
+
+def compile_logged(cache, names=(), **opts):
+    logs = io.StringIO()
+    obj = Program(SRC, "c++", ProgramOptions(arch=ARCH, **opts)).compile(
+        "cubin", name_expressions=names, logs=logs, cache=cache)
+    return obj, logs.getvalue()
+
+
+@pytest.fixture(params=["memory", "file"])
+def cache(request, tmp_path):
+    if request.param == "memory":
+        c = InMemoryProgramCache()
+    else:
+        c = FileStreamProgramCache(tmp_path / "cache")
+    yield c
+    c.close()
+
+
+def test_miss_then_hit(cache):
+    first, log1 = compile_logged(cache)
+    assert "unused_local_w" in log1  # compiled: NVRTC's warning reached logs
+    assert len(cache) == 1
+    second, log2 = compile_logged(cache)
+    assert log2 == ""  # a hit: nothing compiled, nothing logged
+    assert second == first and second.code_type == "cubin" and second.name == first.name
+    assert len(cache) == 1
+
+
+def test_name_expressions_survive_a_hit(cache):
+    first, _ = compile_logged(cache, names=("fill<float>", "fill<int>"))
+    second, log = compile_logged(cache, names=("fill<float>", "fill<int>"))
+    assert log == ""
+    assert second.symbol_mapping == first.symbol_mapping
+    assert set(second.symbol_mapping) == {"fill<float>", "fill<int>"}
+
+
+def test_key_covers_options_targets_and_names(cache):
+    compile_logged(cache)
+    compile_logged(cache, max_register_count=32)
+    compile_logged(cache, names=("fill<float>",))
+    Program(SRC, "c++", {"arch": ARCH}).compile("ptx", cache=cache)
+    assert len(cache) == 4
+
+
+def test_key_is_what_compile_uses(cache):
+    opts = ProgramOptions(arch=ARCH)
+    obj = Program(SRC, "c++", opts).compile("ptx", cache=cache)
+    key = make_program_cache_key(code=SRC, code_type="c++", options=opts, target_type="ptx",
+                                 name_expressions=())
+    assert cache[key] == obj
+
+
+def test_file_cache_is_shared_between_instances(tmp_path):
+    with FileStreamProgramCache(tmp_path / "c") as one:
+        first, _ = compile_logged(one, names=("fill<double>",))
+    with FileStreamProgramCache(tmp_path / "c") as two:
+        second, log = compile_logged(two, names=("fill<double>",))
+    assert log == "" and second == first
+    assert second.symbol_mapping == first.symbol_mapping
+
+
+class BytesOnlyCache(dict):
+    """A cache that hands back raw bytes, as caches that store only the image do."""
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        return value.code if isinstance(value, ObjectCode) else value
+
+
+def test_a_cache_returning_bytes():
+    cache = BytesOnlyCache()
+    first, _ = compile_logged(cache)
+    second, log = compile_logged(cache)
+    assert log == "" and isinstance(second, ObjectCode) and second == first
+    # With name expressions, bytes lack the symbol mapping: compile again rather than lose it.
+    compile_logged(cache, names=("fill<float>",))
+    again, log = compile_logged(cache, names=("fill<float>",))
+    assert "unused_local_w" in log and set(again.symbol_mapping) == {"fill<float>"}
+
+
+@pytest.mark.gpu
+def test_hit_loads_and_finds_template_kernels(dev, tmp_path):
+    arch = "sm_" + dev.arch
+    with FileStreamProgramCache(tmp_path / "c") as cache:
+        Program(SRC, "c++", {"arch": arch}).compile("cubin", ["fill<float>"], cache=cache)
+        hit = Program(SRC, "c++", {"arch": arch}).compile("cubin", ["fill<float>"], cache=cache)
+        assert hit.get_kernel("fill<float>").num_arguments == 2
