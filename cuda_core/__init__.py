@@ -10,6 +10,7 @@ from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
 from cuda_core._launch_config import LaunchConfig
+from cuda_core._launcher import launch
 from cuda_core._linker import Linker, LinkerOptions
 from cuda_core._module import Kernel, ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
@@ -44,4 +45,5 @@ __all__ = [
     "system",
     "typing",
     "utils",
+    "launch",
 ]
