@@ -10,6 +10,7 @@ import threading
 import numpy as np
 import pytest
 
+from helpers import cuda_include_dir
 from cuda_core import (Device, LaunchConfig, LEGACY_DEFAULT_STREAM, Program, ProgramOptions,
                        launch)
 
@@ -52,7 +53,7 @@ class DeviceBytes:
 
 
 def compile_kernels(dev, source, names=(), std="c++17"):
-    opts = ProgramOptions(arch=f"sm_{dev.arch}", std=std)
+    opts = ProgramOptions(arch=f"sm_{dev.arch}", std=std, include_path=cuda_include_dir())
     return Program(source, "c++", options=opts).compile("cubin", name_expressions=names)
 
 

@@ -11,7 +11,7 @@ import weakref
 import cloudpickle
 import pytest
 
-from helpers import has_gpu, run_python, skip_if_driver_cannot_jit
+from helpers import cuda_include_dir, has_gpu, run_python, skip_if_driver_cannot_jit
 
 from cuda_core import CUDAError, Kernel, ObjectCode, Program, ProgramOptions
 
@@ -237,19 +237,6 @@ ATTRIBUTES = {
     "required_cluster_depth": int, "non_portable_cluster_size_allowed": bool,
     "cluster_scheduling_policy_preference": int,
 }
-
-
-def cuda_include_dir():
-    """The CUDA headers (cuda_fp16.h) for NVRTC: CUDA_HOME, or the nvidia-cuda-runtime wheel."""
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.isfile(os.path.join(home, "include", "cuda_fp16.h")):
-        return os.path.join(home, "include")
-    from cuda.pathfinder import find_nvidia_header_directory
-
-    found = find_nvidia_header_directory("cudart")
-    if found and os.path.isfile(os.path.join(found, "cuda_fp16.h")):
-        return found
-    pytest.skip("cuda_fp16.h not found: install nvidia-cuda-runtime or set CUDA_HOME")
 
 
 @pytest.fixture

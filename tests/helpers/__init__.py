@@ -7,6 +7,8 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 
 @functools.lru_cache(maxsize=None)
 def gpu_probe():
@@ -78,7 +80,6 @@ def skip_if_driver_cannot_jit(ptx):
     ISA is then one the driver cannot JIT (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)."""
     import re
 
-    import pytest
 
     from cuda_core.system import get_user_mode_driver_version
 
@@ -90,3 +91,16 @@ def skip_if_driver_cannot_jit(ptx):
     if made_by > driver:
         pytest.skip(f"PTX from CUDA {made_by[0]}.{made_by[1]} tools cannot be loaded by this "
                     f"driver (CUDA {driver[0]}.{driver[1]})")
+
+
+def cuda_include_dir():
+    """The CUDA headers (cuda_fp16.h) for NVRTC: CUDA_HOME, or the nvidia-cuda-runtime wheel."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and os.path.isfile(os.path.join(home, "include", "cuda_fp16.h")):
+        return os.path.join(home, "include")
+    from cuda.pathfinder import find_nvidia_header_directory
+
+    found = find_nvidia_header_directory("cudart")
+    if found and os.path.isfile(os.path.join(found, "cuda_fp16.h")):
+        return found
+    pytest.skip("cuda_fp16.h not found: install nvidia-cuda-runtime or set CUDA_HOME")
