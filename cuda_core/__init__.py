@@ -9,27 +9,45 @@ from cuda_core._errors import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRT
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
+from cuda_core._memory import (
+    Buffer,
+    DeviceMemoryResource,
+    DeviceMemoryResourceOptions,
+    LegacyPinnedMemoryResource,
+    ManagedMemoryResourceOptions,
+    MemoryResource,
+    PinnedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
 from cuda_core import system, typing
 
 __all__ = [
+    "Buffer",
     "CUDAError",
     "CUDAOutOfMemoryError",
     "CUDAWarning",
     "ComputeCapability",
     "Context",
     "Device",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
     "DeviceProperties",
     "Event",
     "EventOptions",
     "LEGACY_DEFAULT_STREAM",
+    "LegacyPinnedMemoryResource",
+    "ManagedMemoryResourceOptions",
+    "MemoryResource",
     "NVRTCError",
     "PER_THREAD_DEFAULT_STREAM",
+    "PinnedMemoryResourceOptions",
     "Stream",
     "StreamOptions",
     "System",
+    "VirtualMemoryResourceOptions",
     "system",
     "typing",
 ]

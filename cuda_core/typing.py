@@ -4,7 +4,24 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["IsStreamType"]
+from cuda_core._memory._mr_options import (
+    ManagedMemoryLocationType,
+    VirtualMemoryAccessType,
+    VirtualMemoryAllocationType,
+    VirtualMemoryGranularityType,
+    VirtualMemoryHandleType,
+    VirtualMemoryLocationType,
+)
+
+__all__ = [
+    "IsStreamType",
+    "ManagedMemoryLocationType",
+    "VirtualMemoryAccessType",
+    "VirtualMemoryAllocationType",
+    "VirtualMemoryGranularityType",
+    "VirtualMemoryHandleType",
+    "VirtualMemoryLocationType",
+]
 
 
 @runtime_checkable

@@ -1,0 +1,25 @@
+"""Memory: buffers, memory resources, DLPack export.
+
+Each concept has its own private module; ``cuda_core`` re-exports the public names.
+"""
+
+from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._device_mr import DeviceMemoryResource
+from cuda_core._memory._legacy_mr import LegacyPinnedMemoryResource
+from cuda_core._memory._mr_options import (
+    DeviceMemoryResourceOptions,
+    ManagedMemoryResourceOptions,
+    PinnedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
+
+__all__ = [
+    "Buffer",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
+    "LegacyPinnedMemoryResource",
+    "ManagedMemoryResourceOptions",
+    "MemoryResource",
+    "PinnedMemoryResourceOptions",
+    "VirtualMemoryResourceOptions",
+]
