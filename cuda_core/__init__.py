@@ -16,6 +16,7 @@ from cuda_core._memory import (
     LegacyPinnedMemoryResource,
     ManagedMemoryResourceOptions,
     MemoryResource,
+    PinnedMemoryResource,
     PinnedMemoryResourceOptions,
     VirtualMemoryResourceOptions,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "MemoryResource",
     "NVRTCError",
     "PER_THREAD_DEFAULT_STREAM",
+    "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
     "Stream",
     "StreamOptions",

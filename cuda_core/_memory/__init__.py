@@ -12,6 +12,7 @@ from cuda_core._memory._mr_options import (
     PinnedMemoryResourceOptions,
     VirtualMemoryResourceOptions,
 )
+from cuda_core._memory._pinned_mr import PinnedMemoryResource
 
 __all__ = [
     "Buffer",
@@ -20,6 +21,7 @@ __all__ = [
     "LegacyPinnedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
+    "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
     "VirtualMemoryResourceOptions",
 ]
