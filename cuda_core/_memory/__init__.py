@@ -6,6 +6,8 @@ Each concept has its own private module; ``cuda_core`` re-exports the public nam
 from cuda_core._memory._buffer import Buffer, MemoryResource
 from cuda_core._memory._device_mr import DeviceMemoryResource
 from cuda_core._memory._legacy_mr import LegacyPinnedMemoryResource
+from cuda_core._memory._location import Host
+from cuda_core._memory._managed_mr import ManagedBuffer, ManagedMemoryResource
 from cuda_core._memory._mr_options import (
     DeviceMemoryResourceOptions,
     ManagedMemoryResourceOptions,
@@ -18,7 +20,10 @@ __all__ = [
     "Buffer",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "Host",
     "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
+    "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
     "PinnedMemoryResource",
