@@ -21,6 +21,7 @@ from cuda_core._memory import (
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
+    VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
 from cuda_core._options import EventOptions, StreamOptions
@@ -55,6 +56,7 @@ __all__ = [
     "Stream",
     "StreamOptions",
     "System",
+    "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
     "system",
     "typing",

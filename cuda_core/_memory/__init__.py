@@ -15,6 +15,7 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryResourceOptions,
 )
 from cuda_core._memory._pinned_mr import PinnedMemoryResource
+from cuda_core._memory._vmm_mr import VirtualMemoryResource
 
 __all__ = [
     "Buffer",
@@ -28,5 +29,6 @@ __all__ = [
     "MemoryResource",
     "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
+    "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
 ]
