@@ -5,6 +5,7 @@ Each concept has its own private module; ``cuda_core`` re-exports the public nam
 
 from cuda_core._memory._buffer import Buffer, MemoryResource
 from cuda_core._memory._device_mr import DeviceMemoryResource
+from cuda_core._memory._graph_mr import GraphMemoryResource
 from cuda_core._memory._legacy_mr import LegacyPinnedMemoryResource
 from cuda_core._memory._location import Host
 from cuda_core._memory._managed_mr import ManagedBuffer, ManagedMemoryResource
@@ -21,6 +22,7 @@ __all__ = [
     "Buffer",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "GraphMemoryResource",
     "Host",
     "LegacyPinnedMemoryResource",
     "ManagedBuffer",
