@@ -486,3 +486,29 @@ def test_close_on_closed_stream_refused(dev):
         buf.close(s)
     assert not buf.is_closed
     buf.close()
+
+
+@pytest.mark.gpu
+def test_exit_with_live_gpu_buffers_is_quiet():
+    # Device, pinned and managed buffers, an owned pool and a DLPack export still alive at
+    # exit: no crash, no traceback, no warning.
+    code = (
+        "from cuda_core import (Device, DeviceMemoryResource, LegacyPinnedMemoryResource,\n"
+        "                       ManagedMemoryResource)\n"
+        "dev = Device(0)\n"
+        "dev.set_current()\n"
+        "s = dev.create_stream()\n"
+        "a = dev.allocate(1 << 20, stream=s)\n"
+        "pool = DeviceMemoryResource(dev, {'max_size': 1 << 26})\n"
+        "b = pool.allocate(4096, stream=s)\n"
+        "c = LegacyPinnedMemoryResource().allocate(4096)\n"
+        "m = ManagedMemoryResource().allocate(4096, stream=s)\n"
+        "cap = a.__dlpack__(stream=-1, max_version=(1, 0))\n"
+        "a.close()\n"
+        "keep = [a, b, c, m, pool, s, cap]\n"
+        "print('ok')\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+    assert result.stderr == ""

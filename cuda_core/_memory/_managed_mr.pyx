@@ -391,14 +391,18 @@ cdef class ManagedMemoryResource(_MemPool):
         owned = options is not None
         err = cydriver.CUDA_ERROR_NOT_SUPPORTED
         if driver_version() >= (13, 0):
-            if owned:
-                memset(&props, 0, sizeof(props))
-                props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED
-                props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
-                props.location = loc
-                err = cydriver.cuMemPoolCreate(&pool, &props)
-            else:
-                err = cydriver.cuMemGetMemPool(&pool, &loc, cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
+            try:
+                if owned:
+                    memset(&props, 0, sizeof(props))
+                    props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED
+                    props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
+                    props.location = loc
+                    err = cydriver.cuMemPoolCreate(&pool, &props)
+                else:
+                    err = cydriver.cuMemGetMemPool(&pool, &loc,
+                                                   cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
+            except RuntimeError:  # the driver lacks the entry point: no managed pools
+                err = cydriver.CUDA_ERROR_NOT_SUPPORTED
         if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
             self._fallback = True
             self._setup(NULL, dev_id, False, False, "ManagedMemoryResource.allocate()")
