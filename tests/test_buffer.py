@@ -442,7 +442,7 @@ def test_fill_every_width(dev, stream, value, dtype):
 
 
 @pytest.mark.gpu
-def test_copy_between_devices_buffers_of_different_streams(dev):
+def test_copy_on_a_stream_other_than_the_allocating_one(dev):
     # The copy is ordered on the stream given, whichever stream allocated each side.
     s1, s2 = dev.create_stream(), dev.create_stream()
     a = dev.allocate(1 << 20, stream=s1)

@@ -292,7 +292,8 @@ cdef class VirtualMemoryResource(MemoryResource):
             gran = self._granularity(&prop, opts)
             padded = _round_up(n, gran)
             reserved = 2 * padded
-            err = cydriver.cuMemAddressReserve(&base, reserved, opts.addr_align or 0,
+            # Mappings must start on a granule: never align the reservation to less.
+            err = cydriver.cuMemAddressReserve(&base, reserved, max(opts.addr_align or 0, gran),
                                                opts.addr_hint, 0)
             if err != CUDA_SUCCESS:
                 raise_alloc_error(err, n, "VirtualMemoryResource.allocate()")
@@ -442,8 +443,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         cdef CUdeviceptr new_base = 0
         cdef size_t new_reserved = 2 * (rec.mapped + extra)
         cdef CUresult err
-        err = cydriver.cuMemAddressReserve(&new_base, new_reserved, self._config.addr_align or 0,
-                                           0, 0)
+        err = cydriver.cuMemAddressReserve(
+            &new_base, new_reserved, max(self._config.addr_align or 0, rec.granularity), 0, 0)
         if err != CUDA_SUCCESS:
             raise_alloc_error(err, rec.mapped + extra,
                               "VirtualMemoryResource.modify_allocation()")
