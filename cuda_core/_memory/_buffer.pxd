@@ -44,6 +44,8 @@ cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream s
 cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
                      Stream stream) except -1
 cdef size_t check_size(object size, str what) except? 0
+cdef CUdeviceptr check_pointer(object ptr, str what) except? 0
+cdef bint device_supports(object dev, str name) except -1
 cdef Stream require_stream(object stream, str what)
 cdef Stream optional_stream(object stream, str what)
 cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1

@@ -64,7 +64,8 @@ cdef size_t check_size(object size, str what) except? 0:
     return <size_t>value
 
 
-cdef CUdeviceptr _check_pointer(object ptr, str what) except? 0:
+cdef CUdeviceptr check_pointer(object ptr, str what) except? 0:
+    """``ptr`` as an address: an int (or ``__index__``, or a CUdeviceptr) in [0, 2**64)."""
     if isinstance(ptr, bool):
         raise TypeError(f"{what}: ptr must be an int (an address), not bool")
     if type(ptr) is int:
@@ -79,6 +80,15 @@ cdef CUdeviceptr _check_pointer(object ptr, str what) except? 0:
     if value < 0 or value >= (1 << 64):
         raise ValueError(f"{what}: ptr={value} is not a valid address")
     return <CUdeviceptr>value
+
+
+cdef bint device_supports(object dev, str name) except -1:
+    """A capability of ``dev`` (a DeviceProperties attribute); an attribute newer than the
+    installed driver reads as unsupported."""
+    try:
+        return bool(getattr(dev.properties, name))
+    except CUDAError:
+        return False
 
 
 cdef Stream require_stream(object stream, str what):
@@ -337,7 +347,7 @@ cdef class Buffer:
         TypeError
             If ``mr`` is not a MemoryResource, or ``ptr``/``size`` are not ints.
         """
-        cdef CUdeviceptr p = _check_pointer(ptr, "Buffer.from_handle()")
+        cdef CUdeviceptr p = check_pointer(ptr, "Buffer.from_handle()")
         cdef size_t n = check_size(size, "Buffer.from_handle()")
         cdef Stream s
         cdef Buffer buf

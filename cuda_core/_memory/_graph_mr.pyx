@@ -12,7 +12,8 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, 
 
 from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (MemoryResource, check_size, new_buffer,
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
                                         optional_stream, raise_alloc_error, require_stream,
                                         stream_context)
 from cuda_core._stream cimport Stream
@@ -140,11 +141,9 @@ class GraphMemoryResource(MemoryResource):
         after the graph has run (the legacy default stream of the device when ``stream`` is
         None)."""
         cdef Stream s = optional_stream(stream, "GraphMemoryResource.deallocate()")
-        if isinstance(ptr, bool) or not isinstance(ptr, int):
-            raise TypeError(f"GraphMemoryResource.deallocate(): ptr must be an int, not "
-                            f"{type(ptr).__name__}")
+        cdef CUdeviceptr p = check_pointer(ptr, "GraphMemoryResource.deallocate()")
         check_size(size, "GraphMemoryResource.deallocate()")
-        _graph_free(<CUdeviceptr>ptr, s, self._device_id)
+        _graph_free(p, s, self._device_id)
 
     @property
     def device_id(self):

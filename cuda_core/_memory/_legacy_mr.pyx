@@ -7,7 +7,8 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (MemoryResource, check_size, new_buffer,
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
                                         optional_stream, raise_alloc_error, stream_context,
                                         sync_stream)
 from cuda_core._stream cimport Stream
@@ -15,14 +16,6 @@ from cuda_core._stream cimport Stream
 from cuda_core._device import Device
 
 __all__ = ["LegacyPinnedMemoryResource"]
-
-
-cdef int _check_ptr(object ptr, str what) except -1:
-    if isinstance(ptr, bool) or not isinstance(ptr, int):
-        raise TypeError(f"{what}: ptr must be an int, not {type(ptr).__name__}")
-    if ptr < 0 or ptr >= (1 << 64):
-        raise ValueError(f"{what}: ptr={ptr} is not a valid address")
-    return 0
 
 
 @cython.auto_pickle(False)
@@ -93,9 +86,8 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
         .. note:: Calls ``cuStreamSynchronize`` (with a stream) and ``cuMemFreeHost``.
         """
         cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.deallocate()")
-        _check_ptr(ptr, "LegacyPinnedMemoryResource.deallocate()")
-        check_size(size, "LegacyPinnedMemoryResource.deallocate()")
-        self._deallocate_c(<CUdeviceptr>ptr, 0, s)
+        cdef CUdeviceptr p = check_pointer(ptr, "LegacyPinnedMemoryResource.deallocate()")
+        self._deallocate_c(p, check_size(size, "LegacyPinnedMemoryResource.deallocate()"), s)
 
     @property
     def is_device_accessible(self):
@@ -166,9 +158,8 @@ cdef class _SynchronousMemoryResource(MemoryResource):
 
     def deallocate(self, ptr, size, *, stream=None):
         cdef Stream s = optional_stream(stream, "deallocate()")
-        _check_ptr(ptr, "deallocate()")
-        check_size(size, "deallocate()")
-        self._deallocate_c(<CUdeviceptr>ptr, 0, s)
+        cdef CUdeviceptr p = check_pointer(ptr, "deallocate()")
+        self._deallocate_c(p, check_size(size, "deallocate()"), s)
 
     @property
     def is_device_accessible(self):

@@ -18,8 +18,10 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
 from cuda_core._context cimport current_context, primary_context, push_if_needed, pop_pushed
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
-from cuda_core._memory._buffer cimport (MemoryResource, check_size, new_buffer,
-                                        raise_alloc_error, require_stream, stream_context)
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
+                                        optional_stream, raise_alloc_error, require_stream,
+                                        stream_context)
 from cuda_core._stream cimport Stream
 
 from cuda.bindings import driver as _driver_py
@@ -169,17 +171,10 @@ cdef class _MemPool(MemoryResource):
         .. note:: Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
            releases the pool once its last allocation is freed.
         """
-        cdef Stream s = None
-        if stream is not None:
-            s = require_stream(stream, f"{type(self).__name__}.deallocate()")
-        if isinstance(ptr, bool) or not isinstance(ptr, int):
-            raise TypeError(f"{type(self).__name__}.deallocate(): ptr must be an int, not "
-                            f"{type(ptr).__name__}")
-        check_size(size, f"{type(self).__name__}.deallocate()")
-        if ptr < 0 or ptr >= (1 << 64):
-            raise ValueError(f"{type(self).__name__}.deallocate(): ptr={ptr} is not a valid "
-                             f"address")
-        self._deallocate_c(<CUdeviceptr>ptr, <size_t>size, s)
+        what = f"{type(self).__name__}.deallocate()"
+        cdef Stream s = optional_stream(stream, what)
+        cdef CUdeviceptr p = check_pointer(ptr, what)
+        self._deallocate_c(p, check_size(size, what), s)
 
     @property
     def handle(self):

@@ -7,22 +7,14 @@ from libc.string cimport memset
 
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport device_supports
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
 
 from cuda_core._device import Device
-from cuda_core._errors import CUDAError
 from cuda_core._memory._mr_options import PinnedMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
 __all__ = ["PinnedMemoryResource", "PinnedMemoryResourceOptions"]
-
-
-def _supports(dev, name):
-    # An attribute newer than the installed driver reads as unsupported.
-    try:
-        return bool(getattr(dev.properties, name))
-    except CUDAError:
-        return False
 
 
 @cython.auto_pickle(False)
@@ -69,7 +61,7 @@ cdef class PinnedMemoryResource(_MemPool):
             numa = max(dev.properties.host_numa_id, 0)
         needed = ("host_memory_pools_supported" if numa is None
                   else "host_numa_memory_pools_supported")
-        if not _supports(dev, needed):
+        if not device_supports(dev, needed):
             raise RuntimeError(f"PinnedMemoryResource needs host memory pools, which device "
                                f"{dev.device_id} or the driver does not support "
                                f"(properties.{needed} is False); use "
@@ -91,7 +83,7 @@ cdef class PinnedMemoryResource(_MemPool):
         raise_release_threshold(pool)
         # A host pool is accessible from the CPU only until devices are granted access.
         for i in range(min(device_count(), 64)):
-            if _supports(Device(i), needed):
+            if device_supports(Device(i), needed):
                 desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
                 desc[n].location.id = i
                 desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE

@@ -19,7 +19,8 @@ from libc.string cimport memset
 
 from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, check_size, new_buffer,
+from cuda_core._memory._buffer cimport (Buffer, MemoryResource, check_pointer, check_size,
+                                        device_supports, new_buffer,
                                         optional_stream, raise_alloc_error, sync_context,
                                         sync_stream)
 from cuda_core._stream cimport Stream
@@ -27,7 +28,6 @@ from cuda_core._stream cimport Stream
 import dataclasses
 
 from cuda_core._device import Device
-from cuda_core._errors import CUDAError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
@@ -75,13 +75,6 @@ class _Reservation:
         self.chunks = []
 
 
-def _supports(dev, name):
-    try:
-        return bool(getattr(dev.properties, name))
-    except CUDAError:  # an attribute newer than the driver
-        return False
-
-
 @cython.auto_pickle(False)
 cdef class VirtualMemoryResource(MemoryResource):
     """Memory from the virtual memory management API (``cuMemCreate``/``cuMemMap``):
@@ -109,7 +102,7 @@ cdef class VirtualMemoryResource(MemoryResource):
         opts = check_or_create_options(VirtualMemoryResourceOptions, config,
                                        "VirtualMemoryResource config")
         dev = Device(device_id)
-        if not _supports(dev, "virtual_memory_management_supported"):
+        if not device_supports(dev, "virtual_memory_management_supported"):
             raise RuntimeError(f"device {dev.device_id} does not support virtual memory "
                                f"management (properties.virtual_memory_management_supported)")
         self._check_config(dev, opts)
@@ -120,15 +113,17 @@ cdef class VirtualMemoryResource(MemoryResource):
 
     def _check_config(self, dev, opts):
         where = opts.location_type
-        if where == "host" and not _supports(dev, "host_virtual_memory_management_supported"):
+        if where == "host" and not device_supports(dev,
+                                                   "host_virtual_memory_management_supported"):
             raise RuntimeError(f"device {dev.device_id} cannot map host memory through the "
                                f"virtual memory API (location_type='host'; "
                                f"properties.host_virtual_memory_management_supported is False)")
-        if where in ("host_numa", "host_numa_current") and not _supports(
+        if where in ("host_numa", "host_numa_current") and not device_supports(
                 dev, "host_numa_virtual_memory_management_supported"):
             raise RuntimeError(f"device {dev.device_id} cannot map host NUMA memory through "
                                f"the virtual memory API (location_type={str(where)!r})")
-        if opts.gpu_direct_rdma and not _supports(dev, "gpu_direct_rdma_with_cuda_vmm_supported"):
+        if opts.gpu_direct_rdma and not device_supports(
+                dev, "gpu_direct_rdma_with_cuda_vmm_supported"):
             raise RuntimeError(f"device {dev.device_id} does not support GPUDirect RDMA with "
                                f"virtual memory (gpu_direct_rdma=True)")
         count = len(Device.get_all_devices())
@@ -349,14 +344,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         .. note:: Calls ``cuMemUnmap``, ``cuMemRelease`` and ``cuMemAddressFree``.
         """
         cdef Stream s = optional_stream(stream, "VirtualMemoryResource.deallocate()")
-        if isinstance(ptr, bool) or not isinstance(ptr, int):
-            raise TypeError(f"VirtualMemoryResource.deallocate(): ptr must be an int, not "
-                            f"{type(ptr).__name__}")
-        check_size(size, "VirtualMemoryResource.deallocate()")
-        if ptr < 0 or ptr >= (1 << 64):
-            raise ValueError(f"VirtualMemoryResource.deallocate(): ptr={ptr} is not a valid "
-                             f"address")
-        self._deallocate_c(<CUdeviceptr>ptr, <size_t>size, s)
+        cdef CUdeviceptr p = check_pointer(ptr, "VirtualMemoryResource.deallocate()")
+        self._deallocate_c(p, check_size(size, "VirtualMemoryResource.deallocate()"), s)
 
     # -- growth -------------------------------------------------------------------------------
 
