@@ -238,8 +238,20 @@ def test_numpy_reads_pinned_memory_in_place():
     mr = NumpyMemoryResource(device_accessible=True, host_accessible=True)
     buf = mr.allocate(10)
     assert buf.__dlpack_device__() == (kDLCUDAHost, 0)
-    for array in (np.from_dlpack(buf), np.from_dlpack(buf, device="cpu")):
-        assert array.ctypes.data == buf.handle and array.shape == (10,)
+    array = np.from_dlpack(buf)
+    assert array.ctypes.data == buf.handle and array.shape == (10,)
+
+
+@pytest.mark.parametrize("managed", [False, True])
+def test_host_accessible_memory_exported_as_cpu_on_request(managed):
+    # What np.from_dlpack(buf, device="cpu") asks for (NumPy >= 2.1).
+    buf = NumpyMemoryResource(device_accessible=True, host_accessible=True,
+                              managed=managed).allocate(10)
+    _, tensor = _open(buf.__dlpack__(dl_device=(kDLCPU, 0), max_version=(1, 0)))
+    assert (tensor.dl_tensor.device.device_type, tensor.dl_tensor.device.device_id) == (kDLCPU, 0)
+    assert tensor.dl_tensor.data == buf.handle
+    with pytest.raises(BufferError, match="stream must be None for host memory"):
+        buf.__dlpack__(dl_device=(kDLCPU, 0), stream=1)
 
 
 # -- argument checks (CPU) ---------------------------------------------------------------------
