@@ -462,6 +462,24 @@ def test_copy_on_a_stream_other_than_the_allocating_one(dev):
 
 
 @pytest.mark.gpu
+def test_closed_device_buffer(dev, stream):
+    buf = dev.allocate(256, stream=stream)
+    other = dev.allocate(256, stream=stream)
+    with buf:
+        buf.fill(1, stream=stream)
+    assert buf.is_closed
+    for use in (lambda: buf.handle, lambda: buf.device_id,
+                lambda: buf.copy_to(other, stream=stream),
+                lambda: other.copy_from(buf, stream=stream),
+                lambda: buf.fill(0, stream=stream), lambda: buf.__dlpack__(stream=-1)):
+        with pytest.raises(RuntimeError, match="this Buffer is closed"):
+            use()
+    buf.close(stream)  # idempotent, frees nothing twice
+    other.close(stream)
+    stream.sync()
+
+
+@pytest.mark.gpu
 def test_free_after_its_stream_was_closed(dev):
     # The recorded deallocation stream is gone: the free waits for the device first and still
     # happens, without a warning.
