@@ -12,6 +12,22 @@ from cuda_core._event import Event
 from cuda_core._launch_config import LaunchConfig
 from cuda_core._launcher import launch
 from cuda_core._linker import Linker, LinkerOptions
+from cuda_core._memory import (
+    Buffer,
+    DeviceMemoryResource,
+    DeviceMemoryResourceOptions,
+    GraphMemoryResource,
+    Host,
+    LegacyPinnedMemoryResource,
+    ManagedBuffer,
+    ManagedMemoryResource,
+    ManagedMemoryResourceOptions,
+    MemoryResource,
+    PinnedMemoryResource,
+    PinnedMemoryResourceOptions,
+    VirtualMemoryResource,
+    VirtualMemoryResourceOptions,
+)
 from cuda_core._module import Kernel, ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
@@ -20,28 +36,42 @@ from cuda_core.system import System
 from cuda_core import system, typing, utils
 
 __all__ = [
+    "Buffer",
     "CUDAError",
     "CUDAOutOfMemoryError",
     "CUDAWarning",
     "ComputeCapability",
     "Context",
     "Device",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
     "DeviceProperties",
     "Event",
     "EventOptions",
+    "GraphMemoryResource",
+    "Host",
     "Kernel",
     "LEGACY_DEFAULT_STREAM",
     "LaunchConfig",
+    "LegacyPinnedMemoryResource",
     "Linker",
     "LinkerOptions",
+    "ManagedBuffer",
+    "ManagedMemoryResource",
+    "ManagedMemoryResourceOptions",
+    "MemoryResource",
     "NVRTCError",
     "ObjectCode",
     "PER_THREAD_DEFAULT_STREAM",
+    "PinnedMemoryResource",
+    "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
     "Stream",
     "StreamOptions",
     "System",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
     "system",
     "typing",
     "utils",

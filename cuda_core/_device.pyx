@@ -144,7 +144,7 @@ class Device:
     """
 
     __slots__ = ("_id", "_has_inited", "_properties", "_uuid", "_name", "_default_stream",
-                 "__weakref__")
+                 "_memory_resource", "__weakref__")
 
     def __new__(cls, device_id=None):
         if type(device_id) is Device:
@@ -169,6 +169,7 @@ class Device:
             dev._uuid = None
             dev._name = None
             dev._default_stream = None
+            dev._memory_resource = None
             devices[idx] = dev
         return dev
 
@@ -364,6 +365,51 @@ class Device:
                                  f"{(<Context>owner)._device_id}, not to device {self._id}")
             return wrapped
         return create_stream(ctx, options)
+
+    @property
+    def memory_resource(self):
+        """The :class:`MemoryResource` that :meth:`allocate` uses; settable.
+
+        Default: a :class:`DeviceMemoryResource` over the device's current memory pool, or,
+        on a device without memory pools, a resource of synchronous ``cuMemAlloc`` calls. Like
+        every Device attribute, it belongs to this thread's Device object.
+        """
+        if self._memory_resource is None:
+            if self.properties.memory_pools_supported:
+                from cuda_core._memory._device_mr import DeviceMemoryResource
+                self._memory_resource = DeviceMemoryResource(self._id)
+            else:
+                from cuda_core._memory._legacy_mr import _SynchronousMemoryResource
+                self._memory_resource = _SynchronousMemoryResource(self._id)
+        return self._memory_resource
+
+    @memory_resource.setter
+    def memory_resource(self, mr):
+        from cuda_core._memory._buffer import MemoryResource
+        if not isinstance(mr, MemoryResource):
+            raise TypeError(f"Device.memory_resource must be a MemoryResource, not "
+                            f"{type(mr).__name__}")
+        self._memory_resource = mr
+
+    def allocate(self, size, *, stream):
+        """Allocate ``size`` bytes from :attr:`memory_resource`, ordered on ``stream``.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes.
+        stream : Stream
+            Orders the allocation and, by default, the buffer's eventual free (keyword-only,
+            required; pass :attr:`default_stream` for the default stream).
+
+        Returns
+        -------
+        Buffer
+        """
+        mr = self._memory_resource
+        if mr is None:
+            mr = self.memory_resource
+        return mr.allocate(size, stream=stream)
 
     def create_event(self, options=None):
         """Create a new, unrecorded event on this device.

@@ -6,28 +6,31 @@ plain string value (``"c++"`` for ``SourceCodeType.CXX``), and a member compares
 
 from __future__ import annotations
 
-import enum
 from typing import Protocol, runtime_checkable
+
+from cuda_core._enum import StrEnum as _StrEnum
+from cuda_core._memory._mr_options import (
+    ManagedMemoryLocationType,
+    VirtualMemoryAccessType,
+    VirtualMemoryAllocationType,
+    VirtualMemoryGranularityType,
+    VirtualMemoryHandleType,
+    VirtualMemoryLocationType,
+)
 
 __all__ = [
     "CompilerBackendType",
     "IsStreamType",
+    "ManagedMemoryLocationType",
     "ObjectCodeFormatType",
     "PCHStatusType",
     "SourceCodeType",
+    "VirtualMemoryAccessType",
+    "VirtualMemoryAllocationType",
+    "VirtualMemoryGranularityType",
+    "VirtualMemoryHandleType",
+    "VirtualMemoryLocationType",
 ]
-
-if hasattr(enum, "StrEnum"):  # Python 3.11+
-    _StrEnum = enum.StrEnum
-else:
-    class _StrEnum(str, enum.Enum):
-        """``enum.StrEnum`` for Python 3.10: members are their string values."""
-
-        def __str__(self) -> str:
-            return str.__str__(self)
-
-        def __format__(self, spec: str) -> str:
-            return str.__format__(str.__str__(self), spec)
 
 
 @runtime_checkable

@@ -1,0 +1,36 @@
+"""Memory: buffers, memory resources, DLPack export.
+
+Each concept has its own private module; ``cuda_core`` re-exports the public names.
+"""
+
+from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._device_mr import DeviceMemoryResource
+from cuda_core._memory._graph_mr import GraphMemoryResource
+from cuda_core._memory._legacy_mr import LegacyPinnedMemoryResource
+from cuda_core._memory._location import Host
+from cuda_core._memory._managed_mr import ManagedBuffer, ManagedMemoryResource
+from cuda_core._memory._mr_options import (
+    DeviceMemoryResourceOptions,
+    ManagedMemoryResourceOptions,
+    PinnedMemoryResourceOptions,
+    VirtualMemoryResourceOptions,
+)
+from cuda_core._memory._pinned_mr import PinnedMemoryResource
+from cuda_core._memory._vmm_mr import VirtualMemoryResource
+
+__all__ = [
+    "Buffer",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
+    "GraphMemoryResource",
+    "Host",
+    "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
+    "ManagedMemoryResource",
+    "ManagedMemoryResourceOptions",
+    "MemoryResource",
+    "PinnedMemoryResource",
+    "PinnedMemoryResourceOptions",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
+]

@@ -1,0 +1,54 @@
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
+
+from cuda_core._stream cimport Stream
+
+
+cdef class MemoryResource:
+    # True only for an object whose exact type is one of the built-in resources: Buffer then
+    # frees through _deallocate_c, without a Python call. A Python subclass leaves it False, so
+    # that its own deallocate() is always the one called.
+    cdef bint _c_dealloc
+    cdef object __weakref__
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1
+
+
+cdef class Buffer:
+    # The device pointer, readable from Cython without a Python call (the launcher's path).
+    cdef CUdeviceptr _ptr
+    cdef size_t _size
+    # Owning buffer: the resource that frees _ptr. None for a view or an owner-kept buffer.
+    cdef MemoryResource _mr
+    # Kept alive until close(); never freed by the buffer.
+    cdef object _owner
+    # The stream that orders the eventual free (the allocation stream unless changed).
+    cdef Stream _dealloc_stream
+    # Live DLPack exports; while any exists, close() defers the free to the last one's end.
+    cdef int _exports
+    cdef bint _closed
+    cdef bint _deferred
+    # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
+    cdef int _attr_flags
+    cdef int _attr_device
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1
+    cdef int _release(self, Stream stream) except -1
+    cdef int _export_released(self) noexcept
+    cdef int _query_attributes(self) except -1
+    cdef tuple _dl_device(self)
+    cdef int _order_before(self, size_t consumer) except -1
+
+
+cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream)
+cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
+                     Stream stream) except -1
+cdef size_t check_size(object size, str what) except? 0
+cdef CUdeviceptr check_pointer(object ptr, str what) except? 0
+cdef bint device_supports(object dev, str name) except -1
+cdef Stream require_stream(object stream, str what)
+cdef Stream optional_stream(object stream, str what)
+cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1
+cdef CUcontext stream_context(Stream s) noexcept
+cdef int sync_stream(Stream s) except -1
+cdef int sync_context(CUcontext ctx) except -1

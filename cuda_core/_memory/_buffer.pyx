@@ -1,0 +1,928 @@
+"""Buffers and the MemoryResource base class.
+
+A :class:`Buffer` is a pointer, a size, and an answer to "who frees it":
+
+* an **owning** buffer holds the :class:`MemoryResource` that allocated it and frees the memory
+  through ``mr.deallocate(ptr, size, stream=...)`` on :meth:`Buffer.close` or when it is
+  garbage-collected; the buffer keeps its resource alive;
+* an **owner-kept** buffer holds an arbitrary ``owner`` object alive until it is closed, and
+  never frees anything;
+* a **view** holds neither: the caller keeps the memory alive.
+
+The device pointer lives in the C field ``Buffer._ptr`` (see ``_buffer.pxd``), so Cython code
+such as the kernel launcher reads it without a Python call.
+
+Frees are stream-ordered. A buffer remembers the stream that orders its eventual free (the
+allocation stream, the ``stream`` given to ``from_handle``, or the one set by
+:meth:`Buffer.set_deallocation_stream`); ``close(stream)`` overrides it for that call.
+"""
+
+import sys
+import warnings
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t
+
+from cuda_core._context cimport push_if_needed, pop_pushed
+from cuda_core._driver cimport ensure_driver
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._stream cimport Stream, as_stream
+from cuda_core._memory._dlpack cimport make_capsule
+from cuda_core._memory.dlpack cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+from cuda.bindings import driver as _driver_py
+
+from cuda_core._errors import CUDAError, CUDAWarning
+
+__all__ = ["Buffer", "MemoryResource"]
+
+
+# Bits of Buffer._attr_flags (pointer attributes of a buffer without a memory resource).
+cdef enum:
+    _ATTR_QUERIED = 1
+    _ATTR_DEVICE = 2      # device-accessible
+    _ATTR_HOST = 4        # host-accessible
+    _ATTR_MANAGED = 8
+    _ATTR_PINNED = 16     # page-locked host memory known to the driver
+
+
+# -- helpers shared by the memory modules ----------------------------------------------------
+
+cdef size_t check_size(object size, str what) except? 0:
+    """``size`` as a size_t: an int (or ``__index__``) in [0, 2**64); never a bool."""
+    if type(size) is int:
+        value = size
+    elif isinstance(size, bool) or not hasattr(size, "__index__"):
+        raise TypeError(f"{what}: size must be an int, not {type(size).__name__}")
+    else:
+        value = size.__index__()
+    if value < 0:
+        raise ValueError(f"{what}: size must be >= 0, got {value}")
+    if value >= (1 << 64):
+        raise ValueError(f"{what}: size {value} does not fit in 64 bits")
+    return <size_t>value
+
+
+cdef CUdeviceptr check_pointer(object ptr, str what) except? 0:
+    """``ptr`` as an address: an int (or ``__index__``, or a CUdeviceptr) in [0, 2**64)."""
+    if isinstance(ptr, bool):
+        raise TypeError(f"{what}: ptr must be an int (an address), not bool")
+    if type(ptr) is int:
+        value = ptr
+    elif isinstance(ptr, _driver_py.CUdeviceptr):
+        value = int(ptr)
+    elif hasattr(ptr, "__index__"):
+        value = ptr.__index__()
+    else:
+        raise TypeError(f"{what}: ptr must be an int (an address) or a "
+                        f"cuda.bindings.driver.CUdeviceptr, not {type(ptr).__name__}")
+    if value < 0 or value >= (1 << 64):
+        raise ValueError(f"{what}: ptr={value} is not a valid address")
+    return <CUdeviceptr>value
+
+
+cdef bint device_supports(object dev, str name) except -1:
+    """A capability of ``dev`` (a DeviceProperties attribute); an attribute newer than the
+    installed driver reads as unsupported."""
+    try:
+        return bool(getattr(dev.properties, name))
+    except CUDAError:
+        return False
+
+
+cdef Stream require_stream(object stream, str what):
+    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
+    if stream is None:
+        raise TypeError(f"{what}: stream is required (a Stream or an object with "
+                        f"__cuda_stream__); pass Device.default_stream for the default stream")
+    return as_stream(stream, what)
+
+
+cdef Stream optional_stream(object stream, str what):
+    if stream is None:
+        return None
+    return as_stream(stream, what)
+
+
+cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1:
+    """Raise the allocation failure ``err``, naming the size asked for (out of memory is a
+    CUDAOutOfMemoryError, which is also a MemoryError)."""
+    raise make_driver_error(err, f"{what}: allocating {size} bytes")
+
+
+cdef CUcontext stream_context(Stream s) noexcept:
+    """The context to make current around work on ``s``: the stream's own, or NULL for the
+    unbound default streams (which use whatever context is current)."""
+    if s is None or s._ctx is None:
+        return NULL
+    return s._ctx._handle
+
+
+cdef int sync_stream(Stream s) except -1:
+    cdef CUcontext ctx = stream_context(s)
+    cdef CUresult err
+    cdef int pushed = 0
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        err = cydriver.cuStreamSynchronize(s._handle)
+        if pushed:
+            pop_pushed()
+    return HANDLE_RETURN(err)
+
+
+cdef int sync_context(CUcontext ctx) except -1:
+    """Wait for all work of ``ctx`` (the current context when NULL)."""
+    cdef CUresult err
+    cdef int pushed = 0
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        err = cydriver.cuCtxSynchronize()
+        if pushed:
+            pop_pushed()
+    return HANDLE_RETURN(err)
+
+
+cdef void _warn_failed_free(object buf, object exc) noexcept:
+    """A free that failed on a finalizer path: a CUDAWarning, never an exception. Silent once
+    the interpreter is finalizing or the driver has shut down."""
+    try:
+        if sys.is_finalizing():
+            return
+        if isinstance(exc, CUDAError) and exc.code == cydriver.CUDA_ERROR_DEINITIALIZED:
+            return
+        warnings.warn(f"freeing {buf!r} failed during cleanup: {type(exc).__name__}: {exc}",
+                      CUDAWarning, stacklevel=2)
+    except BaseException:
+        pass
+
+
+# -- MemoryResource ---------------------------------------------------------------------------
+
+cdef class MemoryResource:
+    """Abstract base class of memory resources: what allocates and frees :class:`Buffer`\\ s.
+
+    Subclass it in Python to plug in any allocator. A subclass implements :meth:`allocate`,
+    which returns ``Buffer.from_handle(ptr, size, mr=self, stream=stream)``, and
+    :meth:`deallocate`, which frees a pointer it handed out, and the properties
+    :attr:`is_device_accessible`, :attr:`is_host_accessible` and :attr:`device_id`
+    (:attr:`is_managed` defaults to False). The buffer calls ``deallocate`` exactly once, on
+    ``close()`` or when it is garbage-collected; an exception raised there during garbage
+    collection becomes a :class:`CUDAWarning`.
+
+    Instances of this base class itself cannot be created.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        if type(self) is MemoryResource:
+            raise TypeError("MemoryResource is an abstract base class: subclass it and "
+                            "implement allocate() and deallocate(), or use one of the "
+                            "built-in resources (e.g. DeviceMemoryResource)")
+
+    def allocate(self, size, *, stream=None):
+        """Allocate ``size`` bytes and return them as a :class:`Buffer` owned by this resource.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes.
+        stream : Stream, optional
+            The stream that orders the allocation (and, by default, the eventual free).
+
+        Returns
+        -------
+        Buffer
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement "
+                                  f"allocate(size, *, stream=None)")
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Free memory this resource allocated.
+
+        Parameters
+        ----------
+        ptr : int
+            The address ``allocate`` returned.
+        size : int
+            The size it was allocated with.
+        stream : Stream or None
+            The stream that orders the free; None when none is known.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement "
+                                  f"deallocate(ptr, size, *, stream=None)")
+
+    @property
+    def is_device_accessible(self):
+        """True if the GPU can access the memory this resource allocates."""
+        raise NotImplementedError(f"{type(self).__name__} must implement the "
+                                  f"is_device_accessible property")
+
+    @property
+    def is_host_accessible(self):
+        """True if the CPU can access the memory this resource allocates."""
+        raise NotImplementedError(f"{type(self).__name__} must implement the "
+                                  f"is_host_accessible property")
+
+    @property
+    def is_managed(self):
+        """True if the memory is managed (unified) memory. False unless overridden."""
+        return False
+
+    @property
+    def device_id(self):
+        """The ordinal of the device the memory belongs to; -1 for host memory."""
+        raise NotImplementedError(f"{type(self).__name__} must implement the device_id "
+                                  f"property")
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        self.deallocate(ptr, size, stream=stream)
+        return 0
+
+
+# -- Buffer -----------------------------------------------------------------------------------
+
+cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream):
+    """A new owning Buffer (or view when ``mr`` is None); the allocators' fast path."""
+    cdef Buffer buf = Buffer.__new__(Buffer)
+    buf._ptr = ptr
+    buf._size = size
+    buf._mr = mr
+    buf._dealloc_stream = stream
+    return buf
+
+
+cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
+                     Stream stream) except -1:
+    """Fill a freshly created instance of a Buffer subclass (e.g. ManagedBuffer)."""
+    buf._ptr = ptr
+    buf._size = size
+    buf._mr = mr
+    buf._dealloc_stream = stream
+    return 0
+
+
+cdef class _ExportGuard:
+    """One live DLPack export of a Buffer: the capsule's deleter drops the last reference to
+    it, and its end tells the buffer that the consumer is done."""
+
+    cdef Buffer _buf
+
+    def __dealloc__(self):
+        cdef Buffer buf = self._buf
+        if buf is not None:
+            self._buf = None
+            buf._export_released()
+
+
+cdef class Buffer:
+    """A range of memory: a pointer, a size, and who frees it. Not constructible directly.
+
+    Buffers come from :meth:`MemoryResource.allocate` (and :meth:`Device.allocate`), or wrap an
+    existing allocation with :meth:`Buffer.from_handle`. An owning buffer frees its memory
+    through its memory resource on :meth:`close` or when it is garbage-collected, ordered on its
+    deallocation stream. ``with buf:`` closes it at the end of the block.
+
+    Buffers compare equal, and hash alike, when they have the same address and size. Every
+    method and property of a closed buffer except :attr:`is_closed` raises ``RuntimeError``.
+    While a DLPack export of the buffer is alive, its memory stays valid: closing the buffer
+    then only marks it closed, and the memory is freed when the last export is released.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Buffer objects cannot be instantiated directly; use "
+                           "MemoryResource.allocate(), Device.allocate() or "
+                           "Buffer.from_handle()")
+
+    def __del__(self):
+        # tp_finalize: runs before any reference cycle is cleared, so _mr is still intact.
+        if self._closed:
+            return
+        self._closed = True
+        if self._mr is None:
+            self._owner = None
+            return
+        try:
+            self._release(None)
+        except BaseException as exc:
+            _warn_failed_free(self, exc)
+
+    @classmethod
+    def from_handle(cls, ptr, size, mr=None, owner=None, *, stream=None):
+        """Wrap an existing allocation in a Buffer.
+
+        Who frees the memory:
+
+        * with ``mr``: the buffer owns the pointer and frees it with
+          ``mr.deallocate(ptr, size, stream=...)`` on :meth:`close` or garbage collection,
+          ordered on ``stream`` (or the one given to ``close``);
+        * with ``owner``: the buffer keeps ``owner`` alive until it is closed, and never frees
+          anything (the owner's own lifetime frees the memory);
+        * with neither: a non-owning view; the caller keeps the memory alive while the buffer
+          is used.
+
+        Parameters
+        ----------
+        ptr : int or cuda.bindings.driver.CUdeviceptr
+            The address.
+        size : int
+            The size in bytes.
+        mr : MemoryResource, optional
+            The resource that frees the memory.
+        owner : object, optional
+            An object that keeps the memory alive.
+        stream : Stream, optional
+            The stream that orders the eventual free (owning buffers); also the stream DLPack
+            consumers are ordered after.
+
+        Returns
+        -------
+        Buffer
+
+        Raises
+        ------
+        ValueError
+            If both ``mr`` and ``owner`` are given, or ``ptr`` is 0 with a non-zero size.
+        TypeError
+            If ``mr`` is not a MemoryResource, or ``ptr``/``size`` are not ints.
+        """
+        cdef CUdeviceptr p = check_pointer(ptr, "Buffer.from_handle()")
+        cdef size_t n = check_size(size, "Buffer.from_handle()")
+        cdef Stream s
+        cdef Buffer buf
+        if mr is not None and owner is not None:
+            raise ValueError("Buffer.from_handle(): give mr (the buffer frees the memory "
+                             "through it) or owner (the buffer keeps owner alive and frees "
+                             "nothing), not both")
+        if mr is not None and not isinstance(mr, MemoryResource):
+            raise TypeError(f"Buffer.from_handle(): mr must be a MemoryResource or None, not "
+                            f"{type(mr).__name__}")
+        if p == 0 and n != 0:
+            raise ValueError(f"Buffer.from_handle(): ptr is 0 (NULL) but size is {n}")
+        if not (isinstance(cls, type) and issubclass(cls, Buffer)):
+            raise TypeError("from_handle() must be called on Buffer or a subclass of it")
+        s = optional_stream(stream, "Buffer.from_handle()")
+        buf = cls.__new__(cls)
+        init_buffer(buf, p, n, mr, s)
+        buf._owner = owner
+        return buf
+
+    cdef int _check_open(self) except -1:
+        if self._closed:
+            raise RuntimeError("this Buffer is closed")
+        return 0
+
+    # -- identity and attributes -------------------------------------------------------------
+
+    @property
+    def handle(self):
+        """The address of the memory, as an int."""
+        self._check_open()
+        return self._ptr
+
+    @property
+    def size(self):
+        """The size in bytes."""
+        self._check_open()
+        return self._size
+
+    @property
+    def memory_resource(self):
+        """The :class:`MemoryResource` that frees this buffer, or None (view or owner-kept)."""
+        self._check_open()
+        return self._mr
+
+    @property
+    def owner(self):
+        """The object this buffer keeps alive (``from_handle(..., owner=...)``), or None."""
+        self._check_open()
+        return self._owner
+
+    @property
+    def is_closed(self):
+        """True once :meth:`close` was called."""
+        return bool(self._closed)
+
+    cdef int _query_attributes(self) except -1:
+        """Classify a pointer without a memory resource, from the driver's pointer attributes
+        (once). Plain host memory unknown to the driver reads as host-only."""
+        cdef unsigned long long values[3]
+        cdef cydriver.CUpointer_attribute attrs[3]
+        cdef void* data[3]
+        cdef int flags = _ATTR_QUERIED
+        cdef unsigned int mem_type
+        if self._attr_flags:
+            return 0
+        ensure_driver()
+        attrs[0] = cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        attrs[1] = cydriver.CU_POINTER_ATTRIBUTE_IS_MANAGED
+        attrs[2] = cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        # Zeroed 8-byte slots: the driver writes a bool, an unsigned int or an int into each.
+        for i in range(3):
+            values[i] = 0
+            data[i] = &values[i]
+        HANDLE_RETURN(cydriver.cuPointerGetAttributes(3, attrs, data, self._ptr))
+        mem_type = <unsigned int>values[0]
+        if <unsigned int>values[1]:
+            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_MANAGED
+            self._attr_device = <int32_t>values[2]
+        elif mem_type == cydriver.CU_MEMORYTYPE_DEVICE:
+            flags |= _ATTR_DEVICE
+            self._attr_device = <int32_t>values[2]
+        elif mem_type == cydriver.CU_MEMORYTYPE_HOST:
+            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_PINNED
+            self._attr_device = -1
+        else:
+            flags |= _ATTR_HOST
+            self._attr_device = -1
+        self._attr_flags = flags
+        return 0
+
+    @property
+    def device_id(self):
+        """The ordinal of the device the memory belongs to; -1 for host memory.
+
+        From the memory resource, or the driver's pointer attributes for a buffer without one.
+        """
+        self._check_open()
+        if self._mr is not None:
+            return self._mr.device_id
+        self._query_attributes()
+        return self._attr_device
+
+    @property
+    def is_device_accessible(self):
+        """True if the GPU can access the memory."""
+        self._check_open()
+        if self._mr is not None:
+            return self._mr.is_device_accessible
+        self._query_attributes()
+        return bool(self._attr_flags & _ATTR_DEVICE)
+
+    @property
+    def is_host_accessible(self):
+        """True if the CPU can access the memory."""
+        self._check_open()
+        if self._mr is not None:
+            return self._mr.is_host_accessible
+        self._query_attributes()
+        return bool(self._attr_flags & _ATTR_HOST)
+
+    @property
+    def is_managed(self):
+        """True for managed (unified) memory."""
+        self._check_open()
+        if self._mr is not None:
+            return bool(self._mr.is_managed)
+        self._query_attributes()
+        return bool(self._attr_flags & _ATTR_MANAGED)
+
+    @property
+    def is_mapped(self):
+        """True if the memory was mapped from another process (through IPC). Always False
+        until IPC import exists; resources that import memory report it."""
+        self._check_open()
+        if self._mr is not None:
+            return bool(getattr(self._mr, "is_mapped", False))
+        return False
+
+    def __eq__(self, other):
+        if not isinstance(other, Buffer):
+            return NotImplemented
+        return self._ptr == (<Buffer>other)._ptr and self._size == (<Buffer>other)._size
+
+    def __hash__(self):
+        return hash((Buffer, self._ptr, self._size))
+
+    def __repr__(self):
+        if self._closed:
+            return f"<{type(self).__name__} closed>"
+        who = type(self._mr).__name__ if self._mr is not None else (
+            "owner-kept" if self._owner is not None else "view")
+        return f"<{type(self).__name__} ptr=0x{self._ptr:x} size={self._size} ({who})>"
+
+    def __reduce__(self):
+        raise TypeError("Buffer objects cannot be pickled: they refer to memory of this "
+                        "process (sharing buffers between processes needs IPC, which is not "
+                        "implemented yet)")
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.close()
+        return False
+
+    def set_deallocation_stream(self, stream):
+        """Order the eventual free of this buffer on ``stream`` instead.
+
+        Parameters
+        ----------
+        stream : Stream or an object with ``__cuda_stream__``
+        """
+        self._check_open()
+        self._dealloc_stream = require_stream(stream, "Buffer.set_deallocation_stream()")
+
+    def close(self, stream=None):
+        """Free the memory (owning buffers) or drop the owner (owner-kept buffers). Idempotent.
+
+        The free is ordered on ``stream`` when given, else on the buffer's deallocation stream.
+        If a DLPack export of the buffer is still alive, the buffer is marked closed now and
+        the memory is freed when the last export is released.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            The stream that orders the free.
+
+        .. note:: Calls ``mr.deallocate(ptr, size, stream=...)``; for the pool resources that is
+           ``cuMemFreeAsync``.
+        """
+        cdef Stream s = None
+        if self._closed:
+            return
+        if stream is not None:
+            s = as_stream(stream, "Buffer.close()")
+            s._check_open()
+        self._closed = True
+        if self._exports > 0:
+            self._deferred = True
+            if s is not None:
+                self._dealloc_stream = s
+            return
+        self._release(s)
+
+    cdef int _release(self, Stream stream) except -1:
+        """Give the memory back (owning) or drop the owner; the buffer is already closed."""
+        cdef MemoryResource mr = self._mr
+        cdef Stream s = stream
+        self._owner = None
+        if mr is None:
+            self._dealloc_stream = None
+            return 0
+        self._mr = None
+        if s is None:
+            s = self._dealloc_stream
+            if s is not None and s._closed:
+                # The stream that ordered the free is gone while its work may still run: wait
+                # for its context before handing the memory back.
+                sync_context(stream_context(s))
+                s = None
+        self._dealloc_stream = None
+        if mr._c_dealloc:
+            mr._deallocate_c(self._ptr, self._size, s)
+        else:
+            mr.deallocate(self._ptr, self._size, stream=s)
+        return 0
+
+    cdef int _export_released(self) noexcept:
+        # With the GIL held: one DLPack export ended.
+        self._exports -= 1
+        if self._exports == 0 and self._deferred:
+            self._deferred = False
+            try:
+                self._release(None)
+            except BaseException as exc:
+                _warn_failed_free(self, exc)
+        return 0
+
+    # -- copies and fill -----------------------------------------------------------------------
+
+    def copy_to(self, dst=None, *, stream):
+        """Copy this buffer's bytes into ``dst``, asynchronously on ``stream``.
+
+        Any direction works (device, pinned or plain host, managed, another device's memory):
+        the driver's unified addressing finds out where each side lives.
+
+        Parameters
+        ----------
+        dst : Buffer, optional
+            The destination, of the same size. When None, a new buffer is allocated from this
+            buffer's memory resource (on ``stream``).
+        stream : Stream
+            The stream that orders the copy (keyword-only, required).
+
+        Returns
+        -------
+        Buffer
+            ``dst``, or the new buffer.
+
+        Raises
+        ------
+        ValueError
+            If the sizes differ (the message names both), or ``dst`` is None and this buffer
+            has no memory resource.
+
+        .. note:: Calls ``cuMemcpyAsync``.
+        """
+        cdef Stream s = require_stream(stream, "Buffer.copy_to()")
+        cdef Buffer d
+        self._check_open()
+        s._check_open()
+        if dst is None:
+            if self._mr is None:
+                raise ValueError("Buffer.copy_to(): dst is None and this buffer has no memory "
+                                 "resource to allocate it from; pass dst")
+            new = self._mr.allocate(self._size, stream=s)
+            if not isinstance(new, Buffer):
+                raise TypeError(f"Buffer.copy_to(): {type(self._mr).__name__}.allocate() "
+                                f"returned {type(new).__name__}, not a Buffer")
+            d = <Buffer>new
+        elif isinstance(dst, Buffer):
+            d = <Buffer>dst
+        else:
+            raise TypeError(f"Buffer.copy_to(): dst must be a Buffer or None, not "
+                            f"{type(dst).__name__}")
+        d._check_open()
+        if d._size != self._size:
+            raise ValueError(f"Buffer.copy_to(): size mismatch: this buffer has {self._size} "
+                             f"bytes but dst has {d._size} bytes")
+        _memcpy(d._ptr, self._ptr, self._size, s)
+        return d
+
+    def copy_from(self, src, *, stream):
+        """Copy the bytes of ``src`` into this buffer, asynchronously on ``stream``.
+
+        Parameters
+        ----------
+        src : Buffer
+            The source, of the same size.
+        stream : Stream
+            The stream that orders the copy (keyword-only, required).
+
+        Raises
+        ------
+        ValueError
+            If the sizes differ (the message names both).
+
+        .. note:: Calls ``cuMemcpyAsync``.
+        """
+        cdef Stream s = require_stream(stream, "Buffer.copy_from()")
+        cdef Buffer sb
+        self._check_open()
+        s._check_open()
+        if not isinstance(src, Buffer):
+            raise TypeError(f"Buffer.copy_from(): src must be a Buffer, not "
+                            f"{type(src).__name__}")
+        sb = <Buffer>src
+        sb._check_open()
+        if sb._size != self._size:
+            raise ValueError(f"Buffer.copy_from(): size mismatch: this buffer has "
+                             f"{self._size} bytes but src has {sb._size} bytes")
+        _memcpy(self._ptr, sb._ptr, self._size, s)
+
+    def fill(self, value, *, stream):
+        """Fill the buffer with a repeated 1-, 2- or 4-byte pattern, asynchronously.
+
+        Parameters
+        ----------
+        value : int or buffer-protocol object
+            An int in [0, 256) fills bytes; an object of 1, 2 or 4 bytes that supports the
+            buffer protocol (``np.uint8(3)``, ``np.uint16(7)``, ``np.float32(1.0)``, ``bytes``)
+            is repeated as is, in the machine's byte order.
+        stream : Stream
+            The stream that orders the fill (keyword-only, required).
+
+        Raises
+        ------
+        TypeError
+            If ``value`` is neither.
+        ValueError
+            If an int is out of range, the pattern is not 1, 2 or 4 bytes, the size is not a
+            multiple of the pattern, or the address is not aligned to it.
+
+        .. note:: Calls ``cuMemsetD8Async``, ``cuMemsetD16Async`` or ``cuMemsetD32Async``.
+        """
+        cdef Stream s = require_stream(stream, "Buffer.fill()")
+        cdef int width
+        cdef uint32_t pattern
+        self._check_open()
+        s._check_open()
+        if isinstance(value, bool):
+            raise TypeError("Buffer.fill(): value must be an int in [0, 256) or a 1-, 2- or "
+                            "4-byte buffer-protocol object, not bool")
+        if isinstance(value, int):
+            if not 0 <= value < 256:
+                raise ValueError(f"Buffer.fill(): value must be in [0, 256) for a byte fill, "
+                                 f"got {value}; pass a 2- or 4-byte object such as "
+                                 f"np.uint16(v) or np.uint32(v) for a wider pattern")
+            width = 1
+            pattern = value
+        else:
+            try:
+                view = memoryview(value)
+            except TypeError:
+                raise TypeError(f"Buffer.fill(): value must be an int in [0, 256) or a 1-, 2- "
+                                f"or 4-byte buffer-protocol object (e.g. np.uint16(7)), not "
+                                f"{type(value).__name__}") from None
+            with view:
+                width = view.nbytes
+                if width not in (1, 2, 4):
+                    raise ValueError(f"Buffer.fill(): the pattern must be 1, 2 or 4 bytes, "
+                                     f"got {width} bytes ({type(value).__name__})")
+                pattern = int.from_bytes(view.tobytes(), sys.byteorder)
+        if self._size % width:
+            raise ValueError(f"Buffer.fill(): the buffer size {self._size} is not a multiple "
+                             f"of the {width}-byte pattern")
+        if self._ptr % width:
+            raise ValueError(f"Buffer.fill(): the address 0x{self._ptr:x} is not aligned to "
+                             f"the {width}-byte pattern")
+        _memset(self._ptr, pattern, width, self._size // width, s)
+
+    # -- DLPack ---------------------------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        """``(device_type, device_id)`` of the DLPack export: kDLCUDA (2) for device memory,
+        kDLCUDAHost (3) for pinned host memory, kDLCUDAManaged (13) for managed memory, kDLCPU
+        (1) for other host memory."""
+        self._check_open()
+        return self._dl_device()
+
+    cdef tuple _dl_device(self):
+        cdef bint dev_acc, host_acc, managed
+        cdef int dev_id
+        if self._mr is not None:
+            dev_acc = self._mr.is_device_accessible
+            host_acc = self._mr.is_host_accessible
+            managed = self._mr.is_managed
+            dev_id = self._mr.device_id
+        else:
+            self._query_attributes()
+            dev_acc = self._attr_flags & _ATTR_DEVICE
+            host_acc = self._attr_flags & _ATTR_HOST
+            managed = self._attr_flags & _ATTR_MANAGED
+            dev_id = self._attr_device
+        if managed:
+            return (kDLCUDAManaged, dev_id if dev_id >= 0 else 0)
+        if dev_acc and host_acc:
+            return (kDLCUDAHost, 0)
+        if dev_acc:
+            return (kDLCUDA, dev_id)
+        if host_acc:
+            return (kDLCPU, 0)
+        raise BufferError("this buffer's memory is accessible from neither the host nor a "
+                          "device; it cannot be exported through DLPack")
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the buffer as a DLPack capsule: a 1-D int8 tensor of ``size`` elements.
+
+        The export is zero-copy and keeps the buffer alive; the memory stays valid until the
+        consumer releases the tensor, even if the buffer is closed meanwhile.
+
+        Parameters
+        ----------
+        stream : int or None
+            The consumer's stream, per the DLPack protocol, for memory a device can access: the
+            consumer's stream waits (through an event) for the work queued so far on this
+            buffer's stream (its deallocation stream, see :meth:`set_deallocation_stream`).
+            None means the legacy default stream (1), 2 the per-thread default stream, -1 no
+            synchronization; 0 is ambiguous and refused. For host memory it must be None or -1.
+        max_version : tuple of two ints, optional
+            The newest DLPack version the consumer understands. A major version >= 1 gets a
+            versioned capsule (``"dltensor_versioned"``); None or an older version gets a
+            legacy one (``"dltensor"``).
+        dl_device : tuple of two ints, optional
+            The device the consumer wants the tensor on; it must be this buffer's
+            (:meth:`__dlpack_device__`), or ``(kDLCPU, 0)`` for pinned or managed memory,
+            which the host can read in place.
+        copy : bool, optional
+            ``True`` is refused: the export never copies.
+
+        Raises
+        ------
+        BufferError
+            For ``copy=True``, another ``dl_device``, or a stream that does not apply.
+        """
+        cdef int dev_type, dev_id
+        cdef bint versioned = False
+        self._check_open()
+        if copy is True:
+            raise BufferError("Buffer.__dlpack__(): copy=True is not supported; the export is "
+                              "always zero-copy")
+        if copy is not None and copy is not False:
+            raise TypeError(f"Buffer.__dlpack__(): copy must be a bool or None, not "
+                            f"{type(copy).__name__}")
+        dev_type, dev_id = self._dl_device()
+        if dl_device is not None:
+            try:
+                want = (int(dl_device[0]), int(dl_device[1]))
+                if len(dl_device) != 2:
+                    raise ValueError
+            except (TypeError, ValueError, IndexError):
+                raise TypeError(f"Buffer.__dlpack__(): dl_device must be a (device_type, "
+                                f"device_id) pair, got {dl_device!r}") from None
+            if want == (kDLCPU, 0) and dev_type in (kDLCUDAHost, kDLCUDAManaged):
+                # Pinned and managed memory is host memory too: hand it to a CPU consumer
+                # as such, still without a copy.
+                dev_type, dev_id = kDLCPU, 0
+            elif want != (dev_type, dev_id):
+                raise BufferError(f"Buffer.__dlpack__(): dl_device={want} differs from the "
+                                  f"buffer's device {(dev_type, dev_id)}, and the export "
+                                  f"cannot copy")
+        if max_version is not None:
+            try:
+                major = int(max_version[0])
+                int(max_version[1])
+                if len(max_version) != 2:
+                    raise ValueError
+            except (TypeError, ValueError, IndexError):
+                raise TypeError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
+                                f"pair or None, got {max_version!r}") from None
+            versioned = major >= 1
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
+                            f"{type(stream).__name__}")
+        if dev_type == kDLCPU:
+            if stream is not None and stream != -1:
+                raise BufferError(f"Buffer.__dlpack__(): stream must be None for host memory "
+                                  f"(kDLCPU), got {stream}")
+        elif stream is None:
+            if dev_type != kDLCUDAHost:  # a host consumer of pinned memory has no stream
+                self._order_before(<size_t>cydriver.CU_STREAM_LEGACY)
+        elif stream == 0:
+            raise BufferError("Buffer.__dlpack__(): stream=0 is ambiguous in the DLPack "
+                              "protocol; pass 1 (legacy default stream), 2 (per-thread default "
+                              "stream), a stream address, None or -1")
+        elif stream < -1 or stream >= (1 << 64):
+            raise BufferError(f"Buffer.__dlpack__(): stream={stream} is not a stream")
+        elif stream != -1:
+            self._order_before(<size_t>stream)
+        guard = _ExportGuard.__new__(_ExportGuard)
+        (<_ExportGuard>guard)._buf = self
+        self._exports += 1
+        return make_capsule(self._ptr, self._size, dev_type, dev_id, guard, versioned)
+
+    cdef int _order_before(self, size_t consumer) except -1:
+        """Make the consumer's stream wait for the work queued so far on this buffer's stream."""
+        cdef Stream producer = self._dealloc_stream
+        cdef CUstream c = <CUstream>consumer
+        cdef CUcontext ctx
+        cdef cydriver.CUevent event = NULL
+        cdef CUresult err = CUDA_SUCCESS
+        cdef int pushed = 0
+        if producer is None or producer._closed:
+            return 0
+        if _same_stream(<size_t>producer._handle, consumer):
+            return 0
+        ctx = stream_context(producer)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
+            if err == CUDA_SUCCESS:
+                err = cydriver.cuEventRecord(event, producer._handle)
+                if err == CUDA_SUCCESS:
+                    err = cydriver.cuStreamWaitEvent(c, event, 0)
+                # Destroying right after the wait is safe: the driver keeps what it needs.
+                cydriver.cuEventDestroy(event)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)
+
+
+cdef inline bint _same_stream(size_t a, size_t b) noexcept:
+    # 0 and CU_STREAM_LEGACY both name the legacy default stream.
+    if a == 0:
+        a = <size_t>cydriver.CU_STREAM_LEGACY
+    if b == 0:
+        b = <size_t>cydriver.CU_STREAM_LEGACY
+    return a == b
+
+
+cdef int _memcpy(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s) except -1:
+    cdef CUcontext ctx = stream_context(s)
+    cdef CUresult err
+    cdef int pushed = 0
+    if n == 0:
+        return 0
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        err = cydriver.cuMemcpyAsync(dst, src, n, s._handle)
+        if pushed:
+            pop_pushed()
+    return HANDLE_RETURN(err)
+
+
+cdef int _memset(CUdeviceptr dst, uint32_t pattern, int width, size_t count, Stream s) except -1:
+    cdef CUcontext ctx = stream_context(s)
+    cdef CUresult err
+    cdef int pushed = 0
+    if count == 0:
+        return 0
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        if width == 1:
+            err = cydriver.cuMemsetD8Async(dst, <uint8_t>pattern, count, s._handle)
+        elif width == 2:
+            err = cydriver.cuMemsetD16Async(dst, <uint16_t>pattern, count, s._handle)
+        else:
+            err = cydriver.cuMemsetD32Async(dst, pattern, count, s._handle)
+        if pushed:
+            pop_pushed()
+    return HANDLE_RETURN(err)

@@ -1,0 +1,11 @@
+from cuda_core._device import Device
+from cuda_core._memory._mempool import _MemPool
+from cuda_core._memory._mr_options import DeviceMemoryResourceOptions as DeviceMemoryResourceOptions
+
+class DeviceMemoryResource(_MemPool):
+    def __init__(self, device_id: Device | int,
+                 options: DeviceMemoryResourceOptions | dict | None = None) -> None: ...
+    @property
+    def is_device_accessible(self) -> bool: ...
+    @property
+    def is_host_accessible(self) -> bool: ...

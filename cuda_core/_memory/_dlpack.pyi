@@ -1,0 +1,1 @@
+# Internal: the DLPack capsule builder is reached only from Cython (Buffer.__dlpack__).

@@ -1,0 +1,247 @@
+"""GraphMemoryResource: memory that belongs to a CUDA graph, allocated during stream capture.
+
+An allocation made while a stream captures becomes an allocation node of the graph being
+captured (``cuMemAllocAsync``), and freeing it during the same capture a free node. The memory
+exists only while the instantiated graph runs, or from the graph's launch until it is freed
+outside the graph. Outside capture there is nothing to allocate from, and the resource says so.
+"""
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, cuuint64_t
+
+from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
+                                        optional_stream, raise_alloc_error, require_stream,
+                                        stream_context)
+from cuda_core._stream cimport Stream
+
+from cuda_core._device import Device
+
+__all__ = ["GraphMemoryResource", "GraphMemoryAttributes"]
+
+cdef dict _by_device = {}
+
+
+cdef int _capture_status(Stream s) except -1:
+    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    cdef CUcontext ctx = stream_context(s)
+    cdef CUresult err
+    cdef int pushed = 0
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        err = cydriver.cuStreamGetCaptureInfo(s._handle, &status, NULL, NULL, NULL, NULL, NULL)
+        if pushed:
+            pop_pushed()
+    HANDLE_RETURN(err)
+    return <int>status
+
+
+cdef CUdeviceptr _graph_alloc(size_t size, Stream s, int device_id) except? 0:
+    cdef CUdeviceptr ptr = 0
+    cdef CUcontext ctx
+    cdef CUresult err
+    cdef int pushed = 0
+    s._check_open()
+    status = _capture_status(s)
+    if status != cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+        state = ("its capture was invalidated"
+                 if status == cydriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                 else "it is not capturing")
+        raise RuntimeError(f"GraphMemoryResource.allocate(): the stream must be capturing a "
+                           f"graph, but {state}; graph memory exists only inside graphs (use "
+                           f"Device.memory_resource or a DeviceMemoryResource outside capture)")
+    if s._ctx is not None and s._ctx._device_id != device_id:
+        raise ValueError(f"GraphMemoryResource.allocate(): the resource is for device "
+                         f"{device_id} but the stream belongs to device {s._ctx._device_id}")
+    if size == 0:
+        return 0
+    ctx = stream_context(s)
+    with nogil:
+        if ctx != NULL:
+            pushed = push_if_needed(ctx)
+        err = cydriver.cuMemAllocAsync(&ptr, size, s._handle)
+        if pushed:
+            pop_pushed()
+    if err != cydriver.CUDA_SUCCESS:
+        raise_alloc_error(err, size, "GraphMemoryResource.allocate()")
+    return ptr
+
+
+cdef int _graph_free(CUdeviceptr ptr, Stream s, int device_id) except -1:
+    cdef CUstream handle = <CUstream>cydriver.CU_STREAM_LEGACY
+    cdef CUcontext ctx = NULL
+    cdef CUresult err
+    cdef int pushed = 0
+    if ptr == 0:
+        return 0
+    if s is not None:
+        s._check_open()
+        handle = s._handle
+        ctx = stream_context(s)
+    if ctx == NULL:
+        ctx = primary_context(device_id)._handle
+    with nogil:
+        pushed = push_if_needed(ctx)
+        err = cydriver.cuMemFreeAsync(ptr, handle)
+        if pushed:
+            pop_pushed()
+    return HANDLE_RETURN(err)
+
+
+class GraphMemoryResource(MemoryResource):
+    """Memory owned by CUDA graphs, allocated while a stream is capturing. One object per
+    device: ``GraphMemoryResource(dev) is GraphMemoryResource(dev)``.
+
+    :meth:`allocate` needs a stream that is capturing; the buffer's memory is an allocation
+    node of the captured graph. Close the buffer during the same capture to add the matching
+    free node; a buffer left open lives on after each launch of the graph and must be closed
+    after the graph has run (closing it before that is an error the driver reports).
+
+    Parameters
+    ----------
+    device : Device or int
+
+    .. note:: Allocates with ``cuMemAllocAsync`` on the capturing stream, checked with
+       ``cuStreamGetCaptureInfo``; frees with ``cuMemFreeAsync``.
+    """
+
+    __slots__ = ("_device_id",)
+
+    def __new__(cls, device):
+        ordinal = Device(device).device_id
+        mr = _by_device.get(ordinal)
+        if mr is None:
+            mr = MemoryResource.__new__(cls)
+            mr._device_id = ordinal
+            mr = _by_device.setdefault(ordinal, mr)
+        return mr
+
+    def __init__(self, device):
+        pass
+
+    def allocate(self, size, *, stream):
+        """Allocate ``size`` bytes inside the graph that ``stream`` is capturing.
+
+        Raises
+        ------
+        RuntimeError
+            If ``stream`` is not capturing.
+        """
+        cdef size_t n = check_size(size, "GraphMemoryResource.allocate()")
+        cdef Stream s = require_stream(stream, "GraphMemoryResource.allocate()")
+        cdef CUdeviceptr ptr = _graph_alloc(n, s, self._device_id)
+        return new_buffer(ptr, n, self, s)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Free graph memory: a free node while ``stream`` captures, else a stream-ordered free
+        after the graph has run (the legacy default stream of the device when ``stream`` is
+        None)."""
+        cdef Stream s = optional_stream(stream, "GraphMemoryResource.deallocate()")
+        cdef CUdeviceptr p = check_pointer(ptr, "GraphMemoryResource.deallocate()")
+        check_size(size, "GraphMemoryResource.deallocate()")
+        _graph_free(p, s, self._device_id)
+
+    @property
+    def device_id(self):
+        """The device."""
+        return self._device_id
+
+    @property
+    def is_device_accessible(self):
+        """True."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """False."""
+        return False
+
+    @property
+    def attributes(self):
+        """:class:`GraphMemoryAttributes` of the device's graph memory."""
+        cdef GraphMemoryAttributes attrs = GraphMemoryAttributes.__new__(GraphMemoryAttributes)
+        attrs._device_id = self._device_id
+        return attrs
+
+    def trim(self):
+        """Give graph memory that no graph uses back to the OS.
+
+        .. note:: Calls ``cuDeviceGraphMemTrim``.
+        """
+        cdef CUcontext ctx = primary_context(self._device_id)._handle
+        cdef int pushed = push_if_needed(ctx)
+        try:
+            HANDLE_RETURN(cydriver.cuDeviceGraphMemTrim(self._device_id))
+        finally:
+            if pushed:
+                pop_pushed()
+
+    def close(self):
+        """Nothing to close: the memory belongs to the graphs."""
+
+    def __repr__(self):
+        return f"<GraphMemoryResource device {self._device_id}>"
+
+    def __reduce__(self):
+        return (GraphMemoryResource, (self._device_id,))
+
+
+@cython.auto_pickle(False)
+cdef class GraphMemoryAttributes:
+    """The graph memory counters of a device, read at each access. Not constructible: use
+    ``GraphMemoryResource(dev).attributes``.
+
+    .. note:: ``cuDeviceGetGraphMemAttribute`` / ``cuDeviceSetGraphMemAttribute``.
+    """
+
+    cdef int _device_id
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("GraphMemoryAttributes cannot be instantiated directly; use "
+                           "GraphMemoryResource.attributes")
+
+    cdef object _get(self, cydriver.CUgraphMem_attribute attr):
+        cdef cuuint64_t value = 0
+        HANDLE_RETURN(cydriver.cuDeviceGetGraphMemAttribute(self._device_id, attr, &value))
+        return value
+
+    cdef int _reset(self, cydriver.CUgraphMem_attribute attr, object value,
+                    str name) except -1:
+        cdef cuuint64_t zero = 0
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if value != 0:
+            raise ValueError(f"{name} can only be reset, to 0; got {value}")
+        return HANDLE_RETURN(cydriver.cuDeviceSetGraphMemAttribute(self._device_id, attr, &zero))
+
+    @property
+    def used_mem_current(self):
+        """Bytes of graph memory in use by graphs now."""
+        return self._get(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)
+
+    @property
+    def used_mem_high(self):
+        """High mark of ``used_mem_current``; set to 0 to reset."""
+        return self._get(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH)
+
+    @used_mem_high.setter
+    def used_mem_high(self, value):
+        self._reset(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, value, "used_mem_high")
+
+    @property
+    def reserved_mem_current(self):
+        """Bytes of memory reserved for graphs now."""
+        return self._get(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+
+    @property
+    def reserved_mem_high(self):
+        """High mark of ``reserved_mem_current``; set to 0 to reset."""
+        return self._get(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
+
+    @reserved_mem_high.setter
+    def reserved_mem_high(self, value):
+        self._reset(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, value, "reserved_mem_high")

@@ -1,0 +1,177 @@
+"""Synchronous (not pool-based) resources: LegacyPinnedMemoryResource (``cuMemAllocHost``) and
+the plain ``cuMemAlloc`` resource that Device.allocate uses on devices without memory pools."""
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
+
+from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
+                                        optional_stream, raise_alloc_error, stream_context,
+                                        sync_stream)
+from cuda_core._stream cimport Stream
+
+from cuda_core._device import Device
+
+__all__ = ["LegacyPinnedMemoryResource"]
+
+
+@cython.auto_pickle(False)
+cdef class LegacyPinnedMemoryResource(MemoryResource):
+    """Page-locked host memory from ``cuMemAllocHost``: synchronous, no pool.
+
+    The memory is accessible from the host and, through unified addressing, from every
+    device. ``stream`` is optional on both :meth:`allocate` and :meth:`deallocate`: with a
+    stream, the free first waits for the work queued on it.
+
+    Allocation needs a current context (``Device.set_current()``), or a stream whose context
+    is used.
+    """
+
+    def __init__(self):
+        self._c_dealloc = type(self) is LegacyPinnedMemoryResource
+
+    def allocate(self, size, *, stream=None):
+        """Allocate ``size`` bytes of page-locked host memory.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes (0 gives an empty buffer at address 0).
+        stream : Stream, optional
+            Recorded as the buffer's deallocation stream; the allocation itself is synchronous.
+
+        Returns
+        -------
+        Buffer
+
+        .. note:: Calls ``cuMemAllocHost``.
+        """
+        cdef size_t n = check_size(size, "LegacyPinnedMemoryResource.allocate()")
+        cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.allocate()")
+        cdef void* host = NULL
+        cdef CUcontext ctx = NULL
+        cdef CUresult err
+        cdef int pushed = 0
+        if s is not None:
+            s._check_open()
+            ctx = stream_context(s)
+        if n == 0:
+            return new_buffer(0, 0, self, s)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuMemAllocHost(&host, n)
+            if pushed:
+                pop_pushed()
+        if err != cydriver.CUDA_SUCCESS:
+            raise_alloc_error(err, n, "LegacyPinnedMemoryResource.allocate()")
+        return new_buffer(<CUdeviceptr>host, n, self, s)
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        cdef CUresult err
+        if ptr == 0:
+            return 0
+        if stream is not None and not stream._closed:
+            sync_stream(stream)
+        with nogil:
+            err = cydriver.cuMemFreeHost(<void*>ptr)
+        return HANDLE_RETURN(err)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Free memory this resource allocated; with ``stream``, first wait for its work.
+
+        .. note:: Calls ``cuStreamSynchronize`` (with a stream) and ``cuMemFreeHost``.
+        """
+        cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.deallocate()")
+        cdef CUdeviceptr p = check_pointer(ptr, "LegacyPinnedMemoryResource.deallocate()")
+        self._deallocate_c(p, check_size(size, "LegacyPinnedMemoryResource.deallocate()"), s)
+
+    @property
+    def is_device_accessible(self):
+        """True: pinned memory is mapped for every device (unified addressing)."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """True."""
+        return True
+
+    @property
+    def device_id(self):
+        """-1: host memory."""
+        return -1
+
+    def __repr__(self):
+        return "<LegacyPinnedMemoryResource>"
+
+
+@cython.auto_pickle(False)
+cdef class _SynchronousMemoryResource(MemoryResource):
+    """Device memory from ``cuMemAlloc``/``cuMemFree``: what Device.allocate uses on a device
+    without memory pools. Synchronous; a free with a stream first waits for its work."""
+
+    cdef int _dev_id
+
+    def __init__(self, device_id):
+        self._dev_id = Device(device_id).device_id
+        self._c_dealloc = type(self) is _SynchronousMemoryResource
+
+    def allocate(self, size, *, stream=None):
+        """Allocate ``size`` bytes of device memory (``cuMemAlloc``, in the device's primary
+        context)."""
+        cdef size_t n = check_size(size, "Device.allocate()")
+        cdef Stream s = optional_stream(stream, "Device.allocate()")
+        cdef CUcontext ctx = primary_context(self._dev_id)._handle
+        cdef CUdeviceptr ptr = 0
+        cdef CUresult err
+        cdef int pushed = 0
+        if s is not None:
+            s._check_open()
+        if n == 0:
+            return new_buffer(0, 0, self, s)
+        with nogil:
+            pushed = push_if_needed(ctx)
+            err = cydriver.cuMemAlloc(&ptr, n)
+            if pushed:
+                pop_pushed()
+        if err != cydriver.CUDA_SUCCESS:
+            raise_alloc_error(err, n, "Device.allocate()")
+        return new_buffer(ptr, n, self, s)
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        cdef CUcontext ctx = primary_context(self._dev_id)._handle
+        cdef CUresult err
+        cdef int pushed = 0
+        if ptr == 0:
+            return 0
+        if stream is not None and not stream._closed:
+            sync_stream(stream)
+        with nogil:
+            pushed = push_if_needed(ctx)
+            err = cydriver.cuMemFree(ptr)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        cdef Stream s = optional_stream(stream, "deallocate()")
+        cdef CUdeviceptr p = check_pointer(ptr, "deallocate()")
+        self._deallocate_c(p, check_size(size, "deallocate()"), s)
+
+    @property
+    def is_device_accessible(self):
+        return True
+
+    @property
+    def is_host_accessible(self):
+        return False
+
+    @property
+    def device_id(self):
+        return self._dev_id
+
+    def __repr__(self):
+        return f"<synchronous memory resource of device {self._dev_id}>"

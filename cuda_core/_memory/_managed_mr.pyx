@@ -1,0 +1,528 @@
+"""ManagedMemoryResource and ManagedBuffer: managed (unified) memory, which the driver
+migrates between the host and the devices on demand, with advice and prefetch.
+
+The resource allocates from a managed memory pool (CUDA 13: ``cuMemPoolCreate`` with
+``CU_MEM_ALLOCATION_TYPE_MANAGED``, or the current managed pool) and falls back to one
+``cuMemAllocManaged`` per allocation where managed pools are not supported.
+"""
+
+import warnings
+from collections.abc import MutableSet
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUmemoryPool,
+                                     CUresult, CUDA_SUCCESS)
+from libc.stdint cimport int32_t
+from libc.string cimport memset
+
+from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._driver cimport device_count, driver_version
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport (Buffer, check_size, init_buffer, raise_alloc_error,
+                                        require_stream, stream_context, sync_stream)
+from cuda_core._memory._location cimport as_location, location_object
+from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
+from cuda_core._stream cimport Stream
+
+from cuda_core._device import Device
+from cuda_core._errors import CUDAError, CUDAWarning
+from cuda_core._memory._location import Host
+from cuda_core._memory._mr_options import ManagedMemoryLocationType, ManagedMemoryResourceOptions
+from cuda_core._options import check_or_create_options
+
+__all__ = ["AccessedBySetProxy", "ManagedBuffer", "ManagedMemoryResource",
+           "ManagedMemoryResourceOptions"]
+
+
+cdef int _push_some_context(int device_id) except -1 nogil:
+    """Make a context current for a call that needs one: the current one if any, else the
+    primary context of ``device_id`` (device 0 when it is -1). Returns 1 when it pushed."""
+    cdef CUcontext current = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+    if current != NULL:
+        return 0
+    with gil:
+        current = primary_context(device_id if device_id >= 0 else 0)._handle
+    HANDLE_RETURN(cydriver.cuCtxPushCurrent(current))
+    return 1
+
+
+@cython.auto_pickle(False)
+cdef class ManagedBuffer(Buffer):
+    """A :class:`Buffer` of managed memory, with the driver's advice and prefetch API.
+
+    Returned by :meth:`ManagedMemoryResource.allocate`; ``ManagedBuffer.from_handle`` wraps an
+    existing managed allocation. Locations are a :class:`Device` (or its ordinal) or a
+    :class:`Host`.
+
+    Example::
+
+        buf = mr.allocate(size, stream=stream)
+        buf.read_mostly = True
+        buf.preferred_location = Device(0)
+        buf.accessed_by.add(Host())
+        buf.prefetch(Device(0), stream=stream)
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("ManagedBuffer objects cannot be instantiated directly; use "
+                           "ManagedMemoryResource.allocate() or ManagedBuffer.from_handle()")
+
+    cdef int _device_hint(self):
+        cdef object mr = self._mr
+        if isinstance(mr, ManagedMemoryResource):
+            return (<ManagedMemoryResource>mr)._dev_id
+        return -1
+
+    cdef int _advise(self, cydriver.CUmem_advise advice, object location, str what) except -1:
+        cdef CUmemLocation loc
+        cdef CUresult err
+        cdef int pushed
+        cdef int dev = self._device_hint()
+        self._check_open()
+        memset(&loc, 0, sizeof(loc))
+        if location is not None:
+            as_location(location, &loc, what)
+        else:
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE  # ignored by the unset advices
+        if self._size == 0:
+            return 0
+        with nogil:
+            pushed = _push_some_context(dev)
+            err = cydriver.cuMemAdvise(self._ptr, self._size, advice, loc)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)
+
+    cdef int _range_attribute(self, cydriver.CUmem_range_attribute attr, void* data,
+                              size_t nbytes) except -1:
+        cdef CUresult err
+        cdef int pushed
+        cdef int dev = self._device_hint()
+        self._check_open()
+        with nogil:
+            pushed = _push_some_context(dev)
+            err = cydriver.cuMemRangeGetAttribute(data, nbytes, attr, self._ptr, self._size)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)
+
+    def prefetch(self, location, *, stream):
+        """Migrate the memory to ``location`` ahead of use, ordered on ``stream``.
+
+        Parameters
+        ----------
+        location : Device, int or Host
+        stream : Stream
+            Keyword-only, required.
+
+        .. note:: Calls ``cuMemPrefetchAsync``.
+        """
+        cdef Stream s = require_stream(stream, "ManagedBuffer.prefetch()")
+        cdef CUmemLocation loc
+        cdef CUcontext ctx
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        s._check_open()
+        as_location(location, &loc, "ManagedBuffer.prefetch()")
+        if self._size == 0:
+            return
+        ctx = stream_context(s)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuMemPrefetchAsync(self._ptr, self._size, loc, 0, s._handle)
+            if pushed:
+                pop_pushed()
+        HANDLE_RETURN(err)
+
+    def discard(self, *, stream):
+        """Tell the driver the contents are no longer needed, ordered on ``stream``: the pages
+        can be released without being migrated; reading them afterwards gives unspecified
+        values until they are written again. Needs a CUDA 13 driver.
+
+        .. note:: Calls ``cuMemDiscardBatchAsync``.
+        """
+        self._discard(None, stream, "ManagedBuffer.discard()")
+
+    def discard_prefetch(self, location, *, stream):
+        """:meth:`discard` the contents, then map fresh pages at ``location``, ordered on
+        ``stream``. Needs a CUDA 13 driver.
+
+        .. note:: Calls ``cuMemDiscardAndPrefetchBatchAsync``.
+        """
+        self._discard(location, stream, "ManagedBuffer.discard_prefetch()")
+
+    def _discard(self, location, stream, str what):
+        cdef Stream s = require_stream(stream, what)
+        cdef CUmemLocation loc
+        cdef CUdeviceptr ptr = self._ptr
+        cdef size_t size = self._size
+        cdef size_t index = 0
+        cdef CUcontext ctx
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        s._check_open()
+        if location is not None:
+            as_location(location, &loc, what)
+        if size == 0:
+            return
+        ctx = stream_context(s)
+        try:
+            with nogil:
+                if ctx != NULL:
+                    pushed = push_if_needed(ctx)
+                if location is None:
+                    err = cydriver.cuMemDiscardBatchAsync(&ptr, &size, 1, 0, s._handle)
+                else:
+                    err = cydriver.cuMemDiscardAndPrefetchBatchAsync(
+                        &ptr, &size, 1, &loc, &index, 1, 0, s._handle)
+                if pushed:
+                    pop_pushed()
+        except RuntimeError as exc:  # the driver lacks the entry point
+            raise RuntimeError(f"{what} needs a CUDA 13 driver: {exc}") from None
+        HANDLE_RETURN(err)
+
+    @property
+    def read_mostly(self):
+        """True if the driver keeps read-only copies where the memory is read (bool; set to
+        change it).
+
+        .. note:: ``cuMemRangeGetAttribute`` / ``cuMemAdvise`` with ``*_READ_MOSTLY``.
+        """
+        cdef int32_t value = 0
+        if self._size == 0:
+            self._check_open()
+            return False
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, &value, 4)
+        return value != 0
+
+    @read_mostly.setter
+    def read_mostly(self, value):
+        if type(value) is not bool:
+            raise TypeError(f"ManagedBuffer.read_mostly must be a bool, not "
+                            f"{type(value).__name__}")
+        self._advise(cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY if value
+                     else cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, None,
+                     "ManagedBuffer.read_mostly")
+
+    @property
+    def preferred_location(self):
+        """Where the memory prefers to live: a :class:`Device`, a :class:`Host`, or None.
+        Settable (None removes the preference).
+
+        .. note:: ``cuMemRangeGetAttribute`` / ``cuMemAdvise`` with ``*_PREFERRED_LOCATION``.
+        """
+        cdef int32_t loc_type = 0
+        cdef int32_t loc_id = 0
+        if self._size == 0:
+            self._check_open()
+            return None
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+                              &loc_type, 4)
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, &loc_id, 4)
+        return location_object(loc_type, loc_id)
+
+    @preferred_location.setter
+    def preferred_location(self, location):
+        if location is None:
+            self._advise(cydriver.CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, None,
+                         "ManagedBuffer.preferred_location")
+        else:
+            self._advise(cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, location,
+                         "ManagedBuffer.preferred_location")
+
+    @property
+    def accessed_by(self):
+        """The locations that keep a mapping of the memory: a live, mutable set of
+        :class:`Device` and :class:`Host` (assign an iterable to replace it).
+
+        .. note:: ``cuMemRangeGetAttribute`` / ``cuMemAdvise`` with ``*_ACCESSED_BY``.
+        """
+        self._check_open()
+        return AccessedBySetProxy._create(self)
+
+    @accessed_by.setter
+    def accessed_by(self, locations):
+        self._check_open()
+        if isinstance(locations, (Device, Host, int)):
+            locations = (locations,)
+        wanted = {_normalize_location(loc) for loc in locations}
+        current = set(self._accessed_by_list())
+        for loc in current - wanted:
+            self._advise(cydriver.CU_MEM_ADVISE_UNSET_ACCESSED_BY, loc,
+                         "ManagedBuffer.accessed_by")
+        for loc in wanted - current:
+            self._advise(cydriver.CU_MEM_ADVISE_SET_ACCESSED_BY, loc,
+                         "ManagedBuffer.accessed_by")
+
+    def _accessed_by_list(self):
+        cdef int32_t ids[65]
+        cdef int n = min(device_count(), 64) + 1
+        if self._size == 0:
+            return []
+        for i in range(n):
+            ids[i] = cydriver.CU_DEVICE_INVALID
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, ids, 4 * n)
+        out = []
+        for i in range(n):
+            if ids[i] == cydriver.CU_DEVICE_CPU:
+                out.append(Host())
+            elif ids[i] >= 0:
+                out.append(Device(ids[i]))
+        return out
+
+    def _set_accessed_by(self, location, bint enable):
+        self._advise(cydriver.CU_MEM_ADVISE_SET_ACCESSED_BY if enable
+                     else cydriver.CU_MEM_ADVISE_UNSET_ACCESSED_BY, location,
+                     "ManagedBuffer.accessed_by")
+
+
+def _normalize_location(loc):
+    if isinstance(loc, Host):
+        return loc
+    if isinstance(loc, bool) or not isinstance(loc, (Device, int)):
+        raise TypeError(f"ManagedBuffer.accessed_by: expected Device, int or Host items, not "
+                        f"{type(loc).__name__}")
+    return Device(loc)
+
+
+class AccessedBySetProxy(MutableSet):
+    """The locations that keep a mapping of a managed buffer: a live, mutable set of
+    :class:`Device` and :class:`Host`. Not constructible: use ``buf.accessed_by``."""
+
+    __slots__ = ("_buf",)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("AccessedBySetProxy cannot be instantiated directly; use "
+                           "ManagedBuffer.accessed_by")
+
+    @classmethod
+    def _create(cls, buf):
+        proxy = object.__new__(cls)
+        proxy._buf = buf
+        return proxy
+
+    def __contains__(self, location):
+        try:
+            loc = _normalize_location(location)
+        except TypeError:
+            return False
+        return loc in self._buf._accessed_by_list()
+
+    def __iter__(self):
+        return iter(self._buf._accessed_by_list())
+
+    def __len__(self):
+        return len(self._buf._accessed_by_list())
+
+    def add(self, location):
+        """Keep a mapping of the memory at ``location`` (a Device, an ordinal or a Host)."""
+        self._buf._set_accessed_by(_normalize_location(location), True)
+
+    def discard(self, location):
+        """Stop keeping a mapping at ``location``."""
+        self._buf._set_accessed_by(_normalize_location(location), False)
+
+    def __repr__(self):
+        return f"{{{', '.join(repr(x) for x in self)}}}"
+
+
+@cython.auto_pickle(False)
+cdef class ManagedMemoryResource(_MemPool):
+    """Managed (unified) memory: one address, valid on the host and on every device, migrated
+    by the driver. :meth:`allocate` returns :class:`ManagedBuffer`.
+
+    Parameters
+    ----------
+    options : ManagedMemoryResourceOptions or dict, optional
+        None uses the current managed memory pool (not owned). Options create an owned pool
+        whose allocations prefer ``preferred_location``.
+
+    Notes
+    -----
+    Managed memory pools need a CUDA 13 driver and devices with concurrent managed access.
+    Where they are not available, the resource allocates each buffer with
+    ``cuMemAllocManaged`` (synchronous; the preferred location is then applied as advice), and
+    :attr:`uses_pool` is False. Where the device lacks concurrent managed access, a
+    :class:`CUDAWarning` says that the host must not touch managed memory while the GPU runs.
+
+    .. note:: Calls ``cuMemGetMemPool`` or ``cuMemPoolCreate`` (``CU_MEM_ALLOCATION_TYPE_MANAGED``).
+    """
+
+    cdef bint _fallback
+    cdef CUmemLocation _preferred
+
+    def __init__(self, options=None):
+        cdef CUmemoryPool pool = NULL
+        cdef cydriver.CUmemPoolProps props
+        cdef CUmemLocation loc
+        cdef CUresult err
+        if self._inited:
+            raise RuntimeError("ManagedMemoryResource is already initialized")
+        opts = check_or_create_options(ManagedMemoryResourceOptions, options,
+                                       "ManagedMemoryResource options")
+        dev = Device()
+        if not dev.properties.managed_memory:
+            raise RuntimeError(f"device {dev.device_id} does not support managed memory "
+                               f"(properties.managed_memory is False)")
+        if not dev.properties.concurrent_managed_access:
+            warnings.warn(f"device {dev.device_id} has no concurrent managed access: the host "
+                          f"must not touch managed memory while work runs on the device",
+                          CUDAWarning, stacklevel=2)
+        memset(&loc, 0, sizeof(loc))
+        kind = opts.preferred_location_type
+        dev_id = -1
+        if kind == ManagedMemoryLocationType.DEVICE:
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+            loc.id = Device(opts.preferred_location).device_id
+            dev_id = loc.id
+        elif kind == ManagedMemoryLocationType.HOST:
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+        elif kind == ManagedMemoryLocationType.HOST_NUMA:
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
+            loc.id = opts.preferred_location
+        else:
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_NONE
+        self._preferred = loc
+        owned = options is not None
+        err = cydriver.CUDA_ERROR_NOT_SUPPORTED
+        if driver_version() >= (13, 0):
+            try:
+                if owned:
+                    memset(&props, 0, sizeof(props))
+                    props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED
+                    props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
+                    props.location = loc
+                    err = cydriver.cuMemPoolCreate(&pool, &props)
+                else:
+                    err = cydriver.cuMemGetMemPool(&pool, &loc,
+                                                   cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
+            except RuntimeError:  # the driver lacks the entry point: no managed pools
+                err = cydriver.CUDA_ERROR_NOT_SUPPORTED
+        if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
+            self._fallback = True
+            self._setup(NULL, dev_id, False, False, "ManagedMemoryResource.allocate()")
+        else:
+            HANDLE_RETURN(err)
+            self._setup(pool, dev_id, owned, False, "ManagedMemoryResource.allocate()")
+            try:
+                raise_release_threshold(pool)
+            except CUDAError:  # a tuning, not a requirement: managed pools may not take it
+                pass
+        self._c_dealloc = type(self) is ManagedMemoryResource
+
+    @property
+    def uses_pool(self):
+        """True when allocations come from a managed memory pool; False on the
+        ``cuMemAllocManaged`` fallback."""
+        return not self._fallback
+
+    @property
+    def preferred_location(self):
+        """The preferred location of the allocations (a Device or a Host), or None."""
+        return location_object(self._preferred.type, self._preferred.id)
+
+    @property
+    def is_device_accessible(self):
+        """True."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """True."""
+        return True
+
+    @property
+    def is_managed(self):
+        """True."""
+        return True
+
+    @property
+    def handle(self):
+        """The managed pool (``cuda.bindings.driver.CUmemoryPool``); RuntimeError on the
+        ``cuMemAllocManaged`` fallback, which has none."""
+        if self._fallback:
+            raise RuntimeError("this ManagedMemoryResource has no pool: managed memory pools "
+                               "are not supported here, and it uses cuMemAllocManaged")
+        return _MemPool.handle.__get__(self)
+
+    @property
+    def attributes(self):
+        """The pool's attributes (see :class:`MemoryPoolAttributes`); RuntimeError on the
+        ``cuMemAllocManaged`` fallback."""
+        if self._fallback:
+            raise RuntimeError("this ManagedMemoryResource has no pool (cuMemAllocManaged "
+                               "fallback): it has no pool attributes")
+        return _MemPool.attributes.__get__(self)
+
+    @property
+    def peer_accessible_by(self):
+        """Not applicable: managed memory is accessible from every device."""
+        raise AttributeError("ManagedMemoryResource has no peer_accessible_by: managed memory "
+                             "is accessible from every device; see ManagedBuffer.accessed_by")
+
+    def allocate(self, size, *, stream):
+        """Allocate ``size`` bytes of managed memory, ordered on ``stream``.
+
+        Returns
+        -------
+        ManagedBuffer
+
+        .. note:: Calls ``cuMemAllocFromPoolAsync``, or ``cuMemAllocManaged`` on the fallback.
+        """
+        cdef size_t n = check_size(size, self._what)
+        cdef Stream s = require_stream(stream, self._what)
+        cdef CUdeviceptr ptr
+        cdef ManagedBuffer buf
+        if self._fallback:
+            ptr = self._alloc_managed(n, s)
+        else:
+            ptr = self._alloc_ptr(n, s)
+        buf = ManagedBuffer.__new__(ManagedBuffer)
+        init_buffer(buf, ptr, n, self, s)
+        return buf
+
+    cdef CUdeviceptr _alloc_managed(self, size_t n, Stream s) except? 0:
+        cdef CUdeviceptr ptr = 0
+        cdef CUcontext ctx
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        s._check_open()
+        if n == 0:
+            return 0
+        ctx = stream_context(s)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuMemAllocManaged(&ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
+            if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
+                err = cydriver.cuMemAdvise(ptr, n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                                           self._preferred)
+                if err != CUDA_SUCCESS:
+                    cydriver.cuMemFree(ptr)
+            if pushed:
+                pop_pushed()
+        if err != CUDA_SUCCESS:
+            raise_alloc_error(err, n, self._what)
+        return ptr
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        cdef CUresult err
+        cdef int pushed
+        if not self._fallback:
+            return _MemPool._deallocate_c(self, ptr, size, stream)
+        if ptr == 0:
+            return 0
+        if stream is not None and not stream._closed:
+            sync_stream(stream)
+        with nogil:
+            pushed = _push_some_context(self._dev_id)
+            err = cydriver.cuMemFree(ptr)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)

@@ -1,0 +1,480 @@
+"""The stream-ordered memory pools behind DeviceMemoryResource, PinnedMemoryResource and
+ManagedMemoryResource: allocation, free, pool attributes and peer access, written once.
+
+A pool resource either wraps a pool the driver already has (a device's current pool: not
+owned, ``close()`` does nothing) or creates its own (owned: destroyed by ``close()`` or when the
+resource is collected). Buffers keep their resource alive, so an owned pool outlives every
+buffer allocated from it that is still open; a pool destroyed with allocations outstanding is
+released by the driver once the last of them is freed.
+"""
+
+from collections.abc import MutableSet
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream,
+                                     CUDA_SUCCESS, cuuint64_t)
+
+from cuda_core._context cimport current_context, primary_context, push_if_needed, pop_pushed
+from cuda_core._driver cimport device_count
+from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
+from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
+                                        new_buffer,
+                                        optional_stream, raise_alloc_error, require_stream,
+                                        stream_context)
+from cuda_core._stream cimport Stream
+
+from cuda.bindings import driver as _driver_py
+
+from cuda_core._device import Device
+
+__all__ = ["MemoryPoolAttributes", "PeerAccessibleBySetProxy"]
+
+
+cdef int raise_release_threshold(CUmemoryPool pool) except -1:
+    """Let the pool keep the memory it has once reserved (threshold: unlimited), instead of
+    giving it back to the OS at every synchronization, when nobody configured it (0, the
+    driver default). A later allocation then reuses it instead of mapping new memory."""
+    cdef cuuint64_t threshold = 0
+    HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(
+        pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold))
+    if threshold == 0:
+        threshold = <cuuint64_t>-1
+        HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(
+            pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold))
+    return 0
+
+
+@cython.auto_pickle(False)
+cdef class _MemPool(MemoryResource):
+    """Base of the pool-backed resources (not public)."""
+
+    def __dealloc__(self):
+        cdef CUresult err
+        if self._inited and self._owned and not self._closed:
+            self._closed = True
+            err = cydriver.cuMemPoolDestroy(self._pool)
+            warn_cleanup("cuMemPoolDestroy", err)
+
+    cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
+                    str what) except -1:
+        self._pool = pool
+        self._dev_id = dev_id
+        self._owned = owned
+        self._ipc = ipc
+        self._what = what
+        self._inited = True
+        return 0
+
+    cdef int _check_open(self) except -1:
+        if not self._inited:
+            raise RuntimeError(f"this {type(self).__name__} was not initialized (its __init__ "
+                               f"did not run)")
+        if self._closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed")
+        return 0
+
+    cdef CUcontext _fallback_context(self) except? NULL:
+        """The context for a free with no stream: the device's primary context, or for a host
+        pool the current context (device 0's primary context when there is none)."""
+        cdef CUcontext current = NULL
+        if self._dev_id >= 0:
+            return primary_context(self._dev_id)._handle
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+        if current != NULL:
+            return current
+        return primary_context(0)._handle
+
+    cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0:
+        cdef CUdeviceptr ptr = 0
+        cdef CUcontext ctx
+        cdef CUresult err
+        cdef int pushed = 0
+        self._check_open()
+        s._check_open()
+        if size == 0:
+            return 0
+        ctx = stream_context(s)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuMemAllocFromPoolAsync(&ptr, size, self._pool, s._handle)
+            if pushed:
+                pop_pushed()
+        if err != CUDA_SUCCESS:
+            raise_alloc_error(err, size, self._what)
+        return ptr
+
+    def allocate(self, size, *, stream):
+        """Allocate ``size`` bytes from the pool, ordered on ``stream``.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes (0 gives an empty buffer at address 0).
+        stream : Stream
+            Orders the allocation, and by default the buffer's eventual free (keyword-only,
+            required).
+
+        Returns
+        -------
+        Buffer
+
+        Raises
+        ------
+        CUDAOutOfMemoryError
+            When the pool cannot grow; the message names the size.
+
+        .. note:: Calls ``cuMemAllocFromPoolAsync``.
+        """
+        cdef size_t n = check_size(size, self._what)
+        cdef Stream s = require_stream(stream, self._what)
+        cdef CUdeviceptr ptr = self._alloc_ptr(n, s)
+        return new_buffer(ptr, n, self, s)
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        cdef CUstream handle
+        cdef CUcontext ctx
+        cdef CUresult err
+        cdef int pushed = 0
+        if ptr == 0:
+            return 0
+        if stream is None:
+            handle = <CUstream>cydriver.CU_STREAM_LEGACY
+            ctx = self._fallback_context()
+        else:
+            stream._check_open()
+            handle = stream._handle
+            ctx = stream_context(stream)
+        with nogil:
+            if ctx != NULL:
+                pushed = push_if_needed(ctx)
+            err = cydriver.cuMemFreeAsync(ptr, handle)
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(err)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Return memory to the pool, ordered on ``stream``.
+
+        Parameters
+        ----------
+        ptr : int
+            An address this resource allocated.
+        size : int
+            Its size.
+        stream : Stream, optional
+            The stream that orders the free. None orders it on the legacy default stream of
+            the pool's device, which does not wait for work on non-blocking streams: pass the
+            stream the memory was last used on.
+
+        .. note:: Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
+           releases the pool once its last allocation is freed.
+        """
+        what = f"{type(self).__name__}.deallocate()"
+        cdef Stream s = optional_stream(stream, what)
+        cdef CUdeviceptr p = check_pointer(ptr, what)
+        self._deallocate_c(p, check_size(size, what), s)
+
+    @property
+    def handle(self):
+        """The pool, a ``cuda.bindings.driver.CUmemoryPool`` (``int(mr.handle)`` is its
+        address)."""
+        self._check_open()
+        return _driver_py.CUmemoryPool(<size_t>self._pool)
+
+    @property
+    def is_handle_owned(self):
+        """True if this resource created the pool (and destroys it on close)."""
+        return bool(self._owned)
+
+    @property
+    def is_ipc_enabled(self):
+        """True if the pool can be shared with other processes."""
+        return bool(self._ipc)
+
+    @property
+    def is_mapped(self):
+        """True for a resource imported from another process. Always False until IPC import
+        exists."""
+        return False
+
+    @property
+    def is_closed(self):
+        """True once an owned pool was closed."""
+        return bool(self._closed)
+
+    @property
+    def device_id(self):
+        """The device the pool's memory lives on; -1 for host memory."""
+        return self._dev_id
+
+    @property
+    def attributes(self):
+        """:class:`MemoryPoolAttributes`: the pool's reuse policy, release threshold and usage
+        counters, live (read from the driver at each access)."""
+        self._check_open()
+        cdef MemoryPoolAttributes attrs = MemoryPoolAttributes.__new__(MemoryPoolAttributes)
+        attrs._mr = self
+        return attrs
+
+    @property
+    def peer_accessible_by(self):
+        """The other devices that can access this pool's memory: a live, mutable set of
+        :class:`Device` (``add``/``discard``/assignment change the access rights).
+
+        .. note:: Reads with ``cuMemPoolGetAccess``, changes with ``cuMemPoolSetAccess``.
+        """
+        self._check_open()
+        return PeerAccessibleBySetProxy._create(self)
+
+    @peer_accessible_by.setter
+    def peer_accessible_by(self, devices):
+        self._check_open()
+        wanted = set(_peer_ordinals(self, devices))
+        current = set(self._peer_ordinals_with_access())
+        self._set_peer_access(sorted(wanted - current), True)
+        self._set_peer_access(sorted(current - wanted), False)
+
+    def close(self):
+        """Destroy the pool if this resource created it; otherwise do nothing. Idempotent.
+
+        Buffers still allocated from the pool stay valid until they are freed.
+
+        .. note:: Calls ``cuMemPoolDestroy`` for an owned pool.
+        """
+        if not self._inited or not self._owned or self._closed:
+            return
+        self._closed = True
+        HANDLE_RETURN(cydriver.cuMemPoolDestroy(self._pool))
+
+    def __repr__(self):
+        where = "host" if self._dev_id < 0 else f"device {self._dev_id}"
+        state = " closed" if self._closed else ""
+        owned = "owned" if self._owned else "shared"
+        return f"<{type(self).__name__} {where} ({owned} pool){state}>"
+
+    # -- peer access (used by the proxy) --------------------------------------------------------
+
+    def _peer_ordinals_with_access(self):
+        cdef cydriver.CUmemLocation loc
+        cdef cydriver.CUmemAccess_flags flags
+        self._check_open()
+        out = []
+        for i in range(device_count()):
+            if i == self._dev_id:
+                continue
+            loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+            loc.id = i
+            flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_NONE
+            HANDLE_RETURN(cydriver.cuMemPoolGetAccess(&flags, self._pool, &loc))
+            if flags == cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+                out.append(i)
+        return out
+
+    def _set_peer_access(self, ordinals, bint enable):
+        cdef cydriver.CUmemAccessDesc desc[64]
+        cdef size_t n = 0
+        self._check_open()
+        ordinals = list(ordinals)
+        while ordinals:
+            chunk, ordinals = ordinals[:64], ordinals[64:]
+            n = 0
+            for i in chunk:
+                desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+                desc[n].location.id = i
+                desc[n].flags = (cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE if enable
+                                 else cydriver.CU_MEM_ACCESS_FLAGS_PROT_NONE)
+                n += 1
+            HANDLE_RETURN(cydriver.cuMemPoolSetAccess(self._pool, desc, n))
+
+
+def _peer_ordinals(_MemPool mr, devices):
+    """Validate devices for peer access: Device or int, each able to access the pool's device."""
+    if isinstance(devices, (Device, int)):
+        devices = (devices,)
+    out = []
+    for d in devices:
+        if isinstance(d, bool) or not isinstance(d, (Device, int)):
+            raise TypeError(f"peer_accessible_by: expected Device or int items, not "
+                            f"{type(d).__name__}")
+        dev = Device(d)
+        if dev.device_id == mr._dev_id:
+            continue  # the pool's own device always has access
+        if mr._dev_id >= 0 and not dev.can_access_peer(mr._dev_id):
+            raise ValueError(f"peer_accessible_by: device {dev.device_id} cannot access the "
+                             f"memory of device {mr._dev_id} (no peer access between them)")
+        out.append(dev.device_id)
+    return out
+
+
+class PeerAccessibleBySetProxy(MutableSet):
+    """The devices other than its own that can access a pool's memory: a live, mutable set of
+    :class:`Device`. Not constructible directly: use ``mr.peer_accessible_by``."""
+
+    __slots__ = ("_mr",)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("PeerAccessibleBySetProxy cannot be instantiated directly; use "
+                           "DeviceMemoryResource.peer_accessible_by")
+
+    @classmethod
+    def _create(cls, mr):
+        proxy = object.__new__(cls)
+        proxy._mr = mr
+        return proxy
+
+    def __contains__(self, device):
+        if isinstance(device, bool) or not isinstance(device, (Device, int)):
+            return False
+        return Device(device).device_id in self._mr._peer_ordinals_with_access()
+
+    def __iter__(self):
+        return iter([Device(i) for i in self._mr._peer_ordinals_with_access()])
+
+    def __len__(self):
+        return len(self._mr._peer_ordinals_with_access())
+
+    def add(self, device):
+        """Let ``device`` (a Device or ordinal) read and write the pool's memory."""
+        self._mr._set_peer_access(_peer_ordinals(self._mr, (device,)), True)
+
+    def discard(self, device):
+        """Take away ``device``'s access to the pool's memory."""
+        if isinstance(device, bool) or not isinstance(device, (Device, int)):
+            raise TypeError(f"peer_accessible_by: expected a Device or int, not "
+                            f"{type(device).__name__}")
+        ordinal = Device(device).device_id
+        if ordinal == self._mr.device_id:
+            raise ValueError("peer_accessible_by: the pool's own device cannot lose access")
+        self._mr._set_peer_access([ordinal], False)
+
+    def __repr__(self):
+        return f"{{{', '.join(repr(d) for d in self)}}}"
+
+
+@cython.auto_pickle(False)
+cdef class MemoryPoolAttributes:
+    """A pool's attributes, read from and written to the driver at each access. Not
+    constructible: use ``mr.attributes``.
+
+    .. note:: Reads with ``cuMemPoolGetAttribute``, writes with ``cuMemPoolSetAttribute``.
+    """
+
+    cdef _MemPool _mr
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("MemoryPoolAttributes cannot be instantiated directly; use "
+                           "DeviceMemoryResource.attributes")
+
+    cdef object _get_bool(self, cydriver.CUmemPool_attribute attr):
+        cdef int value = 0
+        self._mr._check_open()
+        HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(self._mr._pool, attr, &value))
+        return bool(value)
+
+    cdef int _set_bool(self, cydriver.CUmemPool_attribute attr, object value,
+                       str name) except -1:
+        cdef int v
+        if type(value) is not bool:
+            raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+        v = 1 if value else 0
+        self._mr._check_open()
+        return HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(self._mr._pool, attr, &v))
+
+    cdef object _get_u64(self, cydriver.CUmemPool_attribute attr):
+        cdef cuuint64_t value = 0
+        self._mr._check_open()
+        HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(self._mr._pool, attr, &value))
+        return value
+
+    cdef int _set_u64(self, cydriver.CUmemPool_attribute attr, object value, str name,
+                      bint reset_only) except -1:
+        cdef cuuint64_t v
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if reset_only and value != 0:
+            raise ValueError(f"{name} can only be reset, to 0; got {value}")
+        if value < 0 or value >= (1 << 64):
+            raise ValueError(f"{name} must be in [0, 2**64), got {value}")
+        v = value
+        self._mr._check_open()
+        return HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(self._mr._pool, attr, &v))
+
+    @property
+    def reuse_follow_event_dependencies(self):
+        """Reuse memory freed on another stream once an event dependency orders it (bool)."""
+        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
+
+    @reuse_follow_event_dependencies.setter
+    def reuse_follow_event_dependencies(self, value):
+        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, value,
+                       "reuse_follow_event_dependencies")
+
+    @property
+    def reuse_allow_opportunistic(self):
+        """Reuse memory whose free has already completed on another stream (bool)."""
+        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+
+    @reuse_allow_opportunistic.setter
+    def reuse_allow_opportunistic(self, value):
+        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, value,
+                       "reuse_allow_opportunistic")
+
+    @property
+    def reuse_allow_internal_dependencies(self):
+        """Let the driver insert dependencies to reuse memory freed on another stream (bool)."""
+        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+
+    @reuse_allow_internal_dependencies.setter
+    def reuse_allow_internal_dependencies(self, value):
+        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, value,
+                       "reuse_allow_internal_dependencies")
+
+    @property
+    def release_threshold(self):
+        """Bytes of reserved memory the pool keeps at a synchronization instead of giving them
+        back to the OS (int)."""
+        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+
+    @release_threshold.setter
+    def release_threshold(self, value):
+        self._set_u64(cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, value, "release_threshold",
+                      False)
+
+    @property
+    def reserved_mem_current(self):
+        """Bytes of memory the pool holds now (int)."""
+        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+
+    @property
+    def reserved_mem_high(self):
+        """The high mark of ``reserved_mem_current`` (int); set it to 0 to reset it."""
+        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
+
+    @reserved_mem_high.setter
+    def reserved_mem_high(self, value):
+        self._set_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, value, "reserved_mem_high",
+                      True)
+
+    @property
+    def used_mem_current(self):
+        """Bytes of the pool allocated to buffers now (int)."""
+        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+
+    @property
+    def used_mem_high(self):
+        """The high mark of ``used_mem_current`` (int); set it to 0 to reset it."""
+        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH)
+
+    @used_mem_high.setter
+    def used_mem_high(self, value):
+        self._set_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH, value, "used_mem_high", True)
+
+    def __repr__(self):
+        try:
+            return (f"<MemoryPoolAttributes used={self.used_mem_current} "
+                    f"reserved={self.reserved_mem_current} "
+                    f"release_threshold={self.release_threshold}>")
+        except Exception:
+            return "<MemoryPoolAttributes>"

@@ -1,0 +1,108 @@
+"""PinnedMemoryResource: page-locked host memory from a host-location memory pool."""
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUmemoryPool
+from libc.string cimport memset
+
+from cuda_core._driver cimport device_count
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport device_supports
+from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
+
+from cuda_core._device import Device
+from cuda_core._memory._mr_options import PinnedMemoryResourceOptions
+from cuda_core._options import check_or_create_options
+
+__all__ = ["PinnedMemoryResource", "PinnedMemoryResourceOptions"]
+
+
+@cython.auto_pickle(False)
+cdef class PinnedMemoryResource(_MemPool):
+    """Page-locked host memory from a stream-ordered memory pool that lives on the host.
+
+    The memory is accessible from the host and from every device that supports host memory
+    pools (the resource grants them read-write access when it creates the pool). The resource
+    owns its pool and destroys it on ``close()``.
+
+    Parameters
+    ----------
+    options : PinnedMemoryResourceOptions or dict, optional
+        ``numa_id`` binds the pool to a host NUMA node; ``ipc_enabled`` makes it shareable with
+        other processes (which needs a NUMA node: the current device's when ``numa_id`` is
+        None); ``max_size`` caps it.
+
+    Raises
+    ------
+    RuntimeError
+        If the driver or the current device does not support host memory pools
+        (``Device().properties.host_memory_pools_supported``); use
+        :class:`LegacyPinnedMemoryResource` there.
+
+    .. note:: Calls ``cuMemPoolCreate`` with a ``CU_MEM_LOCATION_TYPE_HOST`` (or
+       ``_HOST_NUMA``) location, then ``cuMemPoolSetAccess``.
+    """
+
+    cdef object _numa_id
+
+    def __init__(self, options=None):
+        cdef CUmemoryPool pool = NULL
+        cdef cydriver.CUmemPoolProps props
+        cdef cydriver.CUmemAccessDesc desc[64]
+        cdef size_t n = 0
+        if self._inited:
+            raise RuntimeError("PinnedMemoryResource is already initialized")
+        opts = check_or_create_options(PinnedMemoryResourceOptions, options,
+                                       "PinnedMemoryResource options")
+        dev = Device()
+        numa = opts.numa_id
+        if opts.ipc_enabled and numa is None:
+            # Host pools without a NUMA node cannot be shared between processes.
+            numa = max(dev.properties.host_numa_id, 0)
+        needed = ("host_memory_pools_supported" if numa is None
+                  else "host_numa_memory_pools_supported")
+        if not device_supports(dev, needed):
+            raise RuntimeError(f"PinnedMemoryResource needs host memory pools, which device "
+                               f"{dev.device_id} or the driver does not support "
+                               f"(properties.{needed} is False); use "
+                               f"LegacyPinnedMemoryResource instead")
+        memset(&props, 0, sizeof(props))
+        props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
+        props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+                             if opts.ipc_enabled else cydriver.CU_MEM_HANDLE_TYPE_NONE)
+        if numa is None:
+            props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+            props.location.id = 0
+        else:
+            props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
+            props.location.id = numa
+        props.maxSize = opts.max_size
+        HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
+        self._setup(pool, -1, True, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
+        self._numa_id = numa
+        raise_release_threshold(pool)
+        # A host pool is accessible from the CPU only until devices are granted access.
+        for i in range(min(device_count(), 64)):
+            if device_supports(Device(i), needed):
+                desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+                desc[n].location.id = i
+                desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                n += 1
+        if n:
+            HANDLE_RETURN(cydriver.cuMemPoolSetAccess(pool, desc, n))
+        self._c_dealloc = type(self) is PinnedMemoryResource
+
+    @property
+    def numa_id(self):
+        """The host NUMA node the pool is bound to, or None."""
+        return self._numa_id
+
+    @property
+    def is_device_accessible(self):
+        """True: the devices were granted access to the pool."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """True."""
+        return True

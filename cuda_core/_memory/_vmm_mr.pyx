@@ -1,0 +1,467 @@
+"""VirtualMemoryResource: memory from the driver's virtual memory management API.
+
+Each allocation reserves a range of virtual addresses (``cuMemAddressReserve``), creates
+physical memory (``cuMemCreate``), maps it at the start of the range (``cuMemMap``) and grants
+access (``cuMemSetAccess``). The reservation is twice the mapped size, so that
+:meth:`VirtualMemoryResource.modify_allocation` can grow a buffer in place by mapping more
+physical memory after it; when the reservation is too small, the physical memory is remapped
+into a larger reservation (the address changes, the contents do not move).
+
+The resource keeps, per allocation, its reservation and its physical chunks (handles kept
+until the free, so that they can be remapped). Everything here is synchronous.
+"""
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport (CUdeviceptr, CUmemAllocationProp,
+                                     CUmemGenericAllocationHandle, CUresult, CUDA_SUCCESS)
+from libc.string cimport memset
+
+from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._memory._buffer cimport (Buffer, MemoryResource, check_pointer, check_size,
+                                        device_supports, new_buffer,
+                                        optional_stream, raise_alloc_error, sync_context,
+                                        sync_stream)
+from cuda_core._stream cimport Stream
+
+import dataclasses
+
+from cuda_core._device import Device
+from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
+from cuda_core._options import check_or_create_options
+
+__all__ = ["VirtualMemoryResource", "VirtualMemoryResourceOptions"]
+
+
+_HANDLE_TYPES = {
+    None: cydriver.CU_MEM_HANDLE_TYPE_NONE,
+    "posix_fd": cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    "win32_kmt": cydriver.CU_MEM_HANDLE_TYPE_WIN32_KMT,
+    "fabric": cydriver.CU_MEM_HANDLE_TYPE_FABRIC,
+}
+_ACCESS = {
+    "rw": cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    "r": cydriver.CU_MEM_ACCESS_FLAGS_PROT_READ,
+}
+
+
+cdef size_t _round_up(size_t n, size_t granularity) noexcept:
+    return ((n + granularity - 1) // granularity) * granularity
+
+
+class _Chunk:
+    """One physical allocation mapped into a reservation."""
+
+    __slots__ = ("handle", "offset", "size", "opts")
+
+    def __init__(self, handle, offset, size, opts):
+        self.handle = handle
+        self.offset = offset
+        self.size = size
+        self.opts = opts
+
+
+class _Reservation:
+    """One allocation: its address range and the physical chunks mapped into it."""
+
+    __slots__ = ("base", "reserved", "mapped", "granularity", "chunks")
+
+    def __init__(self, base, reserved, granularity):
+        self.base = base
+        self.reserved = reserved
+        self.mapped = 0
+        self.granularity = granularity
+        self.chunks = []
+
+
+@cython.auto_pickle(False)
+cdef class VirtualMemoryResource(MemoryResource):
+    """Memory from the virtual memory management API (``cuMemCreate``/``cuMemMap``):
+    synchronous, with buffers that can grow in place.
+
+    Parameters
+    ----------
+    device_id : int or Device
+        The device whose memory (or, for host locations, whose access) is set up.
+    config : VirtualMemoryResourceOptions or dict, optional
+        Allocation type, location, export handle type, granularity, access rights and peers.
+
+    Notes
+    -----
+    ``stream`` is optional on :meth:`allocate` and :meth:`deallocate`. A free first waits for
+    the stream it is given, or for the whole device when it has none, because unmapping
+    memory that queued work still uses would fault.
+    """
+
+    cdef int _dev_id
+    cdef object _config
+    cdef dict _allocations
+
+    def __init__(self, device_id, config=None):
+        opts = check_or_create_options(VirtualMemoryResourceOptions, config,
+                                       "VirtualMemoryResource config")
+        dev = Device(device_id)
+        if not device_supports(dev, "virtual_memory_management_supported"):
+            raise RuntimeError(f"device {dev.device_id} does not support virtual memory "
+                               f"management (properties.virtual_memory_management_supported)")
+        self._check_config(dev, opts)
+        self._dev_id = dev.device_id
+        self._config = opts
+        self._allocations = {}
+        self._c_dealloc = type(self) is VirtualMemoryResource
+
+    def _check_config(self, dev, opts):
+        where = opts.location_type
+        if where == "host" and not device_supports(dev,
+                                                   "host_virtual_memory_management_supported"):
+            raise RuntimeError(f"device {dev.device_id} cannot map host memory through the "
+                               f"virtual memory API (location_type='host'; "
+                               f"properties.host_virtual_memory_management_supported is False)")
+        if where in ("host_numa", "host_numa_current") and not device_supports(
+                dev, "host_numa_virtual_memory_management_supported"):
+            raise RuntimeError(f"device {dev.device_id} cannot map host NUMA memory through "
+                               f"the virtual memory API (location_type={str(where)!r})")
+        if opts.gpu_direct_rdma and not device_supports(
+                dev, "gpu_direct_rdma_with_cuda_vmm_supported"):
+            raise RuntimeError(f"device {dev.device_id} does not support GPUDirect RDMA with "
+                               f"virtual memory (gpu_direct_rdma=True)")
+        count = len(Device.get_all_devices())
+        for p in opts.peers:
+            if p >= count:
+                raise ValueError(f"VirtualMemoryResourceOptions.peers: device {p} is out of "
+                                 f"range ({count} devices)")
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def device_id(self):
+        """The device the resource serves."""
+        return self._dev_id
+
+    @property
+    def config(self):
+        """The :class:`VirtualMemoryResourceOptions` in use (a copy)."""
+        return dataclasses.replace(self._config)
+
+    @property
+    def is_device_accessible(self):
+        """True unless ``self_access`` is None."""
+        return self._config.self_access is not None
+
+    @property
+    def is_host_accessible(self):
+        """True for host locations."""
+        return self._config.location_type != "device"
+
+    @property
+    def is_managed(self):
+        """True for ``allocation_type="managed"``."""
+        return self._config.allocation_type == "managed"
+
+    def __repr__(self):
+        return (f"<VirtualMemoryResource device {self._dev_id} "
+                f"location={str(self._config.location_type)!r} "
+                f"allocations={len(self._allocations)}>")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    cdef int _fill_prop(self, CUmemAllocationProp* prop, object opts) except -1:
+        memset(prop, 0, sizeof(CUmemAllocationProp))
+        prop.type = (cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED if opts.allocation_type == "managed"
+                     else cydriver.CU_MEM_ALLOCATION_TYPE_PINNED)
+        prop.requestedHandleTypes = _HANDLE_TYPES[None if opts.handle_type is None
+                                                  else str(opts.handle_type)]
+        where = opts.location_type
+        if where == "device":
+            prop.location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+            prop.location.id = self._dev_id
+        elif where == "host":
+            prop.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+            prop.location.id = 0
+        elif where == "host_numa":
+            prop.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
+            prop.location.id = max(Device(self._dev_id).properties.host_numa_id, 0)
+        else:
+            prop.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+            prop.location.id = 0
+        if opts.gpu_direct_rdma:
+            prop.allocFlags.gpuDirectRDMACapable = 1
+        return 0
+
+    cdef size_t _granularity(self, CUmemAllocationProp* prop, object opts) except 0:
+        cdef size_t gran = 0
+        HANDLE_RETURN(cydriver.cuMemGetAllocationGranularity(
+            &gran, prop,
+            cydriver.CU_MEM_ALLOC_GRANULARITY_MINIMUM if opts.granularity == "minimum"
+            else cydriver.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+        return gran
+
+    cdef int _set_access(self, CUdeviceptr addr, size_t size, object opts) except -1:
+        cdef cydriver.CUmemAccessDesc desc[66]
+        cdef size_t n = 0
+        if opts.self_access is not None:
+            desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+            desc[n].location.id = self._dev_id
+            desc[n].flags = _ACCESS[str(opts.self_access)]
+            n += 1
+        if opts.peer_access is not None:
+            for p in opts.peers[:64]:
+                if p == self._dev_id:
+                    continue
+                desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+                desc[n].location.id = p
+                desc[n].flags = _ACCESS[str(opts.peer_access)]
+                n += 1
+        where = opts.location_type
+        if where != "device":
+            # Host memory is mapped for the CPU through an access descriptor of its own kind.
+            desc[n].location.type = (cydriver.CU_MEM_LOCATION_TYPE_HOST if where == "host"
+                                     else cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA)
+            desc[n].location.id = 0
+            desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            n += 1
+        if n == 0:
+            return 0
+        return HANDLE_RETURN(cydriver.cuMemSetAccess(addr, size, desc, n))
+
+    cdef object _map_new(self, CUdeviceptr addr, size_t size, object opts):
+        """Create ``size`` bytes of physical memory, map them at ``addr`` and grant access;
+        the new handle, or an exception with nothing left behind."""
+        cdef CUmemAllocationProp prop
+        cdef CUmemGenericAllocationHandle handle = 0
+        cdef CUresult err
+        self._fill_prop(&prop, opts)
+        err = cydriver.cuMemCreate(&handle, size, &prop, 0)
+        if err != CUDA_SUCCESS:
+            raise_alloc_error(err, size, "VirtualMemoryResource")
+        err = cydriver.cuMemMap(addr, size, 0, handle, 0)
+        if err != CUDA_SUCCESS:
+            cydriver.cuMemRelease(handle)
+            HANDLE_RETURN(err)
+        try:
+            self._set_access(addr, size, opts)
+        except BaseException:
+            cydriver.cuMemUnmap(addr, size)
+            cydriver.cuMemRelease(handle)
+            raise
+        return handle
+
+    cdef int _push(self) except -1:
+        return push_if_needed(primary_context(self._dev_id)._handle)
+
+    # -- allocate / deallocate ----------------------------------------------------------------
+
+    def allocate(self, size, *, stream=None):
+        """Reserve, create, map and grant access to ``size`` bytes (rounded up to the
+        granularity; the buffer's size is ``size``).
+
+        Parameters
+        ----------
+        size : int
+        stream : Stream, optional
+            Recorded as the buffer's deallocation stream; the allocation is synchronous.
+
+        Returns
+        -------
+        Buffer
+
+        .. note:: Calls ``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap`` and
+           ``cuMemSetAccess``.
+        """
+        cdef size_t n = check_size(size, "VirtualMemoryResource.allocate()")
+        cdef Stream s = optional_stream(stream, "VirtualMemoryResource.allocate()")
+        cdef CUmemAllocationProp prop
+        cdef CUdeviceptr base = 0
+        cdef size_t gran, padded, reserved
+        cdef CUresult err
+        cdef int pushed
+        if s is not None:
+            s._check_open()
+        if n == 0:
+            return new_buffer(0, 0, self, s)
+        opts = self._config
+        pushed = self._push()
+        try:
+            self._fill_prop(&prop, opts)
+            gran = self._granularity(&prop, opts)
+            padded = _round_up(n, gran)
+            reserved = 2 * padded
+            # Mappings must start on a granule: never align the reservation to less.
+            err = cydriver.cuMemAddressReserve(&base, reserved, max(opts.addr_align or 0, gran),
+                                               opts.addr_hint, 0)
+            if err != CUDA_SUCCESS:
+                raise_alloc_error(err, n, "VirtualMemoryResource.allocate()")
+            try:
+                handle = self._map_new(base, padded, opts)
+            except BaseException:
+                cydriver.cuMemAddressFree(base, reserved)
+                raise
+        finally:
+            if pushed:
+                pop_pushed()
+        rec = _Reservation(base, reserved, gran)
+        rec.chunks.append(_Chunk(handle, 0, padded, opts))
+        rec.mapped = padded
+        self._allocations[base] = rec
+        return new_buffer(base, n, self, s)
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        cdef CUresult err, first = CUDA_SUCCESS
+        cdef int pushed
+        if ptr == 0:
+            return 0
+        rec = self._allocations.pop(ptr, None)
+        if rec is None:
+            raise ValueError(f"VirtualMemoryResource.deallocate(): 0x{ptr:x} was not "
+                             f"allocated by this resource, or was freed already")
+        # Unmapping memory that queued work still uses would fault: wait first.
+        if stream is not None and not stream._closed:
+            sync_stream(stream)
+        else:
+            sync_context(primary_context(self._dev_id)._handle)
+        pushed = self._push()
+        try:
+            for chunk in rec.chunks:
+                err = cydriver.cuMemUnmap(rec.base + chunk.offset, chunk.size)
+                if first == CUDA_SUCCESS:
+                    first = err
+                err = cydriver.cuMemRelease(chunk.handle)
+                if first == CUDA_SUCCESS:
+                    first = err
+            err = cydriver.cuMemAddressFree(rec.base, rec.reserved)
+            if first == CUDA_SUCCESS:
+                first = err
+        finally:
+            if pushed:
+                pop_pushed()
+        return HANDLE_RETURN(first)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Unmap and release an allocation of this resource, after waiting for ``stream`` (or
+        the whole device when it is None).
+
+        .. note:: Calls ``cuMemUnmap``, ``cuMemRelease`` and ``cuMemAddressFree``.
+        """
+        cdef Stream s = optional_stream(stream, "VirtualMemoryResource.deallocate()")
+        cdef CUdeviceptr p = check_pointer(ptr, "VirtualMemoryResource.deallocate()")
+        self._deallocate_c(p, check_size(size, "VirtualMemoryResource.deallocate()"), s)
+
+    # -- growth -------------------------------------------------------------------------------
+
+    def modify_allocation(self, buf, new_size, config=None):
+        """Resize a buffer of this resource, keeping its contents.
+
+        Growing maps more physical memory right after the buffer when its reservation has room
+        (the address stays the same); otherwise the physical memory is remapped into a new,
+        larger reservation (the address changes, the bytes are not copied). Shrinking, or
+        growing within the memory already mapped, changes only the size.
+
+        Parameters
+        ----------
+        buf : Buffer
+            An open buffer allocated by this resource, with no live DLPack export.
+        new_size : int
+            The new size in bytes.
+        config : VirtualMemoryResourceOptions or dict, optional
+            Options for the memory added (handle type, access, peers); its allocation type
+            and location must be this resource's. None uses the resource's.
+
+        Returns
+        -------
+        Buffer
+            The resized buffer. ``buf`` is closed: its memory now belongs to the result.
+
+        .. note:: Calls ``cuMemCreate``, ``cuMemMap`` and ``cuMemSetAccess``; when moving also
+           ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
+        """
+        cdef Buffer old
+        cdef size_t n = check_size(new_size, "VirtualMemoryResource.modify_allocation()")
+        cdef size_t extra
+        cdef int pushed
+        if not isinstance(buf, Buffer):
+            raise TypeError(f"VirtualMemoryResource.modify_allocation(): buf must be a Buffer, "
+                            f"not {type(buf).__name__}")
+        old = <Buffer>buf
+        old._check_open()
+        if old._mr is not self or old._ptr not in self._allocations:
+            raise ValueError("VirtualMemoryResource.modify_allocation(): buf was not "
+                             "allocated by this resource")
+        if old._exports:
+            raise RuntimeError("VirtualMemoryResource.modify_allocation(): buf has live "
+                               "DLPack exports; release them first")
+        if n == 0:
+            raise ValueError("VirtualMemoryResource.modify_allocation(): new_size must be > 0 "
+                             "(close the buffer to free it)")
+        opts = self._config
+        if config is not None:
+            opts = check_or_create_options(VirtualMemoryResourceOptions, config,
+                                           "VirtualMemoryResource.modify_allocation() config")
+            for field in ("allocation_type", "location_type"):
+                if getattr(opts, field) != getattr(self._config, field):
+                    raise ValueError(f"VirtualMemoryResource.modify_allocation(): "
+                                     f"config.{field}={str(getattr(opts, field))!r} differs "
+                                     f"from the resource's "
+                                     f"{str(getattr(self._config, field))!r}")
+            self._check_config(Device(self._dev_id), opts)
+        rec = self._allocations[old._ptr]
+        if n > rec.mapped:
+            extra = _round_up(n - rec.mapped, rec.granularity)
+            pushed = self._push()
+            try:
+                if rec.mapped + extra <= rec.reserved:
+                    handle = self._map_new(rec.base + rec.mapped, extra, opts)
+                    rec.chunks.append(_Chunk(handle, rec.mapped, extra, opts))
+                    rec.mapped += extra
+                else:
+                    self._move(old, rec, extra, opts)
+            finally:
+                if pushed:
+                    pop_pushed()
+        # Hand the memory over to a new Buffer; the old one forgets it without freeing it.
+        result = new_buffer(rec.base, n, self, old._dealloc_stream)
+        old._closed = True
+        old._mr = None
+        old._owner = None
+        old._dealloc_stream = None
+        return result
+
+    def _move(self, Buffer old, rec, size_t extra, opts):
+        """Remap ``rec``'s chunks into a new reservation big enough for ``extra`` more bytes,
+        then map the new chunk after them."""
+        cdef CUdeviceptr new_base = 0
+        cdef size_t new_reserved = 2 * (rec.mapped + extra)
+        cdef CUresult err
+        err = cydriver.cuMemAddressReserve(
+            &new_base, new_reserved, max(self._config.addr_align or 0, rec.granularity), 0, 0)
+        if err != CUDA_SUCCESS:
+            raise_alloc_error(err, rec.mapped + extra,
+                              "VirtualMemoryResource.modify_allocation()")
+        mapped = []
+        handle = None
+        try:
+            for chunk in rec.chunks:
+                HANDLE_RETURN(cydriver.cuMemMap(new_base + chunk.offset, chunk.size, 0,
+                                                chunk.handle, 0))
+                mapped.append(chunk)
+                self._set_access(new_base + chunk.offset, chunk.size, chunk.opts)
+            handle = self._map_new(new_base + rec.mapped, extra, opts)
+        except BaseException:
+            for chunk in mapped:
+                cydriver.cuMemUnmap(new_base + chunk.offset, chunk.size)
+            cydriver.cuMemAddressFree(new_base, new_reserved)
+            raise
+        # The old addresses may still be in use by queued work: wait before unmapping them.
+        if old._dealloc_stream is not None and not old._dealloc_stream._closed:
+            sync_stream(old._dealloc_stream)
+        else:
+            sync_context(primary_context(self._dev_id)._handle)
+        for chunk in rec.chunks:
+            cydriver.cuMemUnmap(rec.base + chunk.offset, chunk.size)
+        cydriver.cuMemAddressFree(rec.base, rec.reserved)
+        del self._allocations[rec.base]
+        rec.chunks.append(_Chunk(handle, rec.mapped, extra, opts))
+        rec.base = new_base
+        rec.reserved = new_reserved
+        rec.mapped += extra
+        self._allocations[new_base] = rec

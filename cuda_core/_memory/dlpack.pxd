@@ -1,0 +1,75 @@
+# The DLPack ABI (https://dmlc.github.io/dlpack/latest/c_api.html), declared here from the
+# specification as plain Cython structs, so that every module that cimports it gets the same C
+# layout without a header file. Only what a 1.x producer needs is declared.
+#
+# Layout notes, from the specification:
+#   * DLDeviceType is a C enum, so it is 4 bytes wide: declared as int32_t to pin the layout.
+#   * DLManagedTensor (legacy, capsule name "dltensor") keeps the tensor first;
+#     DLManagedTensorVersioned (1.x, "dltensor_versioned") starts with the version and keeps
+#     the tensor last, after the flags.
+#   * The deleter may be called by the consumer from any thread, without the GIL.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+# The version a producer states in DLManagedTensorVersioned.version.
+cdef enum:
+    DLPACK_MAJOR_VERSION = 1
+    DLPACK_MINOR_VERSION = 0
+
+# DLDeviceType values used here.
+cdef enum:
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLCUDAManaged = 13
+
+# DLDataTypeCode values used here.
+cdef enum:
+    kDLInt = 0
+    kDLUInt = 1
+    kDLFloat = 2
+
+# DLManagedTensorVersioned.flags bits.
+cdef enum:
+    DLPACK_FLAG_BITMASK_READ_ONLY = 1
+    DLPACK_FLAG_BITMASK_IS_COPIED = 2
+
+
+cdef struct DLPackVersion:
+    uint32_t major
+    uint32_t minor
+
+
+cdef struct DLDevice:
+    int32_t device_type
+    int32_t device_id
+
+
+cdef struct DLDataType:
+    uint8_t code
+    uint8_t bits
+    uint16_t lanes
+
+
+cdef struct DLTensor:
+    void* data
+    DLDevice device
+    int32_t ndim
+    DLDataType dtype
+    int64_t* shape
+    int64_t* strides
+    uint64_t byte_offset
+
+
+cdef struct DLManagedTensor:
+    DLTensor dl_tensor
+    void* manager_ctx
+    void (*deleter)(DLManagedTensor*) noexcept nogil
+
+
+cdef struct DLManagedTensorVersioned:
+    DLPackVersion version
+    void* manager_ctx
+    void (*deleter)(DLManagedTensorVersioned*) noexcept nogil
+    uint64_t flags
+    DLTensor dl_tensor

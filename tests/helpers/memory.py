@@ -1,0 +1,57 @@
+"""A memory resource written in pure Python, over NumPy host memory: the kind of resource a
+user writes, and a way to exercise Buffer ownership without a GPU."""
+
+import numpy as np
+
+from cuda_core import Buffer, MemoryResource
+
+
+class NumpyMemoryResource(MemoryResource):
+    """Allocates NumPy arrays and hands out their addresses.
+
+    ``device_accessible``/``host_accessible`` choose what the resource claims, so that one
+    class can stand for plain host memory (the default), pinned-like memory, or (never
+    dereferenced) device memory in CPU-only tests. ``calls`` records every deallocate.
+    """
+
+    def __init__(self, *, device_accessible=False, host_accessible=True, device_id=-1,
+                 managed=False, fail_deallocate=None):
+        self.live = {}
+        self.calls = []
+        self._device_accessible = device_accessible
+        self._host_accessible = host_accessible
+        self._device_id = device_id
+        self._managed = managed
+        self.fail_deallocate = fail_deallocate
+
+    def allocate(self, size, *, stream=None):
+        array = np.zeros(max(size, 1), dtype=np.uint8)
+        ptr = array.ctypes.data
+        self.live[ptr] = array
+        return Buffer.from_handle(ptr, size, mr=self, stream=stream)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        self.calls.append((ptr, size, stream))
+        if self.fail_deallocate is not None:
+            raise self.fail_deallocate
+        del self.live[ptr]
+
+    def array(self, buf):
+        """The NumPy array behind ``buf``."""
+        return self.live[buf.handle][:buf.size]
+
+    @property
+    def is_device_accessible(self):
+        return self._device_accessible
+
+    @property
+    def is_host_accessible(self):
+        return self._host_accessible
+
+    @property
+    def is_managed(self):
+        return self._managed
+
+    @property
+    def device_id(self):
+        return self._device_id

@@ -1,0 +1,298 @@
+"""DeviceMemoryResource and the pool machinery it shares (cuda_core/_memory/_device_mr.pyx,
+_mempool.pyx), and Device.allocate / Device.memory_resource."""
+
+import gc
+
+import numpy as np
+import pytest
+
+from cuda_core import (Buffer, CUDAError, CUDAOutOfMemoryError, Device, DeviceMemoryResource,
+                       DeviceMemoryResourceOptions, MemoryResource)
+from helpers.memory import NumpyMemoryResource
+
+
+@pytest.mark.gpu
+def test_default_resource_is_the_device_pool(dev, stream):
+    from cuda.bindings import driver
+
+    mr = dev.memory_resource
+    assert isinstance(mr, DeviceMemoryResource)
+    assert dev.memory_resource is mr  # cached
+    assert mr.device_id == dev.device_id
+    assert not mr.is_handle_owned and not mr.is_ipc_enabled and not mr.is_mapped
+    assert mr.is_device_accessible and not mr.is_host_accessible and not mr.is_managed
+    err, pool = driver.cuDeviceGetMemPool(dev.device_id)
+    assert err == driver.CUresult.CUDA_SUCCESS
+    assert int(mr.handle) == int(pool)
+    mr.close()  # not owned: a no-op
+    assert not mr.is_closed
+    buf = mr.allocate(256, stream=stream)
+    assert buf.memory_resource is mr
+    buf.close()
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_owned_pool(dev, stream):
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=64 << 20))
+    assert mr.is_handle_owned and mr.device_id == dev.device_id
+    assert "owned pool" in repr(mr)
+    kept = mr.allocate(1 << 20, stream=stream)
+    kept.fill(3, stream=stream)
+    mr.close()
+    mr.close()
+    assert mr.is_closed
+    with pytest.raises(RuntimeError, match="this DeviceMemoryResource is closed"):
+        mr.allocate(16, stream=stream)
+    with pytest.raises(RuntimeError, match="is closed"):
+        mr.attributes
+    # A buffer allocated before the pool was closed stays usable and frees normally.
+    out_mr = NumpyMemoryResource()
+    out = out_mr.allocate(1 << 20)
+    kept.copy_to(out, stream=stream)
+    stream.sync()
+    assert (out_mr.array(out) == 3).all()
+    kept.close(stream)
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_max_size_is_enforced(dev, stream):
+    mr = DeviceMemoryResource(dev.device_id, {"max_size": 32 << 20})
+    with pytest.raises(CUDAOutOfMemoryError, match=f"allocating {64 << 20} bytes"):
+        mr.allocate(64 << 20, stream=stream)
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_options_checked_at_construction(dev):
+    with pytest.raises(TypeError, match="unknown field"):
+        DeviceMemoryResource(dev, {"size": 1})
+    with pytest.raises(TypeError, match="must be a DeviceMemoryResourceOptions"):
+        DeviceMemoryResource(dev, 42)
+    with pytest.raises(ValueError, match="out of range"):
+        DeviceMemoryResource(10_000)
+
+
+@pytest.mark.gpu
+def test_ipc_enabled_pool(dev):
+    if not dev.properties.handle_type_posix_file_descriptor_supported:
+        pytest.skip("the device does not support POSIX file-descriptor handles")
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(ipc_enabled=True))
+    assert mr.is_ipc_enabled and mr.is_handle_owned
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_attributes(dev, stream):
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+    attrs = mr.attributes
+    assert attrs.release_threshold == (1 << 64) - 1  # raised from the driver default of 0
+    for name in ("reuse_follow_event_dependencies", "reuse_allow_opportunistic",
+                 "reuse_allow_internal_dependencies"):
+        assert isinstance(getattr(attrs, name), bool)
+    base = attrs.used_mem_current
+    buf = mr.allocate(2 << 20, stream=stream)
+    assert attrs.used_mem_current >= base + (2 << 20)
+    assert attrs.reserved_mem_current >= attrs.used_mem_current
+    assert attrs.used_mem_high >= attrs.used_mem_current
+    buf.close(stream)
+    stream.sync()
+    assert attrs.used_mem_current == base
+    attrs.used_mem_high = 0
+    attrs.reserved_mem_high = 0
+    with pytest.raises(ValueError, match="used_mem_high can only be reset, to 0"):
+        attrs.used_mem_high = 5
+    attrs.release_threshold = 1 << 20
+    assert attrs.release_threshold == 1 << 20
+    attrs.reuse_allow_opportunistic = False
+    assert attrs.reuse_allow_opportunistic is False
+    with pytest.raises(TypeError, match="reuse_allow_opportunistic must be a bool"):
+        attrs.reuse_allow_opportunistic = 1
+    with pytest.raises(AttributeError):
+        attrs.used_mem_current = 0
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_many_allocate_free_cycles_return_to_baseline(dev, stream):
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+    baseline = mr.attributes.used_mem_current
+    for i in range(100_000):
+        buf = mr.allocate(256 + (i % 7) * 512, stream=stream)
+        buf.close()
+    stream.sync()
+    assert mr.attributes.used_mem_current == baseline
+    # The same through garbage collection instead of close().
+    for _ in range(1000):
+        mr.allocate(4096, stream=stream)
+    gc.collect()
+    stream.sync()
+    assert mr.attributes.used_mem_current == baseline
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_out_of_memory_names_the_size(dev, stream):
+    huge = 1 << 50
+    with pytest.raises(CUDAOutOfMemoryError) as info:
+        dev.allocate(huge, stream=stream)
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, CUDAError)
+    assert f"allocating {huge} bytes" in str(info.value)
+    assert info.value.name == "CUDA_ERROR_OUT_OF_MEMORY"
+
+
+@pytest.mark.gpu
+def test_zero_size(dev, stream):
+    buf = dev.allocate(0, stream=stream)
+    assert buf.size == 0 and buf.handle == 0
+    buf.fill(1, stream=stream)
+    buf.copy_from(Buffer.from_handle(0, 0), stream=stream)
+    buf.close()
+
+
+@pytest.mark.gpu
+def test_deallocate_directly(dev, stream):
+    from cuda.bindings import driver
+
+    mr = dev.memory_resource
+    err, ptr = driver.cuMemAllocFromPoolAsync(128, mr.handle, int(stream.handle))
+    assert err == driver.CUresult.CUDA_SUCCESS
+    base = mr.attributes.used_mem_current
+    mr.deallocate(int(ptr), 128, stream=stream)
+    stream.sync()
+    assert mr.attributes.used_mem_current < base
+    with pytest.raises(TypeError, match="ptr must be an int"):
+        mr.deallocate("1", 128)
+    with pytest.raises(ValueError, match="is not a valid address"):
+        mr.deallocate(-1, 128)
+
+
+@pytest.mark.gpu
+def test_peer_accessible_by_single_device(dev):
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+    peers = mr.peer_accessible_by
+    assert set(peers) == set() and len(peers) == 0
+    peers.add(dev)  # the pool's own device always has access: a no-op
+    assert dev not in peers
+    mr.peer_accessible_by = [dev.device_id]
+    assert len(mr.peer_accessible_by) == 0
+    with pytest.raises(ValueError, match="out of range"):
+        peers.add(Device.get_all_devices()[-1].device_id + 1)
+    with pytest.raises(ValueError, match="own device cannot lose access"):
+        peers.discard(dev)
+    with pytest.raises(TypeError, match="expected Device or int items, not str"):
+        mr.peer_accessible_by = ["0"]
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_peer_accessible_by_two_devices():
+    devices = Device.get_all_devices()
+    if len(devices) < 2 or not devices[1].can_access_peer(devices[0]):
+        pytest.skip("needs two devices with peer access")
+    devices[0].set_current()
+    mr = DeviceMemoryResource(0, DeviceMemoryResourceOptions())
+    mr.peer_accessible_by = [1]
+    assert set(mr.peer_accessible_by) == {Device(1)}
+    mr.peer_accessible_by.discard(1)
+    assert set(mr.peer_accessible_by) == set()
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_device_memory_resource_is_settable(dev, stream):
+    original = dev.memory_resource
+    mine = NumpyMemoryResource(device_accessible=False)
+    try:
+        dev.memory_resource = mine
+        buf = dev.allocate(32, stream=stream)
+        assert buf.memory_resource is mine
+        buf.close()
+        assert len(mine.calls) == 1
+        with pytest.raises(TypeError, match="must be a MemoryResource, not str"):
+            dev.memory_resource = "pool"
+    finally:
+        dev.memory_resource = original
+    assert dev.memory_resource is original
+
+
+@pytest.mark.gpu
+def test_stream_work_needs_no_current_context(dev, stream):
+    # The stream's context is made current around allocation, fill, copy and free.
+    from cuda.bindings import driver
+
+    buf = dev.allocate(64, stream=stream)
+    err, ctx = driver.cuCtxPopCurrent()
+    assert err == driver.CUresult.CUDA_SUCCESS
+    try:
+        err, current = driver.cuCtxGetCurrent()
+        assert int(current) == 0
+        buf.fill(9, stream=stream)
+        other = dev.allocate(64, stream=stream)
+        other.copy_from(buf, stream=stream)
+        other.close()
+        buf.close()
+    finally:
+        (err,) = driver.cuCtxPushCurrent(ctx)
+        assert err == driver.CUresult.CUDA_SUCCESS
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_user_memory_resource_subclass_of_device_resource_is_called(dev, stream):
+    freed = []
+
+    class Counting(DeviceMemoryResource):
+        def deallocate(self, ptr, size, *, stream=None):
+            freed.append(size)
+            super().deallocate(ptr, size, stream=stream)
+
+    mr = Counting(dev)
+    buf = mr.allocate(100, stream=stream)
+    buf.close()
+    assert freed == [100]
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_gc_frees_through_a_python_resource_wrapping_the_pool(dev, stream):
+    # A user-written resource that delegates to a DeviceMemoryResource.
+    class Tracking(MemoryResource):
+        def __init__(self, inner):
+            self.inner = inner
+            self.outstanding = 0
+
+        def allocate(self, size, *, stream=None):
+            raw = self.inner.allocate(size, stream=stream)
+            ptr = raw.handle
+            # Take the pointer over: the raw buffer becomes a view, so only we free it.
+            self.outstanding += 1
+            self._keep = getattr(self, "_keep", {})
+            self._keep[ptr] = raw
+            return Buffer.from_handle(ptr, size, mr=self, stream=stream)
+
+        def deallocate(self, ptr, size, *, stream=None):
+            self.outstanding -= 1
+            self._keep.pop(ptr).close(stream)
+
+        is_device_accessible = property(lambda self: True)
+        is_host_accessible = property(lambda self: False)
+        device_id = property(lambda self: self.inner.device_id)
+
+    mr = Tracking(dev.memory_resource)
+    bufs = [mr.allocate(1000, stream=stream) for _ in range(10)]
+    assert mr.outstanding == 10
+    data = np.arange(1000, dtype=np.uint8)
+    host_mr = NumpyMemoryResource()
+    host = host_mr.allocate(1000)
+    host_mr.array(host)[:] = data
+    bufs[3].copy_from(host, stream=stream)
+    back = host_mr.allocate(1000)
+    bufs[3].copy_to(back, stream=stream)
+    stream.sync()
+    assert (host_mr.array(back) == data).all()
+    del bufs
+    gc.collect()
+    assert mr.outstanding == 0
+    stream.sync()

@@ -1,0 +1,170 @@
+"""ManagedMemoryResource and ManagedBuffer (cuda_core/_memory/_managed_mr.pyx)."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from cuda_core import (Buffer, Device, Host, LEGACY_DEFAULT_STREAM, ManagedBuffer,
+                       ManagedMemoryResource, ManagedMemoryResourceOptions)
+from cuda_core.system import get_user_mode_driver_version
+from helpers.memory import NumpyMemoryResource
+
+
+def test_managed_buffer_not_constructible():
+    with pytest.raises(RuntimeError, match="ManagedBuffer objects cannot be instantiated "
+                                           "directly"):
+        ManagedBuffer()
+
+
+def test_from_handle_gives_a_managed_buffer():
+    buf = ManagedBuffer.from_handle(0x1000, 64)
+    assert type(buf) is ManagedBuffer and isinstance(buf, Buffer)
+    assert buf.handle == 0x1000 and buf.memory_resource is None
+
+
+def test_options_checked_before_the_driver():
+    with pytest.raises(ValueError, match="must be a device ordinal"):
+        ManagedMemoryResource({"preferred_location_type": "device"})
+    with pytest.raises(TypeError, match="must be a ManagedMemoryResourceOptions"):
+        ManagedMemoryResource(3)
+
+
+def test_location_arguments_checked():
+    buf = ManagedBuffer.from_handle(0x1000, 64)
+    with pytest.raises(TypeError, match="location must be a Device, a device ordinal \\(int\\) "
+                                        "or a Host, not str"):
+        buf.prefetch("gpu", stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(TypeError, match="read_mostly must be a bool"):
+        buf.read_mostly = 1
+    with pytest.raises(TypeError, match="stream is required"):
+        buf.discard(stream=None)
+
+
+def _bytes_at(address, n):
+    return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(address))
+
+
+@pytest.mark.gpu
+def test_round_trip(dev, stream):
+    mr = ManagedMemoryResource()
+    if get_user_mode_driver_version() >= (13, 0):
+        assert mr.uses_pool
+    assert not mr.is_handle_owned
+    assert mr.is_managed and mr.is_device_accessible and mr.is_host_accessible
+    assert mr.preferred_location is None and mr.device_id == -1
+    n = (1 << 20) + 3
+    buf = mr.allocate(n, stream=stream)
+    assert type(buf) is ManagedBuffer and buf.memory_resource is mr
+    assert buf.is_managed and buf.is_host_accessible and buf.is_device_accessible
+    assert buf.__dlpack_device__() == (13, 0)
+    buf.fill(0x3C, stream=stream)
+    stream.sync()
+    host = _bytes_at(buf.handle, n)
+    assert (host == 0x3C).all()  # the host reads managed memory in place
+    host[:] = np.arange(n, dtype=np.uint64).astype(np.uint8)
+    d = dev.allocate(n, stream=stream)
+    d.copy_from(buf, stream=stream)
+    out_mr = NumpyMemoryResource()
+    out = out_mr.allocate(n)
+    d.copy_to(out, stream=stream)
+    stream.sync()
+    np.testing.assert_array_equal(out_mr.array(out), host)
+    # A view of managed memory is classified by the driver.
+    view = Buffer.from_handle(buf.handle, n)
+    assert view.is_managed and view.__dlpack_device__()[0] == 13
+    del host
+    d.close()
+    buf.close()
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_advice(dev, stream):
+    mr = ManagedMemoryResource()
+    buf = mr.allocate(1 << 21, stream=stream)
+    stream.sync()
+    assert buf.read_mostly is False
+    buf.read_mostly = True
+    assert buf.read_mostly is True
+    buf.read_mostly = False
+    assert buf.read_mostly is False
+
+    buf.preferred_location = dev
+    assert buf.preferred_location == dev
+    buf.preferred_location = Host()
+    assert buf.preferred_location == Host()
+    buf.preferred_location = None
+    assert buf.preferred_location is None
+
+    accessed = buf.accessed_by
+    assert dev not in accessed
+    accessed.add(dev)
+    assert dev in buf.accessed_by and Device(dev.device_id) in set(buf.accessed_by)
+    accessed.discard(dev.device_id)
+    assert dev not in buf.accessed_by
+    buf.accessed_by = [dev]
+    assert set(buf.accessed_by) == {dev}
+    buf.accessed_by = []
+    assert len(buf.accessed_by) == 0
+    with pytest.raises(TypeError, match="expected Device, int or Host items"):
+        buf.accessed_by = ["x"]
+
+    buf.prefetch(dev, stream=stream)
+    buf.prefetch(Host(), stream=stream)
+    buf.prefetch(dev.device_id, stream=stream)
+    stream.sync()
+    buf.close()
+
+
+@pytest.mark.gpu
+def test_discard(dev, stream):
+    if get_user_mode_driver_version() < (13, 0):
+        with pytest.raises(RuntimeError, match="needs a CUDA 13 driver"):
+            ManagedMemoryResource().allocate(4096, stream=stream).discard(stream=stream)
+        pytest.skip("discard needs a CUDA 13 driver (the refusal was checked)")
+    buf = ManagedMemoryResource().allocate(1 << 21, stream=stream)
+    buf.fill(1, stream=stream)
+    buf.discard(stream=stream)
+    buf.discard_prefetch(dev, stream=stream)
+    buf.fill(2, stream=stream)  # usable again once written
+    stream.sync()
+    assert (_bytes_at(buf.handle, 1 << 21) == 2).all()
+    buf.close()
+
+
+@pytest.mark.gpu
+def test_owned_pool_with_preferred_device(dev, stream):
+    mr = ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location=dev.device_id))
+    assert mr.preferred_location == dev and mr.device_id == dev.device_id
+    if mr.uses_pool:
+        assert mr.is_handle_owned
+        base = mr.attributes.used_mem_current
+        for _ in range(200):
+            mr.allocate(1 << 16, stream=stream).close()
+        stream.sync()
+        assert mr.attributes.used_mem_current == base
+    buf = mr.allocate(1 << 16, stream=stream)
+    buf.fill(4, stream=stream)
+    stream.sync()
+    assert (_bytes_at(buf.handle, 1 << 16) == 4).all()
+    buf.close()
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_host_preferred_pool(dev, stream):
+    mr = ManagedMemoryResource({"preferred_location_type": "host"})
+    assert mr.preferred_location == Host() and mr.device_id == -1
+    buf = mr.allocate(4096, stream=stream)
+    buf.fill(np.uint32(0xCAFEF00D), stream=stream)
+    stream.sync()
+    assert (_bytes_at(buf.handle, 4096).view(np.uint32) == 0xCAFEF00D).all()
+    buf.close()
+    mr.close()
+
+
+@pytest.mark.gpu
+def test_managed_resource_has_no_peer_access_set(dev):
+    with pytest.raises(AttributeError, match="accessible from every device"):
+        ManagedMemoryResource().peer_accessible_by
