@@ -26,6 +26,8 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
+from cuda_core._memory._buffer cimport Buffer
+
 __all__ = []
 
 
@@ -170,9 +172,17 @@ cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     return _put_int(h, i, ptr)
 
 
+cdef int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
+    if buf._closed:
+        raise ValueError(f"kernel argument {i} is a closed {type(buf).__name__}: its memory "
+                         f"may already be freed")
+    return _put_u64(h, i, <uint64_t>buf._ptr)
+
+
 cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     """Everything that is not one of the exact types of the fast path."""
-    cdef double complex z
+    if isinstance(arg, Buffer):  # ManagedBuffer and other subclasses
+        return _put_buffer(h, i, <Buffer>arg)
     if isinstance(arg, bool):
         h.slots[i].bytes[0] = 1 if arg else 0
         h.ptrs[i] = h.slots[i].bytes
@@ -208,6 +218,8 @@ cdef int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     cdef type t = type(arg)
     cdef double d
     cdef double complex z
+    if t is Buffer:
+        return _put_buffer(h, i, <Buffer>arg)
     if t is int:
         return _put_int(h, i, arg)
     if t is float:

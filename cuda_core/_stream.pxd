@@ -17,6 +17,7 @@ cdef class Stream:
     cdef object __weakref__
 
     cdef int _check_open(self) except -1
+    cdef int _check_ready(self) except -1
     cdef Context _resolve_ctx(self)
 
 

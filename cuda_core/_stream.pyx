@@ -44,10 +44,16 @@ cdef class Stream:
             warn_cleanup("cuStreamDestroy", err)
 
     cdef int _check_open(self) except -1:
-        """Raise if closed; bring the driver up for the default-stream constants."""
         if self._closed:
             raise RuntimeError("this Stream is closed")
-        if self._ctx is None:  # the default-stream constants exist before the driver is up
+        return 0
+
+    cdef int _check_ready(self) except -1:
+        """Raise if closed; bring the driver up for the default-stream constants, which exist
+        before it is (their first direct driver call must say why it fails, if it does)."""
+        if self._closed:
+            raise RuntimeError("this Stream is closed")
+        if self._ctx is None:
             ensure_driver()
         return 0
 
@@ -117,7 +123,7 @@ cdef class Stream:
         """True if the stream does not synchronize with the legacy default stream."""
         cdef unsigned int flags = 0
         cdef int pushed
-        self._check_open()
+        self._check_ready()
         pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
         try:
             HANDLE_RETURN(cydriver.cuStreamGetFlags(self._handle, &flags))
@@ -131,7 +137,7 @@ cdef class Stream:
         """The stream's priority; lower numbers run first."""
         cdef int prio = 0
         cdef int pushed
-        self._check_open()
+        self._check_ready()
         pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
         try:
             HANDLE_RETURN(cydriver.cuStreamGetPriority(self._handle, &prio))
@@ -147,7 +153,7 @@ cdef class Stream:
         """
         cdef CUresult err
         cdef int pushed = 0
-        self._check_open()
+        self._check_ready()
         if self._bind_ctx == NULL:
             # An idle stream answers cuStreamQuery at once, for less than releasing and
             # re-taking the GIL around cuStreamSynchronize costs; only busy streams wait.
@@ -169,7 +175,7 @@ cdef class Stream:
         """True when all work queued on the stream has completed (``cuStreamQuery``)."""
         cdef CUresult err
         cdef int pushed = 0
-        self._check_open()
+        self._check_ready()
         if self._bind_ctx != NULL:
             pushed = push_if_needed(self._bind_ctx)
         err = cydriver.cuStreamQuery(self._handle)

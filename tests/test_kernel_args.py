@@ -144,3 +144,20 @@ def test_failure_in_the_heap_path_raises_cleanly():
     for _ in range(1000):  # the heap block is released on the error path too
         with pytest.raises(TypeError, match="kernel argument 40"):
             packed(*args)
+
+
+def test_buffer_gives_its_pointer_and_a_closed_one_is_refused():
+    from cuda_core import Buffer
+
+    view = Buffer.from_handle(0x7F00DEAD0000, 64)
+    assert packed(view) == [struct.pack("<Q", 0x7F00DEAD0000)]
+    view.close()
+    with pytest.raises(ValueError, match="kernel argument 0 is a closed Buffer"):
+        packed(view)
+
+
+def test_buffer_subclass_takes_the_isinstance_path():
+    from cuda_core import ManagedBuffer
+
+    view = ManagedBuffer.from_handle(0x1000, 16)
+    assert packed(np.int32(1), view) == [struct.pack("<i", 1), struct.pack("<Q", 0x1000)]

@@ -381,14 +381,20 @@ def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     out.free()
 
 
+FAST = r"""
+extern "C" __global__ void fast(float* out, unsigned long long p, double d, float f) {
+    *out = f + (float)d + (p ? 1.0f : 0.0f);
+}
+"""
+
+
 @pytest.mark.gpu
-def test_fast_path_runs_no_python_function(dev, stream, echo_module):
-    kernel = echo_module.get_kernel("echo<float>")
-    out = DeviceBytes(4)
+def test_fast_path_runs_no_python_function(dev, stream):
+    kernel = compile_kernels(dev, FAST).get_kernel("fast")
+    buf = dev.allocate(4, stream=stream)
     cfg = LaunchConfig(grid=1, block=1)
     value = np.float32(2)
-    ptr = out.ptr
-    launch(stream, cfg, kernel, value, ptr)  # first use reads the kernel's layout
+    launch(stream, cfg, kernel, buf, 0, 0.5, value)  # first use reads the kernel's layout
     events = []
 
     def profiler(frame, event, arg):
@@ -397,8 +403,8 @@ def test_fast_path_runs_no_python_function(dev, stream, echo_module):
 
     sys.setprofile(profiler)
     try:
-        launch(stream, cfg, kernel, value, ptr)
-        launch(stream, cfg, kernel, value, ptr)
+        launch(stream, cfg, kernel, buf, 1, 0.5, value)
+        launch(stream, cfg, kernel, buf, 1, 0.25, value)
     finally:
         sys.setprofile(None)
     stream.sync()
@@ -407,4 +413,29 @@ def test_fast_path_runs_no_python_function(dev, stream, echo_module):
     assert not [e for e in events if e[0] == "call"]
     assert {e for e in events if e[0] == "c_call"} <= {("c_call", "launch"),
                                                        ("c_call", "setprofile")}
+    out = DeviceBytes(4)
+    _check(driver.cuMemcpyDtoD(out.ptr, int(buf.handle), 4) + (None,))
+    assert out.read() == struct.pack("<f", 3.25)
     out.free()
+    buf.close(stream)
+
+
+@pytest.mark.gpu
+def test_buffers_as_arguments(dev, stream):
+    kernel = compile_kernels(dev, AXPY).get_kernel("axpy")
+    n = 1000
+    x = dev.allocate(4 * n, stream=stream)
+    y = dev.allocate(4 * n, stream=stream)
+    host = np.arange(n, dtype=np.float32)
+    _check(driver.cuMemcpyHtoD(int(x.handle), host.ctypes.data, 4 * n) + (None,))
+    y.fill(0, stream=stream)
+    launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(3), x, y, np.uint64(n))
+    stream.sync()
+    back = np.empty(n, np.float32)
+    _check(driver.cuMemcpyDtoH(back.ctypes.data, int(y.handle), 4 * n) + (None,))
+    assert np.array_equal(back, 3 * host)
+    x.close(stream)
+    with pytest.raises(ValueError, match="kernel argument 1 is a closed Buffer"):
+        launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(3), x, y,
+               np.uint64(n))
+    y.close(stream)
