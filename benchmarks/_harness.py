@@ -24,6 +24,13 @@ larger (times ``1 + tolerance``). Beside the verdict, the rounds are also compar
 (the samples of one round are taken back to back): the median of the per-round ratios and
 the number of rounds the subject won, which tell a real gap from noise.
 
+A script may give several :class:`Target` checks instead (subject <= ratio x reference, each
+over the cases it names), judged per case and shown one column each.
+
+Asynchronous work (kernel launches) is kept from piling up across samples by a contender's
+``after_sample`` hook (see :class:`Prepared`), run outside the timing, and by a case's
+``max_inner`` cap on calls per sample.
+
 Statements are compiled into the timing loop, with the names they use bound as local
 variables, so a sample adds only the loop's own step (``loop overhead`` in the report, a few
 ns) to the operation: no lambda or closure call per iteration.
@@ -49,6 +56,8 @@ from typing import Any, Callable, Sequence
 __all__ = [
     "Case",
     "Contender",
+    "Prepared",
+    "Target",
     "Unavailable",
     "Report",
     "add_arguments",
@@ -82,8 +91,9 @@ class Contender:
           ``n`` times and returns the nanoseconds it took (a C loop, say).
 
         It may instead return ``(that, cleanup)``, where ``cleanup()`` runs after the case
-        (also when it failed). It may raise :class:`Unavailable` (or ``ModuleNotFoundError``)
-        to be reported as ``n/a``.
+        (also when it failed), or a :class:`Prepared`, which can also name an
+        ``after_sample()`` hook. It may raise :class:`Unavailable` (or
+        ``ModuleNotFoundError``) to be reported as ``n/a``.
 
     ``requires`` names modules (e.g. ``"cuda.core"``); when one is missing the contender is
     reported as ``n/a (not installed: ...)`` and ``setup`` is never called.
@@ -108,12 +118,51 @@ class Contender:
 
 
 @dataclasses.dataclass
+class Prepared:
+    """What a contender's setup may return to attach hooks to its value.
+
+    ``value`` is what the setup would otherwise return (a callable, a dict of names for
+    ``stmt``, or ``run(n) -> ns``). ``cleanup()`` runs once after the case, also when it failed.
+    ``after_sample()`` runs after every timed sample (calibration and warm-up included),
+    outside the timing: e.g. a stream sync, so that work queued asynchronously by one sample
+    cannot pile up into the next. An exception from it is the contender's error.
+    """
+
+    value: Any
+    cleanup: Callable[[], Any] | None = None
+    after_sample: Callable[[], Any] | None = None
+
+
+@dataclasses.dataclass
 class Case:
-    """An operation and its contenders; ``note`` is printed under the table."""
+    """An operation and its contenders; ``note`` is printed under the table.
+
+    ``max_inner`` caps the calls per sample (calibrated or given with ``--inner``), e.g. to
+    keep a sample of asynchronous launches shorter than the driver's queue.
+    """
 
     name: str
     contenders: Sequence[Contender]
     note: str = ""
+    max_inner: int | None = None
+
+
+@dataclasses.dataclass
+class Target:
+    """A check per case: ``subject``'s median is at most ``max_ratio`` times ``reference``'s
+    (times ``1 + tolerance``), in the cases named by ``cases`` (all cases when None)."""
+
+    subject: str
+    reference: str
+    max_ratio: float = 1.0
+    cases: Sequence[str] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.subject} <= {self.max_ratio:g}x {self.reference}"
+
+    def applies_to(self, case_name: str) -> bool:
+        return self.cases is None or case_name in self.cases
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -167,6 +216,8 @@ class CaseResult:
     paired_ratio: float | None = None
     subject_faster: int | None = None
     paired_rounds: int | None = None
+    # One per Target given to run_cases (those that do not apply to this case included).
+    checks: list[Check] = dataclasses.field(default_factory=list)
 
     @property
     def verdict_text(self) -> str:
@@ -183,6 +234,27 @@ class CaseResult:
 
 
 @dataclasses.dataclass
+class Check:
+    """The outcome of one :class:`Target` in one case."""
+
+    target: Target
+    verdict: str  # "PASS", "FAIL", "n/a (...)" or "-" (the target does not cover this case)
+    ratio: float | None = None  # subject's median / reference's median
+    # Round by round: the median of subject/reference and the rounds in which the target held.
+    paired_ratio: float | None = None
+    rounds_met: int | None = None
+    paired_rounds: int | None = None
+
+    @property
+    def text(self) -> str:
+        if self.ratio is None:
+            return self.verdict
+        rounds = (f", {self.rounds_met}/{self.paired_rounds} rounds"
+                  if self.paired_rounds else "")
+        return f"{self.verdict} ({self.ratio:.2f}x{rounds})"
+
+
+@dataclasses.dataclass
 class Report:
     title: str
     baseline: str | None
@@ -195,9 +267,32 @@ class Report:
     loop_overhead_ns: float
     meta: dict[str, Any]
     cases: list[CaseResult]
+    targets: list[Target] = dataclasses.field(default_factory=list)
+    floor_ratio: bool = False
+
+    def target_verdict(self, target: Target) -> str:
+        """PASS or FAIL over the cases the target covers (those that could be compared)."""
+        checks = [(c.name, k) for c in self.cases for k in c.checks
+                  if k.target is target and k.verdict != "-"]
+        judged = [(name, k) for name, k in checks if k.verdict in ("PASS", "FAIL")]
+        failed = [name for name, k in judged if k.verdict == "FAIL"]
+        if not judged:
+            return "n/a (no case could be compared)"
+        if failed:
+            return f"FAIL ({len(failed)} of {len(judged)} cases: {'; '.join(failed)})"
+        unjudged = len(checks) - len(judged)
+        extra = f"; {unjudged} not compared" if unjudged else ""
+        return f"PASS ({len(judged)} of {len(judged)} cases{extra})"
 
     @property
     def verdict(self) -> str:
+        if self.targets:
+            verdicts = [self.target_verdict(t) for t in self.targets]
+            if any(v.startswith("FAIL") for v in verdicts):
+                return "FAIL"
+            if all(v.startswith("n/a") for v in verdicts):
+                return "n/a (no case could be compared)"
+            return "PASS" if all(v.startswith("PASS") for v in verdicts) else "PASS (partly n/a)"
         judged = [c for c in self.cases if c.verdict in ("PASS", "FAIL")]
         failed = [c.name for c in self.cases if c.verdict == "FAIL"]
         if not judged:
@@ -241,6 +336,7 @@ class _Runner:
         self.contender = contender
         self.result = result
         self.cleanup: Callable[[], Any] | None = None
+        self.after_sample: Callable[[], Any] | None = None
         self._loop: Callable[[int], int] | None = None
 
     def prepare(self, label: str) -> None:
@@ -254,7 +350,10 @@ class _Runner:
                 made: Any = c.fn
             else:
                 made = c.setup()
-                if isinstance(made, tuple) and len(made) == 2 and callable(made[1]):
+                if isinstance(made, Prepared):
+                    self.cleanup, self.after_sample = made.cleanup, made.after_sample
+                    made = made.value
+                elif isinstance(made, tuple) and len(made) == 2 and callable(made[1]):
                     made, self.cleanup = made
             if c.self_timed:
                 if not callable(made):
@@ -282,7 +381,8 @@ class _Runner:
         return self._loop is not None and self.result.status == "ok"
 
     def time(self, n: int) -> float:
-        """ns per call over n calls, the garbage collector off; records failures."""
+        """ns per call over n calls, the garbage collector off; records failures. The
+        contender's ``after_sample`` hook runs afterwards, outside the timing."""
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
@@ -294,6 +394,13 @@ class _Runner:
         finally:
             if gc_was_on:
                 gc.enable()
+        if self.after_sample is not None:
+            try:
+                self.after_sample()
+            except Exception as exc:
+                self.result.status = f"error: after the sample: {_one_line(exc)}"
+                self._loop = None
+                return float("nan")
         if not isinstance(elapsed, int) or elapsed < 0:
             self.result.status = f"error: the timed loop returned {elapsed!r}"
             self._loop = None
@@ -321,17 +428,18 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _calibrate(runners: Sequence[_Runner], sample_ns: float) -> int:
-    """Inner iterations so that a sample of the slowest contender takes about sample_ns."""
+def _calibrate(runners: Sequence[_Runner], sample_ns: float, limit: int = 1_000_000) -> int:
+    """Inner iterations so that a sample of the slowest contender takes about sample_ns;
+    no estimating sample runs more than ``limit`` calls."""
     slowest = 0.0
     for r in runners:
         n = 1
         while r.active:
             per_call = r.time(n)
-            if per_call * n >= 2_000_000 or n >= 1_000_000:  # 2 ms is enough to estimate
+            if per_call * n >= 2_000_000 or n >= limit:  # 2 ms is enough to estimate
                 slowest = max(slowest, per_call)
                 break
-            n *= 10
+            n = min(n * 10, limit)
     if slowest <= 0:
         return 1000
     return max(1, min(10_000_000, int(sample_ns / slowest)))
@@ -350,7 +458,11 @@ def run_case(case: Case, *, rounds: int, inner: int | None, warmup: int, sample_
         for r in runners:
             r.prepare(case.name)
         active = [r for r in runners if r.active]
-        n = inner if inner else _calibrate(active, sample_ms * 1e6)
+        cap = case.max_inner
+        n = inner if inner else _calibrate(active, sample_ms * 1e6,
+                                           min(cap, 1_000_000) if cap else 1_000_000)
+        if cap:
+            n = min(n, cap)
         if progress:
             progress(f"{case.name}: {len(active)} contenders, {warmup} warm-up + {rounds} "
                      f"rounds of {n} calls")
@@ -399,11 +511,43 @@ def judge(result: CaseResult, subject: str | None, baseline: str | None,
             result.paired_rounds = len(pairs)
 
 
+def check(result: CaseResult, target: Target, tolerance: float) -> Check:
+    """Judges one target in one case: PASS when the subject's median is at most
+    ``target.max_ratio * (1 + tolerance)`` times the reference's."""
+    if not target.applies_to(result.name):
+        return Check(target, "-")
+    ours, theirs = result.get(target.subject), result.get(target.reference)
+    if ours is None or theirs is None:
+        missing = target.subject if ours is None else target.reference
+        return Check(target, f"n/a (no {missing} row)")
+    if not ours.ok:
+        # The subject failing is a failure, not a missing peer.
+        return Check(target, "FAIL" if ours.status.startswith("error") else "n/a")
+    if not theirs.ok or not theirs.median_ns:
+        why = "n/a" if theirs.status.startswith("n/a") else "error"
+        return Check(target, f"n/a ({target.reference} {why})")
+    limit = target.max_ratio * (1 + tolerance)
+    ratio = ours.median_ns / theirs.median_ns
+    out = Check(target, "PASS" if ratio <= limit else "FAIL", ratio)
+    pairs = list(zip(ours.samples_ns, theirs.samples_ns))
+    if pairs and len(ours.samples_ns) == len(theirs.samples_ns):
+        out.paired_ratio = statistics.median(a / b for a, b in pairs)
+        out.rounds_met = sum(a <= b * limit for a, b in pairs)
+        out.paired_rounds = len(pairs)
+    return out
+
+
 def run_cases(cases: Sequence[Case], args: argparse.Namespace, *, title: str,
               subject: str | None = None, baseline: str | None = None,
               floor: str | None = None, target: str = "",
-              meta: dict[str, Any] | None = None) -> Report:
-    """Runs the selected cases (``args`` from :func:`add_arguments`) and judges each one."""
+              meta: dict[str, Any] | None = None, targets: Sequence[Target] = (),
+              floor_ratio: bool = False) -> Report:
+    """Runs the selected cases (``args`` from :func:`add_arguments`) and judges each one.
+
+    Without ``targets`` each case is judged "subject <= baseline" (times 1 + tolerance). With
+    ``targets``, each target is checked in every case instead (see :func:`check`), one column
+    each in the table. ``floor_ratio`` adds a column of each median's ratio to the floor's.
+    """
     selected = [c for c in cases if not args.filter or any(f.lower() in c.name.lower()
                                                           for f in args.filter)]
     progress = None if args.quiet else (lambda msg: print(f"  {msg}", file=sys.stderr,
@@ -415,12 +559,15 @@ def run_cases(cases: Sequence[Case], args: argparse.Namespace, *, title: str,
             progress(f"[{i}/{len(selected)}] {case.name}")
         res = run_case(case, rounds=args.rounds, inner=args.inner, warmup=args.warmup,
                        sample_ms=args.sample_ms)
-        judge(res, subject, baseline, args.tolerance)
+        if targets:
+            res.checks = [check(res, t, args.tolerance) for t in targets]
+        else:
+            judge(res, subject, baseline, args.tolerance)
         results.append(res)
     full_meta = _environment()
     full_meta.update(meta or {})
     return Report(title, baseline, subject, floor, target, args.tolerance, args.rounds,
-                  args.warmup, overhead, full_meta, results)
+                  args.warmup, overhead, full_meta, results, list(targets), floor_ratio)
 
 
 def _environment() -> dict[str, Any]:
@@ -472,10 +619,17 @@ def print_report(report: Report, file=None) -> None:
     # (header, right-aligned)
     columns = [("case", False), ("contender", False), ("median", True), ("IQR", True),
                ("min", True), (f"vs {base}" if base else "ratio", True)]
+    if report.floor and report.floor_ratio:
+        columns.append((f"vs {report.floor}", True))
     if report.floor:
         columns.append((f"over {report.floor}", True))
-    columns.append((f"target: {report.subject} <= {base}" if report.subject and base
-                    else "target", False))
+    # The verdict columns: one per target, or the single "subject <= baseline" one.
+    if report.targets:
+        tail = [t.label for t in report.targets]
+    else:
+        tail = [f"target: {report.subject} <= {base}" if report.subject and base
+                else "target"]
+    columns += [(h, False) for h in tail]
     rows: list[list[str] | _Span | None] = []
     notes: list[str] = []
     for case in report.cases:
@@ -483,43 +637,66 @@ def print_report(report: Report, file=None) -> None:
         floor_res = case.get(report.floor) if report.floor else None
         for j, c in enumerate(case.contenders):
             label = case.name if j == 0 else ""
-            verdict = case.verdict_text if c.name == report.subject else ""
+            if report.targets:
+                verdicts = [k.text if k.target.subject == c.name else ""
+                            for k in case.checks]
+                verdicts += [""] * (len(tail) - len(verdicts))
+            else:
+                verdicts = [case.verdict_text if c.name == report.subject else ""]
             if not c.ok:
                 status = c.status if c.status.startswith("n/a") else "ERROR (see notes)"
-                # One cell spanning the numeric columns; the verdict stays in its column.
-                row = _Span(label, c.name, status, verdict)
+                # One cell spanning the numeric columns; the verdicts stay in their columns.
+                row = _Span(label, c.name, status, verdicts)
                 if c.status.startswith("error"):
                     notes.append(f"{case.name} / {c.name}: {c.status}")
             else:
-                ratio = "-"
-                if base_res is not None and base_res.ok and base_res.median_ns > 0:
-                    ratio = f"{c.median_ns / base_res.median_ns:.2f}x"
                 row = [label, c.name, format_ns(c.median_ns), format_ns(c.iqr_ns),
-                       format_ns(c.min_ns), ratio]
+                       format_ns(c.min_ns), _ratio(c, base_res)]
+                if report.floor and report.floor_ratio:
+                    row.append(_ratio(c, floor_res))
                 if report.floor:
                     over = ""
                     if floor_res is not None and floor_res.ok and c is not floor_res:
                         over = format_ns(c.median_ns - floor_res.median_ns, signed=True)
                     row.append(over)
-                row.append(verdict)
+                row += verdicts
             rows.append(row)
             for w in c.warnings:
                 notes.append(f"{case.name} / {c.name}: {w}")
         if case.note:
             notes.append(f"{case.name}: {case.note}")
         rows.append(None)
-    _print_table(columns, rows, out)
+    _print_table(columns, rows, out, len(tail))
     print("  calls per sample: " + ", ".join(f"{c.name} {c.inner}" for c in report.cases),
           file=out)
+    if report.targets:
+        print("  a target cell: verdict (ratio of medians, rounds in which the ratio of that "
+              "round's two samples met it)", file=out)
     if notes:
         print("\nNotes:", file=out)
         for n in notes:
             print(f"  - {n}", file=out)
-    if report.target:
+    if report.targets:
+        print(f"\nTargets{': ' + report.target if report.target else ''}", file=out)
+        for t in report.targets:
+            where = "" if t.cases is None else f" (cases: {'; '.join(t.cases)})"
+            print(textwrap.fill(f"{t.label}{where}: {report.target_verdict(t)}", width=96,
+                                initial_indent="  ", subsequent_indent="    "), file=out)
+        print(f"  overall: {report.verdict}", file=out)
+        if report.tolerance:
+            print(f"  (a case passes within a tolerance of {report.tolerance:.0%} on each "
+                  f"target's ratio)", file=out)
+    elif report.target:
         print(f"\nTarget: {report.target}: {report.verdict}", file=out)
         if report.tolerance:
             print(f"  (a case passes within a tolerance of {report.tolerance:.0%})", file=out)
     print(file=out, flush=True)
+
+
+def _ratio(c: ContenderResult, ref: ContenderResult | None) -> str:
+    if ref is None or not ref.ok or not ref.median_ns or not c.ok:
+        return "-"
+    return f"{c.median_ns / ref.median_ns:.2f}x"
 
 
 @dataclasses.dataclass
@@ -528,23 +705,27 @@ class _Span:
     case: str
     contender: str
     text: str
-    verdict: str
+    verdicts: list[str]
 
 
-def _print_table(columns: list[tuple[str, bool]], rows: list, out) -> None:
+def _print_table(columns: list[tuple[str, bool]], rows: list, out, tail: int = 1) -> None:
+    """``tail``: the number of verdict columns at the end, left free by a spanning row."""
     widths = [len(h) for h, _ in columns]
     for row in rows:
         cells = ([row.case, row.contender] if isinstance(row, _Span) else row or [])
         for i, cell in enumerate(cells):
             widths[i] = max(widths[i], len(cell))
         if isinstance(row, _Span):
-            widths[-1] = max(widths[-1], len(row.verdict))
+            for i, cell in enumerate(row.verdicts):
+                k = len(widths) - tail + i
+                widths[k] = max(widths[k], len(cell))
 
     def fmt(cells):
         return "  ".join(cell.rjust(widths[i]) if columns[i][1] else cell.ljust(widths[i])
                          for i, cell in enumerate(cells)).rstrip()
 
-    span = sum(widths[2:-1]) + 2 * (len(widths) - 4)
+    spanned = widths[2:len(widths) - tail]
+    span = sum(spanned) + 2 * (len(spanned) - 1)
     print(fmt([h for h, _ in columns]), file=out)
     print("  ".join("-" * w for w in widths), file=out)
     for row in rows:
@@ -552,8 +733,10 @@ def _print_table(columns: list[tuple[str, bool]], rows: list, out) -> None:
             print(file=out)
         elif isinstance(row, _Span):
             head = row.case.ljust(widths[0]) + "  " + row.contender.ljust(widths[1])
-            text = row.text.ljust(span) if row.verdict else row.text
-            print(f"{head}  {text}  {row.verdict}".rstrip(), file=out)
+            verdicts = [v.ljust(widths[len(widths) - tail + i])
+                        for i, v in enumerate(row.verdicts)]
+            text = row.text.ljust(span) if any(row.verdicts) else row.text
+            print("  ".join([head, text] + verdicts).rstrip(), file=out)
         else:
             print(fmt(row), file=out)
 
@@ -573,21 +756,36 @@ def write_json(report: Report, path: str) -> None:
         "meta": report.meta,
         "cases": [],
     }
+    if report.targets:
+        data["targets"] = [{"label": t.label, "subject": t.subject, "reference": t.reference,
+                            "max_ratio": t.max_ratio,
+                            "cases": None if t.cases is None else list(t.cases),
+                            "verdict": report.target_verdict(t)} for t in report.targets]
     for case in report.cases:
         base = case.get(report.baseline) if report.baseline else None
+        floor = case.get(report.floor) if report.floor else None
         entry = {"name": case.name, "inner": case.inner, "target": case.target,
                  "verdict": case.verdict, "paired_ratio": case.paired_ratio,
                  "rounds_subject_faster": case.subject_faster,
                  "paired_rounds": case.paired_rounds, "note": case.note, "contenders": []}
+        if report.targets:
+            entry["checks"] = [{"target": k.target.label, "verdict": k.verdict,
+                                "ratio": k.ratio, "paired_ratio": k.paired_ratio,
+                                "rounds_met": k.rounds_met, "paired_rounds": k.paired_rounds}
+                               for k in case.checks]
         for c in case.contenders:
             ratio = (c.median_ns / base.median_ns
                      if c.ok and base is not None and base.ok and base.median_ns else None)
-            entry["contenders"].append({
+            item = {
                 "name": c.name, "status": c.status, "median_ns": c.median_ns,
                 "q1_ns": c.q1_ns, "q3_ns": c.q3_ns, "iqr_ns": c.iqr_ns, "min_ns": c.min_ns,
                 "max_ns": c.max_ns, "ratio_vs_baseline": ratio, "warnings": c.warnings,
                 "samples_ns": c.samples_ns,
-            })
+            }
+            if floor is not None:
+                item["ratio_vs_floor"] = (c.median_ns / floor.median_ns
+                                          if c.ok and floor.ok and floor.median_ns else None)
+            entry["contenders"].append(item)
         data["cases"].append(entry)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)
@@ -616,8 +814,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=2,
                         help="discarded warm-up rounds (default: %(default)s)")
     parser.add_argument("--tolerance", type=float, default=0.0,
-                        help="a case passes when ours <= baseline * (1 + TOLERANCE) "
-                             "(default: %(default)s)")
+                        help="a case passes when ours <= baseline * (1 + TOLERANCE); with "
+                             "several targets, each target's limit is multiplied by "
+                             "(1 + TOLERANCE) (default: %(default)s)")
     parser.add_argument("-k", "--filter", action="append", metavar="TEXT",
                         help="run only the cases whose name contains TEXT (repeatable)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")

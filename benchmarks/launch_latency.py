@@ -1,0 +1,797 @@
+"""Launch latency benchmark: the host-side cost of one kernel launch.
+
+Every case launches the same kernels (``SOURCE`` below) with grid 1 and block 1; the kernels
+return at once for the timed arguments, so what is measured is the launch call, not GPU work.
+The contenders, all in this one process:
+
+* ``cuda_core``             -- this package: ``launch(s, config, kernel, *args)``, the subject;
+* ``cuda.core``             -- NVIDIA's cuda.core 1.2, the same call on its own objects;
+* ``CuPy``                  -- ``cupy.RawKernel(SOURCE, name)((1,), (1,), args)`` on a CuPy
+                               stream of its own;
+* ``cuda.bindings``         -- ``driver.cuLaunchKernel`` with a ``void*[]`` of ctypes values
+                               packed once in setup (the careful bindings user), result not
+                               checked inside the loop (checked once in setup);
+* ``cuda.bindings (tuple)`` -- the same with the bindings' documented ``((values), (types))``
+                               form, which the bindings pack on every call;
+* ``C floor``               -- ``cuLaunchKernelEx`` in a C loop (``cuda_core._bench_floor``,
+                               built with the package) on our stream, our kernel handle and the
+                               argument bytes our param holder packs: the driver call alone.
+
+Launches are asynchronous: a sample is at most ``--max-launches`` launches (so the driver's
+queue never fills, which would time GPU throughput instead of launch cost), and every
+contender synchronizes its stream after each of its samples, outside the timing.
+
+Before timing, every contender launches once with arguments that make the kernel write what it
+received (pointers, the integer, the floats) and reads that back: wrong usage shows as ERROR,
+never as a fast number that launched nothing. The empty kernel writes nothing, so its path is
+proved with the four-argument kernel first.
+
+Targets: cuda_core within 1.15x the C floor in cases 1-5 (up to 16 arguments), and at most
+0.85x NVIDIA cuda.core's time in every case. The report always exits 0 once it ran; it exits
+1, with one line, where there is no GPU or driver.
+
+Run on the GPU machine:  bash .gpu/on-gpu.sh python3 benchmarks/launch_latency.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import dataclasses
+import importlib
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
+                      add_arguments, print_report, run_cases, write_json)
+
+OURS = "cuda_core"
+NVIDIA = "cuda.core"
+CUPY = "CuPy"
+RAW = "cuda.bindings"
+RAW_TUPLE = "cuda.bindings (tuple)"
+FLOOR = "C floor"
+
+FLOOR_RATIO = 1.15   # ours <= 1.15x the C floor (cases 1-5)
+NVIDIA_RATIO = 0.85  # ours <= 0.85x cuda.core (every case)
+
+# Verification launches pass MARK as the 4-argument kernel's n, and 1..8 as the 16-argument
+# kernel's floats; timed launches pass n = 0 and a last float of 0, and the kernels return.
+MARK = 0x5EED_0000_1234
+OUT_BYTES = 128  # every buffer; the kernels write at most 96 bytes into their last pointer
+
+SOURCE = r"""
+extern "C" __global__ void empty() {}
+
+extern "C" __global__ void four_args(const float* x, const float* y, float* out,
+                                     unsigned long long n)
+{
+    if (n == 0) return;
+    unsigned long long* o = reinterpret_cast<unsigned long long*>(out);
+    o[0] = reinterpret_cast<unsigned long long>(x);
+    o[1] = reinterpret_cast<unsigned long long>(y);
+    o[2] = reinterpret_cast<unsigned long long>(out);
+    o[3] = n;
+}
+
+extern "C" __global__ void sixteen_args(const float* p0, const float* p1, const float* p2,
+                                        const float* p3, const float* p4, const float* p5,
+                                        const float* p6, float* out,
+                                        float f0, float f1, float f2, float f3,
+                                        float f4, float f5, float f6, float f7)
+{
+    if (f7 == 0.0f) return;
+    unsigned long long* o = reinterpret_cast<unsigned long long*>(out);
+    o[0] = reinterpret_cast<unsigned long long>(p0);
+    o[1] = reinterpret_cast<unsigned long long>(p1);
+    o[2] = reinterpret_cast<unsigned long long>(p2);
+    o[3] = reinterpret_cast<unsigned long long>(p3);
+    o[4] = reinterpret_cast<unsigned long long>(p4);
+    o[5] = reinterpret_cast<unsigned long long>(p5);
+    o[6] = reinterpret_cast<unsigned long long>(p6);
+    o[7] = reinterpret_cast<unsigned long long>(out);
+    float* g = out + 16;  /* after the 8 pointers (64 bytes) */
+    g[0] = f0; g[1] = f1; g[2] = f2; g[3] = f3;
+    g[4] = f4; g[5] = f5; g[6] = f6; g[7] = f7;
+}
+"""
+
+
+# -- what each case launches ------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """The kernel, its pointer arguments (buffers, the last one written on verification), and
+    how cuda_core / cuda.core / CuPy pass them."""
+
+    kernel: str
+    pointers: int
+    ints: bool = False        # pointers as Python ints instead of the API's buffers/arrays
+    new_config: bool = False  # a new LaunchConfig inside the timed statement
+
+    @property
+    def nargs(self) -> int:
+        return {"empty": 0, "four_args": 4, "sixteen_args": 16}[self.kernel]
+
+
+EMPTY = Variant("empty", 0)
+BUF4 = Variant("four_args", 3)
+INT4 = Variant("four_args", 3, ints=True)
+MIX16 = Variant("sixteen_args", 8)
+CFG4 = Variant("four_args", 3, new_config=True)
+GRAPH = BUF4  # the graph holds one four_args launch, captured with the writing arguments
+
+
+def _scalars(v: Variant, verify: bool) -> tuple:
+    import numpy as np
+
+    if v.kernel == "four_args":
+        return (np.uint64(MARK if verify else 0),)
+    if v.kernel == "sixteen_args":
+        return tuple(np.float32(i + 1) for i in range(7)) + (np.float32(8 if verify else 0),)
+    return ()
+
+
+def _args(v: Variant, pointers, verify: bool) -> tuple:
+    """The kernel arguments: ``pointers`` as the API passes them, then the scalars."""
+    return tuple(pointers) + _scalars(v, verify)
+
+
+def _ctypes_args(v: Variant, ptrs: list[int], verify: bool) -> tuple[tuple, tuple]:
+    """The same arguments as plain Python values and their ctypes types (raw bindings)."""
+    values = tuple(ptrs) + tuple(s.item() for s in _scalars(v, verify))
+    scalar = {"four_args": ctypes.c_uint64, "sixteen_args": ctypes.c_float}.get(v.kernel)
+    types = (ctypes.c_void_p,) * len(ptrs) + (scalar,) * (len(values) - len(ptrs))
+    return values, types
+
+
+def _expected(v: Variant, ptrs: list[int]) -> bytes:
+    """What a verification launch writes into the last pointer."""
+    if v.kernel == "four_args":
+        return struct.pack("<4Q", *ptrs[:3], MARK)
+    return struct.pack("<8Q8f", *ptrs[:8], *[float(i + 1) for i in range(8)])
+
+
+def _names(args: tuple) -> dict:
+    return {f"a{i}": a for i, a in enumerate(args)}
+
+
+def _arglist(n: int) -> str:
+    return ", ".join(f"a{i}" for i in range(n))
+
+
+# -- the driver, through cuda.bindings: verification and the raw contenders -------------------
+
+def _driver():
+    from cuda.bindings import driver
+
+    return driver
+
+
+def _check(result, what: str):
+    """Unpack a cuda.bindings ``(err, *values)`` tuple, raising on a failure code."""
+    err = result[0]
+    if int(err) != 0:
+        raise RuntimeError(f"{what} failed: {err!r}")
+    values = result[1:]
+    return values[0] if len(values) == 1 else values or None
+
+
+def _ctx_sync() -> None:
+    _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+def _zero(ptr: int) -> None:
+    d = _driver()
+    _ctx_sync()
+    _check(d.cuMemsetD8(ptr, 0, OUT_BYTES), "cuMemsetD8")
+    _ctx_sync()
+
+
+def _read(ptr: int, nbytes: int) -> bytes:
+    d = _driver()
+    _ctx_sync()
+    host = bytearray(nbytes)
+    _check(d.cuMemcpyDtoH(host, ptr, nbytes), "cuMemcpyDtoH")
+    return bytes(host)
+
+
+def _prove(v: Variant, ptrs: list[int], launch_once, sync) -> None:
+    """Launch once with writing arguments and check what the kernel received.
+
+    For the empty kernel: launch and synchronize (it writes nothing; the caller proves the
+    same path with four_args first).
+    """
+    if v.kernel == "empty":
+        launch_once()
+        sync()
+        _ctx_sync()
+        return
+    want = _expected(v, ptrs)
+    _zero(ptrs[-1])
+    launch_once()
+    sync()
+    got = _read(ptrs[-1], len(want))
+    if got != want:
+        fmt = "<4Q" if v.kernel == "four_args" else "<8Q8f"
+        raise RuntimeError(f"verification launch of {v.kernel}: the kernel received "
+                           f"{struct.unpack(fmt, got)}, expected {struct.unpack(fmt, want)}")
+
+
+def _quietly(fn) -> None:
+    """Cleanup on a failure path: the original exception is the one to report."""
+    try:
+        fn()
+    except Exception:
+        pass
+
+
+_RAW_STATE: dict = {}
+
+
+def _raw_context():
+    """The primary context of device 0, retained once for the process and made current."""
+    d = _driver()
+    if "ctx" not in _RAW_STATE:
+        dev = _check(d.cuDeviceGet(0), "cuDeviceGet")
+        _RAW_STATE["dev"] = dev
+        _RAW_STATE["ctx"] = _check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _check(d.cuCtxSetCurrent(_RAW_STATE["ctx"]), "cuCtxSetCurrent")
+    return _RAW_STATE["dev"]
+
+
+def _nvrtc_cubin(arch: str) -> bytes:
+    """SOURCE compiled to a cubin for ``sm_<arch>`` with NVRTC through cuda.bindings."""
+    from cuda.bindings import nvrtc
+
+    def ok(result, what):
+        err = result[0]
+        if int(err) != 0:
+            raise RuntimeError(f"{what} failed: {err!r}")
+        return result[1] if len(result) > 1 else None
+
+    prog = ok(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"launch_latency.cu", 0, [], []),
+              "nvrtcCreateProgram")
+    try:
+        opts = [f"--gpu-architecture=sm_{arch}".encode()]
+        err = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        if int(err) != 0:
+            size = ok(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+            log = b" " * size
+            ok(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
+            raise RuntimeError(f"nvrtcCompileProgram failed: {err!r}: "
+                               f"{log.decode(errors='replace').strip()}")
+        size = ok(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        ok(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
+        return cubin
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+class _Raw:
+    """The raw bindings: the primary context, a non-blocking stream of its own, the kernels
+    from a module loaded (once per process) from an NVRTC cubin, memory from cuMemAlloc."""
+
+    def __init__(self):
+        d = self.d = _driver()
+        dev = _raw_context()
+        self.ptrs: list = []
+        self.keep: list = []
+        self.graphs: list = []
+        if "module" not in _RAW_STATE:
+            major = _check(d.cuDeviceGetAttribute(
+                d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                "cuDeviceGetAttribute")
+            minor = _check(d.cuDeviceGetAttribute(
+                d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                "cuDeviceGetAttribute")
+            cubin = _nvrtc_cubin(f"{major}{minor}")
+            _RAW_STATE["module"] = _check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+            _RAW_STATE["functions"] = {}
+        flags = int(d.CUstream_flags.CU_STREAM_NON_BLOCKING)
+        self.st = _check(d.cuStreamCreate(flags), "cuStreamCreate")
+
+    def function(self, name: str):
+        funcs = _RAW_STATE["functions"]
+        if name not in funcs:
+            funcs[name] = _check(self.d.cuModuleGetFunction(_RAW_STATE["module"], name.encode()),
+                                 "cuModuleGetFunction")
+        return funcs[name]
+
+    def allocate(self, count: int) -> list[int]:
+        new = [_check(self.d.cuMemAlloc(OUT_BYTES), "cuMemAlloc") for _ in range(count)]
+        self.ptrs += new
+        return [int(p) for p in new]
+
+    def params(self, v: Variant, ptrs: list[int], verify: bool, form: str):
+        """kernelParams: an address of a void*[] packed now ("packed"), or the bindings'
+        ``((values), (types))`` tuple ("tuple")."""
+        values, types = _ctypes_args(v, ptrs, verify)
+        if form == "tuple":
+            return (values, types)
+        if not values:
+            return 0
+        cvalues = [t(x) for t, x in zip(types, values)]
+        array = (ctypes.c_void_p * len(cvalues))(*[ctypes.addressof(c) for c in cvalues])
+        self.keep.append((cvalues, array))
+        return ctypes.addressof(array)
+
+    def launch(self, f, params) -> None:
+        _check(self.d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, self.st, params, 0),
+               "cuLaunchKernel")
+
+    def sync(self) -> None:
+        _check(self.d.cuStreamSynchronize(self.st), "cuStreamSynchronize")
+
+    def graph(self, v: Variant, ptrs: list[int]):
+        """An executable graph of one launch of ``v``'s kernel (writing arguments), captured
+        from this stream, instantiated and uploaded."""
+        d = self.d
+        f = self.function(v.kernel)
+        params = self.params(v, ptrs, True, "packed")
+        mode = d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+        _check(d.cuStreamBeginCapture(self.st, mode), "cuStreamBeginCapture")
+        err = d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, self.st, params, 0)[0]
+        graph = _check(d.cuStreamEndCapture(self.st), "cuStreamEndCapture")
+        try:
+            if int(err) != 0:
+                raise RuntimeError(f"cuLaunchKernel (captured) failed: {err!r}")
+            gexec = _check(d.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        finally:
+            _check(d.cuGraphDestroy(graph), "cuGraphDestroy")  # the executable is a copy
+        self.graphs.append(gexec)
+        _check(d.cuGraphUpload(gexec, self.st), "cuGraphUpload")
+        return gexec
+
+    def close(self) -> None:
+        d = self.d
+        try:
+            self.sync()
+        finally:
+            for g in self.graphs:
+                _check(d.cuGraphExecDestroy(g), "cuGraphExecDestroy")
+            for p in self.ptrs:
+                _check(d.cuMemFree(p), "cuMemFree")
+            _check(d.cuStreamDestroy(self.st), "cuStreamDestroy")
+            self.graphs, self.ptrs, self.keep = [], [], []
+
+
+# -- cuda_core and cuda.core: one adapter, the same API shape ----------------------------------
+
+_COMPILED: dict = {}
+
+
+class _Core:
+    """``cuda_core`` (ours) or NVIDIA's ``cuda.core``: Device(0) made current, a stream of its
+    own, Buffers from Device.allocate, kernels from Program(...).compile("cubin") (compiled
+    once per process and package)."""
+
+    def __init__(self, module: str):
+        mod = self.mod = importlib.import_module(module)
+        self.module = module
+        self.launch = mod.launch
+        self.LaunchConfig = mod.LaunchConfig
+        self.dev = mod.Device(0)
+        self.dev.set_current()
+        self.cfg = self.LaunchConfig(grid=1, block=1)
+        self.buffers: list = []
+        self.closers: list = []
+        self.s = self.dev.create_stream()
+
+    def kernel(self, name: str):
+        obj = _COMPILED.get(self.module)
+        if obj is None:
+            options = self.mod.ProgramOptions(arch=f"sm_{self.dev.arch}")
+            obj = self.mod.Program(SOURCE, "c++", options=options).compile("cubin")
+            _COMPILED[self.module] = obj
+        return obj.get_kernel(name)
+
+    def allocate(self, count: int):
+        bufs = [self.dev.allocate(OUT_BYTES, stream=self.s) for _ in range(count)]
+        self.buffers += bufs
+        self.s.sync()
+        return bufs, [int(b.handle) for b in bufs]
+
+    def close(self) -> None:
+        try:
+            self.s.sync()
+            for c in reversed(self.closers):
+                c()
+            for b in self.buffers:
+                b.close(self.s)
+            self.s.sync()
+        finally:
+            self.buffers, self.closers = [], []
+            self.s.close()
+
+
+def _core_prove_path(core: _Core) -> None:
+    """The empty kernel writes nothing: prove this package's launch with four_args."""
+    bufs, ptrs = core.allocate(3)
+    k = core.kernel("four_args")
+    _prove(BUF4, ptrs, lambda: core.launch(core.s, core.cfg, k, *_args(BUF4, bufs, True)),
+           core.s.sync)
+
+
+def _core_setup(module: str, v: Variant):
+    core = _Core(module)
+    try:
+        if v.kernel == "empty":
+            _core_prove_path(core)
+        k = core.kernel(v.kernel)
+        bufs, ptrs = core.allocate(v.pointers)
+        pointers = ptrs if v.ints else bufs
+        LaunchConfig, launch, s = core.LaunchConfig, core.launch, core.s
+
+        def once():
+            cfg = LaunchConfig(grid=1, block=1) if v.new_config else core.cfg
+            launch(s, cfg, k, *_args(v, pointers, True))
+
+        _prove(v, ptrs, once, s.sync)
+        names = {"launch": launch, "s": s, "cfg": core.cfg, "k": k,
+                 "LaunchConfig": LaunchConfig}
+        names.update(_names(_args(v, pointers, False)))
+        return Prepared(names, cleanup=core.close, after_sample=s.sync)
+    except BaseException:
+        _quietly(core.close)
+        raise
+
+
+def _core_stmt(v: Variant) -> str:
+    cfg = "LaunchConfig(grid=1, block=1)" if v.new_config else "cfg"
+    args = _arglist(v.nargs)
+    return f"launch(s, {cfg}, k{', ' + args if args else ''})"
+
+
+def _core_graph_setup(module: str):
+    stream_type = getattr(importlib.import_module(module), "Stream", None)
+    if stream_type is not None and not hasattr(stream_type, "create_graph_builder"):
+        raise Unavailable("graphs not implemented yet")
+    core = _Core(module)
+    if not hasattr(core.s, "create_graph_builder"):
+        _quietly(core.close)
+        raise Unavailable("graphs not implemented yet")
+    try:
+        k = core.kernel(GRAPH.kernel)
+        bufs, ptrs = core.allocate(GRAPH.pointers)
+        args = _args(GRAPH, bufs, True)
+        # A plain launch first: the kernel is loaded and the path proved outside the capture.
+        _prove(GRAPH, ptrs, lambda: core.launch(core.s, core.cfg, k, *args), core.s.sync)
+        gb = core.s.create_graph_builder()
+        core.closers.append(gb.close)
+        gb.begin_building()
+        core.launch(gb, core.cfg, k, *args)
+        gb.end_building()
+        g = gb.complete()
+        core.closers.append(g.close)
+        g.upload(core.s)
+        _prove(GRAPH, ptrs, lambda: g.launch(core.s), core.s.sync)
+        return Prepared({"g": g, "s": core.s}, cleanup=core.close, after_sample=core.s.sync)
+    except BaseException:
+        _quietly(core.close)
+        raise
+
+
+# -- the C floor ---------------------------------------------------------------------------
+
+ONE = (1, 1, 1)
+
+
+def _floor_setup(v: Variant):
+    from cuda_core import _bench_floor
+    from cuda_core._kernel_args import _packed_arguments
+
+    core = _Core(OURS)
+    try:
+        sh = int(core.s.handle)
+        if v.kernel == "empty":
+            bufs, ptrs = core.allocate(3)
+            k4 = int(core.kernel("four_args").handle)
+            packed = _packed_arguments(*_args(BUF4, bufs, True))
+            _prove(BUF4, ptrs, lambda: _bench_floor.launch_loop(sh, k4, ONE, ONE, packed, 1),
+                   core.s.sync)
+        kh = int(core.kernel(v.kernel).handle)
+        bufs, ptrs = core.allocate(v.pointers)
+        packed = _packed_arguments(*_args(v, bufs, True))
+        _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1),
+               core.s.sync)
+        timed_args = _packed_arguments(*_args(v, bufs, False))
+
+        def run(n: int) -> int:
+            return _bench_floor.launch_loop(sh, kh, ONE, ONE, timed_args, n)
+
+        return Prepared(run, cleanup=core.close, after_sample=core.s.sync)
+    except BaseException:
+        _quietly(core.close)
+        raise
+
+
+def _floor_graph_setup():
+    from cuda_core import _bench_floor
+
+    raw = _Raw()
+    try:
+        ptrs = raw.allocate(GRAPH.pointers)
+        gexec = raw.graph(GRAPH, ptrs)
+        ge, st = int(gexec), int(raw.st)
+        _prove(GRAPH, ptrs, lambda: _bench_floor.graph_launch_loop(ge, st, 1), raw.sync)
+
+        def run(n: int) -> int:
+            return _bench_floor.graph_launch_loop(ge, st, n)
+
+        return Prepared(run, cleanup=raw.close, after_sample=raw.sync)
+    except BaseException:
+        _quietly(raw.close)
+        raise
+
+
+# -- raw cuda.bindings ---------------------------------------------------------------------
+
+RAW_STMT = "cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, params, 0)"
+
+
+def _raw_setup(v: Variant, form: str):
+    raw = _Raw()
+    try:
+        if v.kernel == "empty":
+            ptrs4 = raw.allocate(3)
+            f4, p4 = raw.function("four_args"), raw.params(BUF4, ptrs4, True, form)
+            _prove(BUF4, ptrs4, lambda: raw.launch(f4, p4), raw.sync)
+        f = raw.function(v.kernel)
+        ptrs = raw.allocate(v.pointers)
+        proof = raw.params(v, ptrs, True, form)
+        _prove(v, ptrs, lambda: raw.launch(f, proof), raw.sync)
+        names = {"cuLaunchKernel": raw.d.cuLaunchKernel, "f": f, "st": raw.st,
+                 "params": raw.params(v, ptrs, False, form)}
+        return Prepared(names, cleanup=raw.close, after_sample=raw.sync)
+    except BaseException:
+        _quietly(raw.close)
+        raise
+
+
+def _raw_graph_setup():
+    raw = _Raw()
+    try:
+        ptrs = raw.allocate(GRAPH.pointers)
+        gexec = raw.graph(GRAPH, ptrs)
+        launch = raw.d.cuGraphLaunch
+        _prove(GRAPH, ptrs, lambda: _check(launch(gexec, raw.st), "cuGraphLaunch"), raw.sync)
+        return Prepared({"cuGraphLaunch": launch, "gexec": gexec, "st": raw.st},
+                        cleanup=raw.close, after_sample=raw.sync)
+    except BaseException:
+        _quietly(raw.close)
+        raise
+
+
+# -- CuPy ----------------------------------------------------------------------------------
+
+_CUPY_KERNELS: dict = {}
+
+
+class _Cupy:
+    """CuPy: a non-blocking stream of its own made current (restored at the end), RawKernels
+    compiled from SOURCE, device arrays of OUT_BYTES."""
+
+    def __init__(self):
+        import cupy
+
+        self.cp = cupy
+        cupy.cuda.Device(0).use()
+        self.previous = cupy.cuda.get_current_stream()
+        self.st = cupy.cuda.Stream(non_blocking=True)
+        self.st.use()
+        self.arrays: list = []
+
+    def kernel(self, name: str):
+        if name not in _CUPY_KERNELS:
+            _CUPY_KERNELS[name] = self.cp.RawKernel(SOURCE, name)
+        return _CUPY_KERNELS[name]
+
+    def allocate(self, count: int):
+        arrays = [self.cp.empty(OUT_BYTES // 4, dtype=self.cp.float32) for _ in range(count)]
+        self.arrays += arrays
+        self.st.synchronize()
+        return arrays, [int(a.data.ptr) for a in arrays]
+
+    def sync(self) -> None:
+        self.st.synchronize()
+
+    def close(self) -> None:
+        try:
+            self.st.synchronize()
+        finally:
+            self.previous.use()
+            self.arrays = []
+
+
+def _cupy_setup(v: Variant):
+    c = _Cupy()
+    try:
+        if v.kernel == "empty":
+            arrays4, ptrs4 = c.allocate(3)
+            k4, a4 = c.kernel("four_args"), _args(BUF4, arrays4, True)
+            _prove(BUF4, ptrs4, lambda: k4((1,), (1,), a4), c.sync)
+        k = c.kernel(v.kernel)
+        arrays, ptrs = c.allocate(v.pointers)
+        pointers = ptrs if v.ints else arrays
+        proof = _args(v, pointers, True)
+        _prove(v, ptrs, lambda: k((1,), (1,), proof), c.sync)
+        names = {"k": k}
+        names.update(_names(_args(v, pointers, False)))
+        return Prepared(names, cleanup=c.close, after_sample=c.sync)
+    except BaseException:
+        _quietly(c.close)
+        raise
+
+
+def _cupy_stmt(v: Variant) -> str:
+    args = _arglist(v.nargs)
+    return f"k((1,), (1,), ({args}{',' if v.nargs == 1 else ''}))"
+
+
+def _cupy_graph_setup():
+    c = _Cupy()
+    try:
+        k = c.kernel(GRAPH.kernel)
+        arrays, ptrs = c.allocate(GRAPH.pointers)
+        args = _args(GRAPH, arrays, True)
+        _prove(GRAPH, ptrs, lambda: k((1,), (1,), args), c.sync)  # loads it before capture
+        c.st.begin_capture()
+        try:
+            k((1,), (1,), args)
+        finally:
+            g = c.st.end_capture()
+        g.upload(c.st)
+        _prove(GRAPH, ptrs, lambda: g.launch(c.st), c.sync)
+        return Prepared({"g": g, "st": c.st}, cleanup=c.close, after_sample=c.sync)
+    except BaseException:
+        _quietly(c.close)
+        raise
+
+
+# -- cases -----------------------------------------------------------------------------------
+
+C_EMPTY = "#1 0 args"
+C_BUF4 = "#2 4 args (3 Buffers + uint64)"
+C_INT4 = "#3 4 args (3 ints + uint64)"
+C_MIX16 = "#4 16 args (8 Buffers + 8 float32)"
+C_CFG4 = "#5 4 args + new LaunchConfig"
+C_GRAPH = "#6 graph replay (1 node)"
+FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4)
+
+
+def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
+    """ours, cuda.core, (CuPy, raw bindings in both forms,) and the C floor for variant v."""
+    out = [
+        Contender(OURS, setup=lambda: _core_setup(OURS, v), stmt=_core_stmt(v)),
+        Contender(NVIDIA, setup=lambda: _core_setup(NVIDIA, v), stmt=_core_stmt(v),
+                  requires=("cuda.core",)),
+    ]
+    if peers:
+        out.append(Contender(CUPY, setup=lambda: _cupy_setup(v), stmt=_cupy_stmt(v),
+                             requires=("cupy",)))
+        out.append(Contender(RAW, setup=lambda: _raw_setup(v, "packed"), stmt=RAW_STMT,
+                             requires=("cuda.bindings",)))
+        if v.nargs:
+            out.append(Contender(RAW_TUPLE, setup=lambda: _raw_setup(v, "tuple"),
+                                 stmt=RAW_STMT, requires=("cuda.bindings",)))
+    out.append(Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True))
+    return out
+
+
+def make_cases(max_launches: int) -> list[Case]:
+    def case(name, contenders, note):
+        return Case(name, contenders, note=note, max_inner=max_launches)
+
+    return [
+        case(C_EMPTY, _launch_contenders(EMPTY),
+             "empty(); it writes nothing, so each contender first proves its launch path "
+             "with four_args (read back), then launches empty() once"),
+        case(C_BUF4, _launch_contenders(BUF4),
+             "four_args(x, y, out, n) with n = np.uint64(0): it returns at once; CuPy passes "
+             "its arrays, the raw rows CUdeviceptr values as c_void_p"),
+        case(C_INT4, _launch_contenders(INT4),
+             "the same with the buffers' addresses as Python ints (the raw rows are case 2's)"),
+        case(C_MIX16, _launch_contenders(MIX16),
+             "sixteen_args(7 const float*, float* out, 8 float) with np.float32 values, the "
+             "last 0: it returns at once"),
+        case(C_CFG4, _launch_contenders(CFG4, peers=False),
+             "case 2 with LaunchConfig(grid=1, block=1) built inside the timed statement; "
+             "the floor is case 2's (no config object in C)"),
+        case(C_GRAPH, [
+            Contender(OURS, setup=lambda: _core_graph_setup(OURS), stmt="g.launch(s)"),
+            Contender(NVIDIA, setup=lambda: _core_graph_setup(NVIDIA), stmt="g.launch(s)",
+                      requires=("cuda.core",)),
+            Contender(CUPY, setup=_cupy_graph_setup, stmt="g.launch(st)", requires=("cupy",)),
+            Contender(RAW, setup=_raw_graph_setup, stmt="cuGraphLaunch(gexec, st)",
+                      requires=("cuda.bindings",)),
+            Contender(FLOOR, setup=_floor_graph_setup, self_timed=True),
+        ], "an uploaded executable graph of one four_args launch (writing 32 bytes), "
+           "captured by each library from its own stream; raw and C: cuStreamBeginCapture + "
+           "cuLaunchKernel, replayed with cuGraphLaunch"),
+    ]
+
+
+# -- main ------------------------------------------------------------------------------------
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    found = {}
+    for dist in ("cuda-core-cy", "cuda-core", "cuda-bindings", "cupy-cuda13x", "cupy-cuda12x",
+                 "numpy"):
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            if not dist.startswith("cupy"):
+                found[dist] = "not installed"
+    return found
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="launch_latency.py",
+        description="Host-side latency of one kernel launch (0, 4 and 16 arguments, ints for "
+                    "pointers, a new LaunchConfig per call, a one-node graph replay): "
+                    "cuda_core (ours) against NVIDIA's cuda.core, CuPy, the raw cuda.bindings "
+                    "and a C loop of cuLaunchKernelEx. Targets: ours <= "
+                    f"{FLOOR_RATIO:g}x the C floor in cases 1-5 and <= {NVIDIA_RATIO:g}x "
+                    "cuda.core in every case. Needs a GPU; exits 0 once the report is printed.")
+    add_arguments(parser)
+    parser.add_argument("--max-launches", type=_positive, default=1000, metavar="N",
+                        help="at most N launches per sample, --inner included; the stream is "
+                             "synchronized after each sample, outside the timing, so the "
+                             "driver's launch queue never fills (default: %(default)s)")
+    args = parser.parse_args(argv)
+
+    try:
+        import cuda_core
+    except ImportError as exc:
+        print(f"launch_latency.py: cannot import cuda_core: {exc}", file=sys.stderr)
+        return 1
+
+    # Fails here, with the driver's reason, where there is no GPU or no driver.
+    dev = cuda_core.Device(0)
+    dev.set_current()
+    major, minor = cuda_core.system.get_user_mode_driver_version()
+    meta = {"device": f"{dev.name} (sm_{dev.arch})", "driver CUDA version": f"{major}.{minor}",
+            "sample": f"at most {args.max_launches} launches (grid 1, block 1), then a stream "
+                      f"sync outside the timing"}
+    meta.update(_versions())
+
+    targets = [Target(OURS, FLOOR, FLOOR_RATIO, cases=FLOOR_CASES),
+               Target(OURS, NVIDIA, NVIDIA_RATIO)]
+    report = run_cases(make_cases(args.max_launches), args,
+                       title="cuda_core launch latency (time per launch)",
+                       subject=OURS, baseline=NVIDIA, floor=FLOOR,
+                       target="launches as cheap as a C driver call, and cheaper than "
+                              "cuda.core's",
+                       meta=meta, targets=targets, floor_ratio=True)
+    print_report(report)
+    if args.json:
+        write_json(report, args.json)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        from cuda_core import CUDAError
+    except ImportError:
+        CUDAError = ()  # main() reports the failed import
+    try:
+        sys.exit(main())
+    except CUDAError as exc:
+        print(f"launch_latency.py: cannot run: {exc}", file=sys.stderr)
+        sys.exit(1)
