@@ -24,6 +24,5 @@ cdef struct ParamHolder:
 
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1
 cdef void holder_release(ParamHolder* h) noexcept
-cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first) except -1
-cdef int check_against_layout(ParamHolder* h, tuple args, Py_ssize_t first,
-                              const size_t* expected) except -1
+cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first,
+                   const size_t* expected) except -1

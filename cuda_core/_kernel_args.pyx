@@ -214,7 +214,7 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         f"ctypes scalar or structure")
 
 
-cdef int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+cdef inline int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     cdef type t = type(arg)
     cdef double d
     cdef double complex z
@@ -274,21 +274,17 @@ cdef int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     return _pack_slow(h, i, arg)
 
 
-cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first) except -1:
-    """Pack ``args[first:]`` into ``h`` (initialised for that many arguments)."""
+cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first,
+                   const size_t* expected) except -1:
+    """Pack ``args[first:]`` into ``h`` (initialised for that many arguments); with
+    ``expected``, compare each packed size with the kernel's parameter size on the way."""
     cdef Py_ssize_t i
+    cdef object arg
     for i in range(h.count):
-        _pack_one(h, i, args[first + i])
-    return 0
-
-
-cdef int check_against_layout(ParamHolder* h, tuple args, Py_ssize_t first,
-                              const size_t* expected) except -1:
-    """Compare each packed argument's size with the kernel's parameter sizes."""
-    cdef Py_ssize_t i
-    for i in range(h.count):
-        if h.sizes[i] != expected[i]:
-            _size_mismatch(i, args[first + i], h.sizes[i], expected[i])
+        arg = args[first + i]
+        _pack_one(h, i, arg)
+        if expected != NULL and h.sizes[i] != expected[i]:
+            _size_mismatch(i, arg, h.sizes[i], expected[i])
     return 0
 
 
@@ -315,7 +311,7 @@ def _packed_arguments(*args):
     cdef Py_ssize_t i
     holder_init(&h, len(args))
     try:
-        pack_args(&h, args, 0)
+        pack_args(&h, args, 0, NULL)
         return [(<char*>h.ptrs[i])[:h.sizes[i]] for i in range(h.count)]
     finally:
         holder_release(&h)

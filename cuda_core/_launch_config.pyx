@@ -7,13 +7,44 @@ grid size, dynamic shared memory) happen at launch, where the device and kernel 
 
 import warnings
 
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+
 __all__ = ["LaunchConfig"]
 
-cdef unsigned long long _UINT_MAX = 0xFFFFFFFF
+cdef unsigned long long _UINT_MAX = 0xFFFFFFFFu
 
 
 cdef int _dims(object value, str field, unsigned int out[3]) except -1:
     """Normalise an int or a 1-3 tuple of ints into ``out``; errors name ``field``."""
+    cdef Py_ssize_t i, count
+    if type(value) is int:  # the common cases take no Python-level call
+        if _small_int(value, &out[0]):
+            out[1] = out[2] = 1
+            return 0
+    elif type(value) is tuple:
+        count = len(<tuple>value)
+        if 1 <= count <= 3:
+            out[1] = out[2] = 1
+            for i in range(count):
+                item = (<tuple>value)[i]
+                if type(item) is not int or not _small_int(item, &out[i]):
+                    break
+            else:
+                return 0
+    return _dims_general(value, field, out)
+
+
+cdef inline bint _small_int(object value, unsigned int* out) noexcept:
+    """``value`` (an exact int) in [1, 2**32 - 1] stored in ``out``; False otherwise."""
+    cdef int overflow = 0
+    cdef long long n = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0 and 1 <= n <= <long long>_UINT_MAX:
+        out[0] = <unsigned int>n
+        return True
+    return False
+
+
+cdef int _dims_general(object value, str field, unsigned int out[3]) except -1:
     cdef int i
     if isinstance(value, tuple):
         if not 1 <= len(value) <= 3:
@@ -106,12 +137,12 @@ cdef class LaunchConfig:
                 raise ValueError(f"LaunchConfig.shmem_size must be between 0 and 2**32 - 1 "
                                  f"bytes, got {n}")
             self._shmem_size = n
-        for name, flag in (("is_cooperative", is_cooperative),
-                           ("programmatic_stream_serialization",
-                            programmatic_stream_serialization)):
-            if type(flag) is not bool:
-                raise TypeError(f"LaunchConfig.{name} must be a bool, got "
-                                f"{type(flag).__name__}")
+        if type(is_cooperative) is not bool:
+            raise TypeError(f"LaunchConfig.is_cooperative must be a bool, got "
+                            f"{type(is_cooperative).__name__}")
+        if type(programmatic_stream_serialization) is not bool:
+            raise TypeError(f"LaunchConfig.programmatic_stream_serialization must be a bool, "
+                            f"got {type(programmatic_stream_serialization).__name__}")
         self._is_cooperative = is_cooperative
         self._pss = programmatic_stream_serialization
         self._frozen = True

@@ -17,8 +17,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAt
 
 from cuda_core._context cimport push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._kernel_args cimport (ParamHolder, holder_init, holder_release, pack_args,
-                                     check_against_layout)
+from cuda_core._kernel_args cimport ParamHolder, holder_init, holder_release, pack_args
 from cuda_core._launch_config cimport LaunchConfig
 from cuda_core._module cimport Kernel, kernel_param_layout
 from cuda_core._stream cimport Stream, as_stream
@@ -120,8 +119,7 @@ def launch(stream, config, kernel, *args):
         ctx = s._ctx._handle
     holder_init(&h, n)
     try:
-        pack_args(&h, args, 0)
-        check_against_layout(&h, args, 0, sizes)
+        pack_args(&h, args, 0, sizes)
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
