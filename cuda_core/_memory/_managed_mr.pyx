@@ -3,7 +3,9 @@ migrates between the host and the devices on demand, with advice and prefetch.
 
 The resource allocates from a managed memory pool (CUDA 13: ``cuMemPoolCreate`` with
 ``CU_MEM_ALLOCATION_TYPE_MANAGED``, or the current managed pool) and falls back to one
-``cuMemAllocManaged`` per allocation where managed pools are not supported.
+``cuMemAllocManaged`` per allocation where managed pools are not supported, or where the driver
+refuses memory advice on pool memory (CUDA 13.0 drivers do), since ManagedBuffer's
+``read_mostly``, ``preferred_location`` and ``accessed_by`` are memory advice.
 """
 
 import warnings
@@ -332,6 +334,41 @@ class AccessedBySetProxy(MutableSet):
 
 
 @cython.auto_pickle(False)
+# Whether this driver accepts memory advice (read-mostly, preferred location, accessed-by) on
+# memory from a managed pool: -1 not yet known, then 0 or 1. CUDA 13.0 drivers refuse it with
+# CUDA_ERROR_NOT_SUPPORTED, which would leave ManagedBuffer's advice properties unusable.
+cdef int _pool_advice = -1
+
+
+cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
+    """Ask the driver once: allocate one byte from ``pool``, advise it, free it."""
+    global _pool_advice
+    cdef CUdeviceptr ptr = 0
+    cdef CUmemLocation loc
+    cdef CUresult err
+    cdef int pushed
+    if _pool_advice >= 0:
+        return _pool_advice
+    memset(&loc, 0, sizeof(loc))
+    loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+    pushed = _push_some_context(device_id)
+    try:
+        HANDLE_RETURN(cydriver.cuMemAllocFromPoolAsync(
+            &ptr, 1, pool, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+        err = cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY, loc)
+        if err == CUDA_SUCCESS:
+            cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, loc)
+        HANDLE_RETURN(cydriver.cuMemFreeAsync(ptr, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+        HANDLE_RETURN(cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+    finally:
+        if pushed:
+            pop_pushed()
+    if err != CUDA_SUCCESS and err != cydriver.CUDA_ERROR_NOT_SUPPORTED:
+        HANDLE_RETURN(err)
+    _pool_advice = err == CUDA_SUCCESS
+    return _pool_advice
+
+
 cdef class ManagedMemoryResource(_MemPool):
     """Managed (unified) memory: one address, valid on the host and on every device, migrated
     by the driver. :meth:`allocate` returns :class:`ManagedBuffer`.
@@ -402,6 +439,12 @@ cdef class ManagedMemoryResource(_MemPool):
                     err = cydriver.cuMemGetMemPool(&pool, &loc,
                                                    cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
             except RuntimeError:  # the driver lacks the entry point: no managed pools
+                err = cydriver.CUDA_ERROR_NOT_SUPPORTED
+            if err == CUDA_SUCCESS and not _pool_takes_advice(pool, dev.device_id):
+                # A pool whose memory refuses advice would make read_mostly, preferred_location
+                # and accessed_by fail on every buffer: use cuMemAllocManaged instead.
+                if owned:
+                    HANDLE_RETURN(cydriver.cuMemPoolDestroy(pool))
                 err = cydriver.CUDA_ERROR_NOT_SUPPORTED
         if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
             self._fallback = True
