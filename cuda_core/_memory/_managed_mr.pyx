@@ -333,7 +333,6 @@ class AccessedBySetProxy(MutableSet):
         return f"{{{', '.join(repr(x) for x in self)}}}"
 
 
-@cython.auto_pickle(False)
 # Whether this driver accepts memory advice (read-mostly, preferred location, accessed-by) on
 # memory from a managed pool: -1 not yet known, then 0 or 1. CUDA 13.0 drivers refuse it with
 # CUDA_ERROR_NOT_SUPPORTED, which would leave ManagedBuffer's advice properties unusable.
@@ -369,6 +368,7 @@ cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     return _pool_advice
 
 
+@cython.auto_pickle(False)
 cdef class ManagedMemoryResource(_MemPool):
     """Managed (unified) memory: one address, valid on the host and on every device, migrated
     by the driver. :meth:`allocate` returns :class:`ManagedBuffer`.
