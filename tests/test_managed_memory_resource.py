@@ -41,6 +41,28 @@ def test_location_arguments_checked():
         buf.discard(stream=None)
 
 
+def _managed_pool_takes_advice():
+    """Asked of the driver directly: does memory from the current managed pool take advice?"""
+    from cuda.bindings import driver
+
+    if get_user_mode_driver_version() < (13, 0):
+        return False
+    loc = driver.CUmemLocation()  # no location: the pool the resource uses by default
+    loc.type = driver.CUmemLocationType(0)  # CU_MEM_LOCATION_TYPE_NONE
+    err, pool = driver.cuMemGetMemPool(loc, driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_MANAGED)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        return False
+    err, ptr = driver.cuMemAllocFromPoolAsync(1, pool, driver.CU_STREAM_LEGACY)
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    dev_loc = driver.CUmemLocation()
+    dev_loc.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    (err,) = driver.cuMemAdvise(ptr, 1, driver.CUmem_advise.CU_MEM_ADVISE_SET_READ_MOSTLY,
+                                dev_loc)
+    driver.cuMemFreeAsync(ptr, driver.CU_STREAM_LEGACY)
+    driver.cuStreamSynchronize(driver.CU_STREAM_LEGACY)
+    return err == driver.CUresult.CUDA_SUCCESS
+
+
 def _bytes_at(address, n):
     return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(address))
 
@@ -48,8 +70,8 @@ def _bytes_at(address, n):
 @pytest.mark.gpu
 def test_round_trip(dev, stream):
     mr = ManagedMemoryResource()
-    if get_user_mode_driver_version() >= (13, 0):
-        assert mr.uses_pool
+    # A managed pool is used exactly where the driver has one and accepts memory advice on it.
+    assert mr.uses_pool == _managed_pool_takes_advice()
     assert not mr.is_handle_owned
     assert mr.is_managed and mr.is_device_accessible and mr.is_host_accessible
     assert mr.preferred_location is None and mr.device_id == -1
