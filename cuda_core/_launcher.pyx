@@ -114,9 +114,10 @@ def launch(stream, config, kernel, *args):
         attrs[lc.numAttrs].value.programmaticStreamSerializationAllowed = 1
         lc.numAttrs += 1
 
-    # A CUkernel launches in the current context: make the stream's current for the call.
-    if s._ctx is not None:
-        ctx = s._ctx._handle
+    # A CUkernel (the library API's context-less kernel) launches in the context of its
+    # stream, with no context switch; only the default-stream handles resolve against the
+    # current context, so a device's bound default stream makes its context current.
+    ctx = s._bind_ctx
     holder_init(&h, n)
     try:
         pack_args(&h, args, 0, sizes)
@@ -201,8 +202,14 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
     if cfg._is_cooperative:
         if not _attr(cydriver.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev):
             raise ValueError(f"launch(): device {dev} does not support cooperative launches")
-        HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
+        if s._ctx is not None:  # the occupancy of a CUkernel is asked in the current context
+            pushed = push_if_needed(s._ctx._handle)
+        try:
+            HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
+        finally:
+            if pushed:
+                pop_pushed()
         sms = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
         total = grid[0] * grid[1] * grid[2]
         if total > blocks * sms:

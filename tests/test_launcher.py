@@ -322,6 +322,31 @@ def test_stream_protocol_objects_and_default_streams(dev, stream, echo_module):
 
 
 @pytest.mark.gpu
+def test_launch_runs_in_the_streams_context_with_none_current(dev, stream, echo_module):
+    # A thread that never made a context current launches on a stream of device 0: the kernel
+    # runs in the stream's context (no context switch needed for a real stream).
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)
+    errors = []
+
+    def other_thread():
+        try:
+            from cuda.bindings import driver as d
+            assert d.cuCtxGetCurrent()[1] is None or int(d.cuCtxGetCurrent()[1]) == 0
+            launch(stream, LaunchConfig(grid=1, block=1), kernel, np.int32(77), out.ptr)
+        except BaseException as exc:
+            errors.append(repr(exc))
+
+    t = threading.Thread(target=other_thread)
+    t.start()
+    t.join()
+    assert errors == []
+    stream.sync()
+    assert out.read() == struct.pack("<i", 77)
+    out.free()
+
+
+@pytest.mark.gpu
 def test_four_threads_launch_at_once(echo_module):
     kernel = echo_module.get_kernel("echo<unsigned int>")
     errors, results = [], {}
