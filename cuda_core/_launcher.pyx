@@ -115,8 +115,10 @@ def launch(stream, config, kernel, *args):
         lc.numAttrs += 1
 
     # A CUkernel (the library API's context-less kernel) launches in the context of its
-    # stream, with no context switch; only the default-stream handles resolve against the
-    # current context, so a device's bound default stream makes its context current.
+    # stream, so the fast path makes no context switch. The default-stream handles resolve
+    # against the current context: a device's bound default stream makes its context current.
+    # With no context current at all the driver refuses (CUDA_ERROR_INVALID_CONTEXT); the
+    # stream's context is then pushed and the launch, which queued nothing, is retried.
     ctx = s._bind_ctx
     holder_init(&h, n)
     try:
@@ -125,6 +127,12 @@ def launch(stream, config, kernel, *args):
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
             err = cydriver.cuLaunchKernelEx(&lc, <CUfunction>k._handle, h.ptrs, NULL)
+            if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not pushed and s._ctx is not None:
+                with gil:
+                    ctx = s._ctx._handle
+                pushed = push_if_needed(ctx)
+                if pushed:
+                    err = cydriver.cuLaunchKernelEx(&lc, <CUfunction>k._handle, h.ptrs, NULL)
             if pushed:
                 pop_pushed()
     finally:
