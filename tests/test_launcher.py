@@ -347,6 +347,26 @@ def test_launch_runs_in_the_streams_context_with_none_current(dev, stream, echo_
 
 
 @pytest.mark.gpu
+def test_launch_on_a_stream_of_another_device_than_the_current(echo_module):
+    from cuda_core import System
+
+    if System().num_devices < 2:
+        pytest.skip("needs two GPUs")
+    d0, d1 = Device(0), Device(1)
+    d0.set_current()
+    s0 = d0.create_stream()
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)  # on device 0
+    d1.set_current()
+    launch(s0, LaunchConfig(grid=1, block=1), kernel, np.int32(55), out.ptr)
+    s0.sync()
+    d0.set_current()
+    assert out.read() == struct.pack("<i", 55)
+    out.free()
+    s0.close()
+
+
+@pytest.mark.gpu
 def test_four_threads_launch_at_once(echo_module):
     kernel = echo_module.get_kernel("echo<unsigned int>")
     errors, results = [], {}
