@@ -10,10 +10,29 @@ from helpers import has_gpu
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
+# Every example but show_device_properties.py, which has tests of its own below.
+KERNEL_EXAMPLES = [
+    "jit_lto.py",
+    "memory_ops.py",
+    "saxpy.py",
+    "stream_events_timing.py",
+    "thread_block_cluster.py",
+    "vector_add.py",
+]
+# Examples that use CuPy where it is installed and have a path without it.
+CUPY_OPTIONAL = ["memory_ops.py", "saxpy.py"]
 
-def run_example(name):
+
+def run_example(name, env=None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
     return subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], capture_output=True,
-                          text=True, timeout=300, cwd=os.path.dirname(EXAMPLES))
+                          text=True, timeout=300, cwd=os.path.dirname(EXAMPLES), env=full_env)
+
+
+def test_every_example_is_tested():
+    found = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
+    assert found == sorted(KERNEL_EXAMPLES + ["show_device_properties.py"])
 
 
 @pytest.mark.skipif(has_gpu(), reason="the GPU case runs in test_show_device_properties_gpu")
@@ -30,3 +49,38 @@ def test_show_device_properties_gpu():
     result = run_example("show_device_properties.py")
     assert result.returncode == 0, result.stderr
     assert "multiprocessor_count" in result.stdout and "compute capability" in result.stdout
+
+
+@pytest.mark.skipif(has_gpu(), reason="a GPU is present: the examples run in test_example_gpu")
+@pytest.mark.parametrize("name", KERNEL_EXAMPLES)
+def test_example_without_gpu(name):
+    result = run_example(name)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "", result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("No GPU: "), result.stdout
+    assert "CUDA driver not found" in lines[0] or "no CUDA-capable GPU" in lines[0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", KERNEL_EXAMPLES)
+def test_example_gpu(name):
+    result = run_example(name)
+    assert result.returncode == 0, f"{name} failed:\n{result.stdout}\n{result.stderr}"
+    assert "No GPU" not in result.stdout, result.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", CUPY_OPTIONAL)
+def test_example_gpu_without_cupy(name, tmp_path):
+    # A module named cupy that fails to import, first on the path, stands for a machine
+    # without CuPy.
+    (tmp_path / "cupy.py").write_text('raise ImportError("CuPy hidden by the test")\n')
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    result = run_example(name, env={"PYTHONPATH": path})
+    assert result.returncode == 0, f"{name} failed:\n{result.stdout}\n{result.stderr}"
+    if name == "saxpy.py":
+        assert result.stdout.count(" with Buffers: ") == 2, result.stdout
+    else:
+        assert "CuPy is not installed" in result.stdout, result.stdout
+        assert "-> CuPy" not in result.stdout, result.stdout
