@@ -65,5 +65,20 @@ def _keep_inline_summary(app, what, name, obj, options, lines):
     lines[:] = [head]
 
 
+def _drop_embedded_signature(app, what, name, obj, options, lines):
+    # Cython's embedsignature puts "Name(args)" on the first docstring line. autodoc reads it
+    # as the signature and removes it, except where api.rst gives the signature explicitly
+    # (LaunchConfig: Cython renders its keyword-only argument after a trailing "*"). Remove the
+    # line there too, so that it is not rendered as text.
+    if what != "class" or not lines:
+        return
+    short = name.rsplit(".", 1)[-1]
+    if lines[0].startswith(short + "(") and lines[0].rstrip().endswith(")"):
+        del lines[0]
+        while lines and not lines[0].strip():
+            del lines[0]
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _keep_inline_summary, priority=600)
+    app.connect("autodoc-process-docstring", _drop_embedded_signature, priority=400)
