@@ -171,6 +171,7 @@ cdef class LaunchConfig:
 
     @property
     def is_cooperative(self):
+        """True for a cooperative launch (the kernel may synchronize the whole grid)."""
         return bool(self._is_cooperative)
 
     @property
@@ -182,6 +183,8 @@ cdef class LaunchConfig:
 
     @property
     def programmatic_stream_serialization(self):
+        """True when the kernel may overlap with the previous one on its stream
+        (programmatic dependent launch)."""
         return bool(self._pss)
 
     def _key(self):

@@ -22,6 +22,8 @@ from cuda_core._launch_config cimport LaunchConfig
 from cuda_core._module cimport Kernel, kernel_param_layout
 from cuda_core._stream cimport Stream, as_stream
 
+from cuda_core._errors import CUDAError
+
 __all__ = ["launch"]
 
 
@@ -32,8 +34,8 @@ def launch(stream, config, kernel, *args):
 
     Parameters
     ----------
-    stream : Stream, GraphBuilder, or an object with ``__cuda_stream__``
-        Where the launch is queued (or captured).
+    stream : Stream, or an object with ``__cuda_stream__``
+        Where the launch is queued (or captured, when the stream is capturing).
     config : LaunchConfig
         Grid, block, cluster, dynamic shared memory and launch flags.
     kernel : Kernel
@@ -138,7 +140,10 @@ def launch(stream, config, kernel, *args):
     finally:
         holder_release(&h)
     if err != CUDA_SUCCESS:
-        _explain_refusal(err, s, cfg, k)
+        try:
+            _explain_refusal(err, s, cfg, k)
+        except CUDAError:  # a diagnosis query failed too: the launch's own error says more
+            raise make_driver_error(err, "launch(): cuLaunchKernelEx failed")  # no limit explains it from None
 
 
 cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:
@@ -204,9 +209,9 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
             raise ValueError(
                 f"launch(): LaunchConfig.shmem_size={cfg._shmem_size} bytes exceeds this "
                 f"kernel's dynamic shared memory limit of {smem_limit} bytes on device {dev}. "
-                f"Raise the limit first with kernel.attributes.max_dynamic_shared_size_bytes"
-                f" = {cfg._shmem_size} (the device allows up to {optin - static} bytes for "
-                f"this kernel: {optin} opt-in minus {static} static)")
+                f"Raise the limit first: kernel.attributes.max_dynamic_shared_size_bytes = "
+                f"{cfg._shmem_size} (the device allows up to {optin - static} bytes for this "
+                f"kernel: {optin} opt-in minus {static} static)")
     if cfg._is_cooperative:
         if not _attr(cydriver.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev):
             raise ValueError(f"launch(): device {dev} does not support cooperative launches")

@@ -32,11 +32,12 @@ __all__ = ["Kernel", "KernelAttributes", "KernelOccupancy", "MaxPotentialBlockSi
            "ObjectCode", "ParamInfo"]
 
 
-ParamInfo = namedtuple("ParamInfo", ["offset", "size"])
+ParamInfo = namedtuple("ParamInfo", ["offset", "size"], module=__name__)
 ParamInfo.__doc__ = "One kernel parameter: its byte ``offset`` in the parameter buffer and ``size``."
 
 MaxPotentialBlockSizeOccupancyResult = namedtuple("MaxPotentialBlockSizeOccupancyResult",
-                                                  ["min_grid_size", "max_block_size"])
+                                                  ["min_grid_size", "max_block_size"],
+                                                  module=__name__)
 MaxPotentialBlockSizeOccupancyResult.__doc__ = (
     "``min_grid_size``: the smallest grid that reaches the highest occupancy; "
     "``max_block_size``: the largest block size that reaches it.")
@@ -613,6 +614,17 @@ cdef class KernelAttributes:
                              f"(this machine has {count} devices)")
         return _make_attributes(self._kernel, ordinal)
 
+    cdef int _set(self, cydriver.CUfunction_attribute attr, object value, str name) except -1:
+        cdef int dev = self._device if self._device >= 0 else _current_device()
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"KernelAttributes.{name} must be an int, not "
+                            f"{type(value).__name__}")
+        if not -1 <= value <= 0x7FFFFFFF:
+            raise ValueError(f"KernelAttributes.{name} must be a non-negative int (or -1 for "
+                             f"the carveout), got {value}")
+        HANDLE_RETURN(cydriver.cuKernelSetAttribute(attr, value, self._kernel._handle, dev))
+        return 0
+
     cdef int _get(self, cydriver.CUfunction_attribute attr) except? -1:
         cdef int value = 0
         cdef int dev = self._device if self._device >= 0 else _current_device()
@@ -666,13 +678,26 @@ cdef class KernelAttributes:
 
     @property
     def max_dynamic_shared_size_bytes(self):
-        """int: the most dynamic shared memory a launch may request, in bytes."""
+        """int: the most dynamic shared memory a launch may request, in bytes. Settable, up to
+        the device's opt-in limit minus the kernel's static shared memory (raising it above
+        48 KiB is how a kernel gets more; ``cuKernelSetAttribute``)."""
         return self._get(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value):
+        self._set(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value,
+                  "max_dynamic_shared_size_bytes")
 
     @property
     def preferred_shared_memory_carveout(self):
-        """int: the preferred shared memory carveout, in percent (-1: no preference)."""
+        """int: the preferred shared memory carveout, in percent (-1: no preference).
+        Settable (``cuKernelSetAttribute``)."""
         return self._get(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, value):
+        self._set(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, value,
+                  "preferred_shared_memory_carveout")
 
     @property
     def cluster_size_must_be_set(self):

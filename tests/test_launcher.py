@@ -295,6 +295,13 @@ def test_launch_limits_are_explained(dev, stream, echo_module):
     with pytest.raises(ValueError, match="shmem_size=.*exceeds this kernel's dynamic shared "
                                          "memory limit.*max_dynamic_shared_size_bytes"):
         launch(stream, LaunchConfig(grid=1, block=1, shmem_size=too_much), kernel, *args)
+    # Following the hint makes the same launch work.
+    kernel.attributes.max_dynamic_shared_size_bytes = too_much
+    assert kernel.attributes.max_dynamic_shared_size_bytes == too_much
+    launch(stream, LaunchConfig(grid=1, block=1, shmem_size=too_much), kernel, *args)
+    kernel.attributes.max_dynamic_shared_size_bytes = 0
+    with pytest.raises(TypeError, match="max_dynamic_shared_size_bytes must be an int"):
+        kernel.attributes.max_dynamic_shared_size_bytes = 1.5
     stream.sync()
     out.free()
 

@@ -445,3 +445,10 @@ def test_unload_at_collection_and_exit_is_quiet():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok" and result.stderr == ""
+
+
+def test_result_namedtuples_pickle():
+    from cuda_core._module import MaxPotentialBlockSizeOccupancyResult, ParamInfo
+
+    for value in (ParamInfo(offset=8, size=4), MaxPotentialBlockSizeOccupancyResult(132, 1024)):
+        assert pickle.loads(pickle.dumps(value)) == value

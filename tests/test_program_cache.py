@@ -908,3 +908,20 @@ def test_real_object_code_round_trip(monkeypatch, tmp_path, kind):
     assert isinstance(got, ObjectCode)
     assert (bytes(got.code), got.code_type, got.name, dict(got.symbol_mapping)) == (
         ptx, "ptx", "prog", {"k<int>": "_Z1kIiEvv"})
+
+
+@pytest.mark.parametrize("field, value", [
+    ("include_path", "/usr/include/mine"), ("pre_include", "pre.h"), ("pch", True),
+    ("create_pch", "a.pch"), ("use_pch", "a.pch"), ("pch_dir", "/tmp/pch"),
+])
+def test_options_that_read_files_need_an_extra_digest(field, value):
+    from cuda_core import ProgramOptions
+
+    opts = ProgramOptions(arch="sm_90", **{field: value})
+    with pytest.raises(ValueError, match=f"options.{field} makes the compiler read files.*"
+                                         f"extra_digest"):
+        make_program_cache_key(code="x", code_type="c++", options=opts, target_type="ptx")
+    with_digest = make_program_cache_key(code="x", code_type="c++", options=opts,
+                                         target_type="ptx", extra_digest=b"headers-v1")
+    assert with_digest != make_program_cache_key(code="x", code_type="c++", options=opts,
+                                                 target_type="ptx", extra_digest=b"headers-v2")

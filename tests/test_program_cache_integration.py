@@ -100,3 +100,11 @@ def test_hit_loads_and_finds_template_kernels(dev, tmp_path):
         Program(SRC, "c++", {"arch": arch}).compile("cubin", ["fill<float>"], cache=cache)
         hit = Program(SRC, "c++", {"arch": arch}).compile("cubin", ["fill<float>"], cache=cache)
         assert hit.get_kernel("fill<float>").num_arguments == 2
+
+
+def test_compile_with_cache_refuses_options_that_read_headers(tmp_path):
+    cache = InMemoryProgramCache()
+    prog = Program(SRC, "c++", ProgramOptions(arch=ARCH, include_path=str(tmp_path)))
+    with pytest.raises(ValueError, match="options.include_path makes the compiler read files"):
+        prog.compile("ptx", cache=cache)
+    assert len(cache) == 0

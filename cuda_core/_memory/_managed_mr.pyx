@@ -489,8 +489,9 @@ cdef class ManagedMemoryResource(_MemPool):
         """The managed pool (``cuda.bindings.driver.CUmemoryPool``); RuntimeError on the
         ``cuMemAllocManaged`` fallback, which has none."""
         if self._fallback:
-            raise RuntimeError("this ManagedMemoryResource has no pool: managed memory pools "
-                               "are not supported here, and it uses cuMemAllocManaged")
+            raise RuntimeError("this ManagedMemoryResource has no pool: it uses "
+                               "cuMemAllocManaged (managed pools are unsupported here, or "
+                               "refuse memory advice)")
         return _MemPool.handle.__get__(self)
 
     @property

@@ -825,6 +825,11 @@ def _canonical(obj: Any, where: str) -> bytes:
     return b"".join(out)
 
 
+# ProgramOptions fields through which the compiler reads files (headers, precompiled headers).
+_FILE_READING_OPTIONS = ("include_path", "pre_include", "pch", "create_pch", "use_pch",
+                         "pch_dir")
+
+
 def _options_encoding(options: Any, backend: str, target_type: str) -> bytes:
     if options is None:
         return b"none"
@@ -900,12 +905,13 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
 
     Notes
     -----
-    Header files are **not** hashed: neither those reached through ``options.include_path``
-    nor any others. Editing a header leaves the key unchanged, so a cache would return the
-    program compiled against the old header. When headers may change, hash them yourself and
-    pass the digest as ``extra_digest``. The same holds for anything outside the inputs above
-    (for instance a different GPU driver when PTX input is linked by the driver instead of
-    nvJitLink). Paths in the options are hashed as text, not by contents.
+    Header files are **not** hashed. Options that make the compiler read files
+    (``include_path``, ``pre_include`` and the precompiled-header options) are refused with a
+    ValueError unless ``extra_digest`` is given: hash the headers yourself and pass that
+    digest, so that editing a header changes the key. Headers the compiler ships (NVRTC's
+    built-in ones) are covered by the compiler identity. Anything else outside the inputs
+    above (for instance a different GPU driver when PTX input is linked by the driver instead
+    of nvJitLink) is not in the key either.
     """
     if isinstance(code, str):
         code_enc = b"str\0" + code.encode("utf-8", "surrogatepass")
@@ -937,6 +943,14 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
             raise TypeError(f"name_expressions[{i}] must be a str, not {type(expr).__name__}")
     if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
         raise TypeError(f"extra_digest must be bytes or None, not {type(extra_digest).__name__}")
+    if extra_digest is None:
+        # Refuse rather than risk a stale hit: these options make the compiler read files
+        # whose contents the key cannot see.
+        for field in _FILE_READING_OPTIONS:
+            if getattr(options, field, None) not in (None, False, "", (), []):
+                raise ValueError(
+                    f"options.{field} makes the compiler read files that the cache key cannot "
+                    f"see: hash their contents and pass the digest as extra_digest")
 
     backend = _BACKENDS[ct]
     fields = (
