@@ -86,7 +86,17 @@ def launch(stream, config, kernel, *args):
         s = as_stream(stream, "launch()")
     s._check_open()
 
-    n = kernel_param_layout(k, &offsets, &sizes)
+    if k._num_params < 0 and s._ctx is not None:
+        # The first launch reads the kernel's layout, which needs a context: the stream's.
+        pushed = push_if_needed(s._ctx._handle)
+        try:
+            n = kernel_param_layout(k, &offsets, &sizes)
+        finally:
+            if pushed:
+                pop_pushed()
+                pushed = 0
+    else:
+        n = kernel_param_layout(k, &offsets, &sizes)
     if len(args) != n:
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
                         f"{len(args)} given")
