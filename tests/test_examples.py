@@ -84,3 +84,24 @@ def test_example_gpu_without_cupy(name, tmp_path):
     else:
         assert "CuPy is not installed" in result.stdout, result.stdout
         assert "-> CuPy" not in result.stdout, result.stdout
+
+
+def _readme_snippets():
+    readme = os.path.join(os.path.dirname(EXAMPLES), "README.md")
+    text = open(readme).read()
+    return [block.split("\n", 1)[1] for block in text.split("```")[1::2]
+            if block.startswith("python\n")]
+
+
+def test_readme_has_python_snippets():
+    assert len(_readme_snippets()) >= 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("index", range(2))
+def test_readme_snippet_runs(index, tmp_path):
+    script = tmp_path / f"readme_{index}.py"
+    script.write_text(_readme_snippets()[index])
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
