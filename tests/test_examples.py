@@ -88,6 +88,9 @@ def test_example_gpu_without_cupy(name, tmp_path):
 
 def _readme_snippets():
     readme = os.path.join(os.path.dirname(EXAMPLES), "README.md")
+    if not os.path.isfile(readme):
+        # The GPU harness copies tests/, examples/ and benchmarks/ only; CI has the checkout.
+        pytest.skip(f"README.md is not in this test tree ({os.path.dirname(EXAMPLES)})")
     text = open(readme).read()
     return [block.split("\n", 1)[1] for block in text.split("```")[1::2]
             if block.startswith("python\n")]
