@@ -172,7 +172,7 @@ cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     return _put_int(h, i, ptr)
 
 
-cdef int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
+cdef inline int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
     if buf._closed:
         raise ValueError(f"kernel argument {i} is a closed {type(buf).__name__}: its memory "
                          f"may already be freed")

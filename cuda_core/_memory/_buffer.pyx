@@ -246,16 +246,13 @@ cdef class MemoryResource:
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream):
     """A new owning Buffer (or view when ``mr`` is None); the allocators' fast path."""
     cdef Buffer buf = Buffer.__new__(Buffer)
-    buf._ptr = ptr
-    buf._size = size
-    buf._mr = mr
-    buf._dealloc_stream = stream
+    init_buffer(buf, ptr, size, mr, stream)
     return buf
 
 
 cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
                      Stream stream) except -1:
-    """Fill a freshly created instance of a Buffer subclass (e.g. ManagedBuffer)."""
+    """Fill a freshly created Buffer, or instance of a subclass (e.g. ManagedBuffer)."""
     buf._ptr = ptr
     buf._size = size
     buf._mr = mr
