@@ -530,3 +530,33 @@ def test_exit_with_live_gpu_buffers_is_quiet():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert result.stderr == ""
+
+
+@pytest.mark.gpu
+def test_peer_copies_between_two_devices_are_bit_exact():
+    devices = Device.get_all_devices()
+    if len(devices) < 2:
+        pytest.skip("needs two GPUs")
+    d0, d1 = devices[0], devices[1]
+    d1.set_current()
+    s1 = d1.create_stream()
+    d0.set_current()
+    s0 = d0.create_stream()
+    n = (1 << 20) + 7
+    data = np.random.default_rng(7).integers(0, 256, n, dtype=np.uint8)
+    host_mr = NumpyMemoryResource()
+    src_host, out_host = host_mr.allocate(n), host_mr.allocate(n)
+    host_mr.array(src_host)[:] = data
+    on0 = d0.allocate(n, stream=s0)
+    on1 = d1.allocate(n, stream=s1)
+    s1.sync()
+    on0.copy_from(src_host, stream=s0)
+    on0.copy_to(on1, stream=s0)  # device 0 -> device 1, ordered on device 0's stream
+    s0.sync()
+    on1.copy_to(out_host, stream=s1)
+    s1.sync()
+    np.testing.assert_array_equal(host_mr.array(out_host), data)
+    on0.close(s0)
+    on1.close(s1)
+    s0.close()
+    s1.close()
