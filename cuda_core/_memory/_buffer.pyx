@@ -24,7 +24,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t
 
-from cuda_core._context cimport push_if_needed, pop_pushed
+from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._stream cimport Stream, as_stream
@@ -902,7 +902,45 @@ cdef int _memcpy(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s) except -1
         err = cydriver.cuMemcpyAsync(dst, src, n, s._handle)
         if pushed:
             pop_pushed()
+    if err == cydriver.CUDA_ERROR_INVALID_VALUE:
+        err = _memcpy_between_devices(dst, src, n, s)
     return HANDLE_RETURN(err)
+
+
+cdef int _device_of(CUdeviceptr ptr) noexcept:
+    """The ordinal of the device whose memory ``ptr`` is, or -1 (host, managed, unknown)."""
+    cdef unsigned int memory_type = 0
+    cdef int ordinal = -1
+    try:
+        if cydriver.cuPointerGetAttribute(&memory_type, cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                          ptr) != CUDA_SUCCESS:
+            return -1
+        if memory_type != cydriver.CU_MEMORYTYPE_DEVICE:
+            return -1
+        if cydriver.cuPointerGetAttribute(&ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                          ptr) != CUDA_SUCCESS:
+            return -1
+    except BaseException:
+        return -1
+    return ordinal
+
+
+cdef CUresult _memcpy_between_devices(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                                      Stream s) except *:
+    """cuMemcpyAsync refused the copy: memory from one device's stream-ordered pool is mapped
+    for that device only (unless the pool grants peer access). Between two devices' memory,
+    cuMemcpyPeerAsync takes both contexts and copies anyway; anything else stays refused."""
+    cdef int dst_dev = _device_of(dst)
+    cdef int src_dev = _device_of(src)
+    cdef CUcontext dst_ctx, src_ctx
+    cdef CUresult err
+    if dst_dev < 0 or src_dev < 0 or dst_dev == src_dev:
+        return cydriver.CUDA_ERROR_INVALID_VALUE
+    dst_ctx = primary_context(dst_dev)._handle
+    src_ctx = primary_context(src_dev)._handle
+    with nogil:
+        err = cydriver.cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s._handle)
+    return err
 
 
 cdef int _memset(CUdeviceptr dst, uint32_t pattern, int width, size_t count, Stream s) except -1:
