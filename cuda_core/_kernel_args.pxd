@@ -1,3 +1,6 @@
+from cpython.ref cimport PyObject
+
+
 cdef extern from "_kernel_args_arena.h":
     cdef struct cuda_core_arg_slot:
         unsigned char bytes[16]
@@ -24,5 +27,4 @@ cdef struct ParamHolder:
 
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1
 cdef void holder_release(ParamHolder* h) noexcept
-cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first,
-                   const size_t* expected) except -1
+cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected) except -1

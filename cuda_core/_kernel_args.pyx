@@ -22,6 +22,7 @@ import numpy
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
+from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
@@ -73,6 +74,10 @@ cdef extern from *:
         npy_cfloat_pair obval
     ctypedef struct PyCDoubleScalarObject:
         npy_cdouble_pair obval
+
+
+cdef extern from "Python.h":
+    PyObject** PySequence_Fast_ITEMS(object sequence)
 
 
 # Type objects, cached once: the hot path compares pointers against these.
@@ -274,17 +279,15 @@ cdef inline int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     return _pack_slow(h, i, arg)
 
 
-cdef int pack_args(ParamHolder* h, tuple args, Py_ssize_t first,
-                   const size_t* expected) except -1:
-    """Pack ``args[first:]`` into ``h`` (initialised for that many arguments); with
-    ``expected``, compare each packed size with the kernel's parameter size on the way."""
+cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected) except -1:
+    """Pack the ``h.count`` objects at ``items`` (borrowed references, alive for the call)
+    into ``h``; with ``expected``, compare each packed size with the kernel's parameter size
+    on the way."""
     cdef Py_ssize_t i
-    cdef object arg
     for i in range(h.count):
-        arg = args[first + i]
-        _pack_one(h, i, arg)
+        _pack_one(h, i, <object>items[i])
         if expected != NULL and h.sizes[i] != expected[i]:
-            _size_mismatch(i, arg, h.sizes[i], expected[i])
+            _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
     return 0
 
 
@@ -311,7 +314,7 @@ def _packed_arguments(*args):
     cdef Py_ssize_t i
     holder_init(&h, len(args))
     try:
-        pack_args(&h, args, 0, NULL)
+        pack_args(&h, PySequence_Fast_ITEMS(args), NULL)
         return [(<char*>h.ptrs[i])[:h.sizes[i]] for i in range(h.count)]
     finally:
         holder_release(&h)

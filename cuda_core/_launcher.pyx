@@ -12,6 +12,7 @@ and say so, with the limit in the message.
 """
 
 from cuda.bindings cimport cydriver
+from cpython.ref cimport PyObject
 from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAttribute,
                                      CUlaunchConfig, CUresult, CUDA_SUCCESS)
 
@@ -22,43 +23,75 @@ from cuda_core._launch_config cimport LaunchConfig
 from cuda_core._module cimport Kernel, kernel_param_layout
 from cuda_core._stream cimport Stream, as_stream
 
+import sys
+
 from cuda_core._errors import CUDAError
+
+
+cdef extern from "Python.h":
+    ctypedef PyObject* (*PyCFunction)(PyObject*, PyObject*)
+    ctypedef struct PyMethodDef:
+        const char* ml_name
+        PyCFunction ml_meth
+        int ml_flags
+        const char* ml_doc
+    object PyCFunction_NewEx(PyMethodDef* ml, object self, object module)
+    PyObject** PySequence_Fast_ITEMS(object sequence)
+    int METH_FASTCALL
+    int METH_KEYWORDS
 
 __all__ = ["launch"]
 
 
-def launch(stream, config, kernel, *args):
-    """Launch ``kernel`` on ``stream`` with ``config`` and the kernel's arguments.
+_LAUNCH_DOC = """launch(stream, config, kernel, *args)
+--
 
-    .. note:: Calls ``cuLaunchKernelEx``, with the GIL released.
+Launch ``kernel`` on ``stream`` with ``config`` and the kernel's arguments.
 
-    Parameters
-    ----------
-    stream : Stream, or an object with ``__cuda_stream__``
-        Where the launch is queued (or captured, when the stream is capturing).
-    config : LaunchConfig
-        Grid, block, cluster, dynamic shared memory and launch flags.
-    kernel : Kernel
-        The kernel, from :meth:`ObjectCode.get_kernel`.
-    *args
-        The kernel's arguments, one per parameter: a :class:`Buffer` or any object with
-        ``__cuda_array_interface__`` (its device pointer), an ``int`` (a pointer-sized value),
-        ``bool``, ``float`` (C ``double``), ``complex`` (``complex<double>``), NumPy and ctypes
-        scalars of the parameter's exact width, ctypes structures and NumPy structured scalars
-        passed by value.
+.. note:: Calls ``cuLaunchKernelEx``, with the GIL released.
 
-    Raises
-    ------
-    TypeError
-        For a wrong argument count, an argument of unsupported type, or an argument whose
-        size differs from the kernel's parameter (the message names the index, the type, its
-        size and the expected size).
-    ValueError
-        For a launch configuration the device or kernel cannot run; the message names the
-        limit.
-    CUDAError
-        For any other refusal by the driver.
-    """
+Parameters
+----------
+stream : Stream, or an object with ``__cuda_stream__``
+    Where the launch is queued (or captured, when the stream is capturing).
+config : LaunchConfig
+    Grid, block, cluster, dynamic shared memory and launch flags.
+kernel : Kernel
+    The kernel, from :meth:`ObjectCode.get_kernel`.
+*args
+    The kernel's arguments, one per parameter: a :class:`Buffer` or any object with
+    ``__cuda_array_interface__`` (its device pointer), an ``int`` (a pointer-sized value),
+    ``bool``, ``float`` (C ``double``), ``complex`` (``complex<double>``), NumPy and ctypes
+    scalars of the parameter's exact width, ctypes structures and NumPy structured scalars
+    passed by value.
+
+Raises
+------
+TypeError
+    For a wrong argument count, an argument of unsupported type, or an argument whose
+    size differs from the kernel's parameter (the message names the index, the type, its
+    size and the expected size).
+ValueError
+    For a launch configuration the device or kernel cannot run; the message names the
+    limit.
+CUDAError
+    For any other refusal by the driver.
+"""
+
+
+cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* kwnames):
+    # The C body of launch(): called by CPython with its arguments as an array (METH_FASTCALL),
+    # so no tuple is built for the kernel's arguments; they are borrowed for the call.
+    if kwnames != NULL and len(<tuple>kwnames) > 0:
+        return _launch_with_keywords(argv, nargs, <tuple>kwnames)
+    if nargs < 3:
+        raise TypeError(f"launch() takes a stream, a LaunchConfig and a Kernel, then the "
+                        f"kernel's arguments ({nargs} positional argument"
+                        f"{'s' if nargs != 1 else ''} given)")
+    stream = <object>argv[0]
+    config = <object>argv[1]
+    kernel = <object>argv[2]
+
     cdef Stream s
     cdef LaunchConfig cfg
     cdef Kernel k
@@ -97,9 +130,9 @@ def launch(stream, config, kernel, *args):
                 pushed = 0
     else:
         n = kernel_param_layout(k, &offsets, &sizes)
-    if len(args) != n:
+    if nargs - 3 != n:
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
-                        f"{len(args)} given")
+                        f"{nargs - 3} given")
 
     lc.gridDimX = cfg._grid[0] * cfg._cluster[0]
     lc.gridDimY = cfg._grid[1] * cfg._cluster[1]
@@ -134,7 +167,7 @@ def launch(stream, config, kernel, *args):
     ctx = s._bind_ctx
     holder_init(&h, n)
     try:
-        pack_args(&h, args, 0, sizes)
+        pack_args(&h, argv + 3, sizes)
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
@@ -155,6 +188,39 @@ def launch(stream, config, kernel, *args):
         except CUDAError:  # a diagnosis query failed too: the launch's own error says more
             raise make_driver_error(err, "launch(): cuLaunchKernelEx failed")  # no limit explains it from None
 
+
+
+cdef object _launch_with_keywords(PyObject** argv, Py_ssize_t nargs, tuple kwnames):
+    """launch(...) with stream, config or kernel given by keyword, bound as Python would bind
+    ``def launch(stream, config, kernel, *args)``; then the positional path."""
+    cdef Py_ssize_t i
+    cdef list given = [<object>argv[i] for i in range(nargs)]
+    keywords = {kwnames[i]: <object>argv[nargs + i] for i in range(len(kwnames))}
+    names = ("stream", "config", "kernel")
+    for name in keywords:
+        if name not in names:
+            raise TypeError(f"launch() got an unexpected keyword argument {name!r}")
+    for name in keywords:
+        if names.index(name) < nargs:
+            raise TypeError(f"launch() got multiple values for argument {name!r}")
+    if nargs > 3:
+        raise TypeError("launch(): stream, config and kernel come first; give them by position "
+                        "when the kernel's arguments follow")
+    for name in names[nargs:]:
+        if name not in keywords:
+            raise TypeError(f"launch() missing required argument {name!r}")
+        given.append(keywords[name])
+    cdef tuple positional = tuple(given)
+    return _launch(None, PySequence_Fast_ITEMS(positional), 3, NULL)
+
+
+cdef PyMethodDef _launch_def
+cdef bytes _launch_doc_bytes = _LAUNCH_DOC.encode()  # kept alive: ml_doc points into it
+_launch_def.ml_name = "launch"
+_launch_def.ml_meth = <PyCFunction><void*>_launch  # a METH_FASTCALL function, cast as CPython does
+_launch_def.ml_flags = METH_FASTCALL | METH_KEYWORDS
+_launch_def.ml_doc = _launch_doc_bytes
+launch = PyCFunction_NewEx(&_launch_def, sys.modules[__name__], __name__)
 
 cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:
     cdef int value = 0

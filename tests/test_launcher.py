@@ -491,3 +491,19 @@ def test_buffers_as_arguments(dev, stream):
         launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(3), x, y,
                np.uint64(n))
     y.close(stream)
+
+
+def test_stream_config_and_kernel_by_keyword_bind_like_python():
+    cfg = LaunchConfig(grid=1, block=1)
+    with pytest.raises(TypeError, match="kernel must be a Kernel, not str"):
+        launch(stream=LEGACY_DEFAULT_STREAM, config=cfg, kernel="k")
+    with pytest.raises(TypeError, match="kernel must be a Kernel, not NoneType"):
+        launch(LEGACY_DEFAULT_STREAM, cfg, kernel=None)
+    with pytest.raises(TypeError, match="multiple values for argument 'config'"):
+        launch(LEGACY_DEFAULT_STREAM, cfg, config=cfg, kernel=None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'grid'"):
+        launch(LEGACY_DEFAULT_STREAM, cfg, None, grid=1)
+    with pytest.raises(TypeError, match="missing required argument 'kernel'"):
+        launch(LEGACY_DEFAULT_STREAM, config=cfg)
+    with pytest.raises(TypeError, match="\\(2 positional arguments given\\)"):
+        launch(LEGACY_DEFAULT_STREAM, cfg)
