@@ -22,6 +22,7 @@ import numpy
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
+from cpython.object cimport Py_TYPE
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
@@ -220,57 +221,58 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
 
 
 cdef inline int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
-    cdef type t = type(arg)
+    # The type as a plain pointer: the compares below take no references.
+    cdef PyObject* t = <PyObject*>Py_TYPE(arg)
     cdef double d
     cdef double complex z
-    if t is Buffer:
+    if t == <PyObject*>Buffer:
         return _put_buffer(h, i, <Buffer>arg)
-    if t is int:
+    if t == <PyObject*>int:
         return _put_int(h, i, arg)
-    if t is float:
+    if t == <PyObject*>float:
         d = arg
         memcpy(h.slots[i].bytes, &d, 8)
         h.ptrs[i] = h.slots[i].bytes
         h.sizes[i] = 8
         return 0
-    if t is _np_float32:
+    if t == <PyObject*>_np_float32:
         return _put_obval(h, i, &(<PyFloatScalarObject*>arg).obval, 4)
-    if t is _np_int32:
+    if t == <PyObject*>_np_int32:
         return _put_obval(h, i, &(<PyIntScalarObject*>arg).obval, 4)
-    if t is _np_long:
+    if t == <PyObject*>_np_long:
         return _put_obval(h, i, &(<PyLongScalarObject*>arg).obval, sizeof(long))
-    if t is _np_ulong:
+    if t == <PyObject*>_np_ulong:
         return _put_obval(h, i, &(<PyULongScalarObject*>arg).obval, sizeof(long))
-    if t is _np_float64:
+    if t == <PyObject*>_np_float64:
         return _put_obval(h, i, &(<PyDoubleScalarObject*>arg).obval, 8)
-    if t is _np_uint32:
+    if t == <PyObject*>_np_uint32:
         return _put_obval(h, i, &(<PyUIntScalarObject*>arg).obval, 4)
-    if t is bool:
+    if t == <PyObject*>bool:
         h.slots[i].bytes[0] = 1 if arg is True else 0
         h.ptrs[i] = h.slots[i].bytes
         h.sizes[i] = 1
         return 0
-    if t is _np_float16:
+    if t == <PyObject*>_np_float16:
         return _put_obval(h, i, &(<PyHalfScalarObject*>arg).obval, 2)
-    if t is _np_int16:
+    if t == <PyObject*>_np_int16:
         return _put_obval(h, i, &(<PyShortScalarObject*>arg).obval, 2)
-    if t is _np_uint16:
+    if t == <PyObject*>_np_uint16:
         return _put_obval(h, i, &(<PyUShortScalarObject*>arg).obval, 2)
-    if t is _np_int8:
+    if t == <PyObject*>_np_int8:
         return _put_obval(h, i, &(<PyByteScalarObject*>arg).obval, 1)
-    if t is _np_uint8:
+    if t == <PyObject*>_np_uint8:
         return _put_obval(h, i, &(<PyUByteScalarObject*>arg).obval, 1)
-    if t is _np_bool:
+    if t == <PyObject*>_np_bool:
         return _put_obval(h, i, &(<PyBoolScalarObject*>arg).obval, 1)
-    if t is _np_longlong:
+    if t == <PyObject*>_np_longlong:
         return _put_obval(h, i, &(<PyLongLongScalarObject*>arg).obval, 8)
-    if t is _np_ulonglong:
+    if t == <PyObject*>_np_ulonglong:
         return _put_obval(h, i, &(<PyULongLongScalarObject*>arg).obval, 8)
-    if t is _np_complex64:
+    if t == <PyObject*>_np_complex64:
         return _put_obval(h, i, &(<PyCFloatScalarObject*>arg).obval, 8)
-    if t is _np_complex128:
+    if t == <PyObject*>_np_complex128:
         return _put_obval(h, i, &(<PyCDoubleScalarObject*>arg).obval, 16)
-    if t is complex:
+    if t == <PyObject*>complex:
         z = arg
         memcpy(h.slots[i].bytes, &z, 16)
         h.ptrs[i] = h.slots[i].bytes
