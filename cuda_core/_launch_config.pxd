@@ -9,3 +9,6 @@ cdef class LaunchConfig:
     cdef bint _pss
     cdef bint _frozen
     cdef object __weakref__
+
+    cdef int _setup(self, grid, cluster, block, shmem_size, is_cooperative,
+                    programmatic_stream_serialization, cooperative_launch) except -1

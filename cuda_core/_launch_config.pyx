@@ -8,6 +8,17 @@ grid size, dynamic shared memory) happen at launch, where the device and kernel 
 import warnings
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport PyObject
+
+
+cdef extern from *:
+    """
+    static void cuda_core_set_type_vectorcall(PyObject* type, void* fn) {
+        ((PyTypeObject*)type)->tp_vectorcall = (vectorcallfunc)fn;
+    }
+    """
+    void set_type_vectorcall "cuda_core_set_type_vectorcall" (object type, void* fn)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 __all__ = ["LaunchConfig"]
 
@@ -102,11 +113,17 @@ cdef class LaunchConfig:
     def __init__(self, grid=None, cluster=None, block=None, shmem_size=None,
                  is_cooperative=False, programmatic_stream_serialization=False, *,
                  cooperative_launch=None):
+        self._setup(grid, cluster, block, shmem_size, is_cooperative,
+                    programmatic_stream_serialization, cooperative_launch)
+
+    cdef int _setup(self, grid, cluster, block, shmem_size, is_cooperative,
+                    programmatic_stream_serialization, cooperative_launch) except -1:
         if self._frozen:
             raise AttributeError("LaunchConfig is immutable")
         if cooperative_launch is not None:
+            # stacklevel 1: compiled code has no frame of its own, so 1 is the caller's line.
             warnings.warn("LaunchConfig(cooperative_launch=...) is deprecated; use "
-                          "is_cooperative=...", DeprecationWarning, stacklevel=2)
+                          "is_cooperative=...", DeprecationWarning, stacklevel=1)
             if is_cooperative is not False:
                 raise TypeError("LaunchConfig: give is_cooperative or cooperative_launch, "
                                 "not both")
@@ -146,6 +163,7 @@ cdef class LaunchConfig:
         self._is_cooperative = is_cooperative
         self._pss = programmatic_stream_serialization
         self._frozen = True
+        return 0
 
     @property
     def grid(self):
@@ -207,3 +225,44 @@ cdef class LaunchConfig:
     def __reduce__(self):
         return (LaunchConfig, (self.grid, self.cluster, self.block, self._shmem_size,
                                bool(self._is_cooperative), bool(self._pss)))
+
+
+# Constructing a LaunchConfig per launch is common, so LaunchConfig(...) is served by a
+# vectorcall on the type: the arguments arrive as an array with their keyword names, with no
+# tuple or dict built and no generic keyword parsing. It binds them exactly as __init__'s
+# signature would (subclasses do not inherit it and go through __init__).
+cdef tuple _PARAMS = ("grid", "cluster", "block", "shmem_size", "is_cooperative",
+                      "programmatic_stream_serialization", "cooperative_launch")
+
+
+cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t nkw = 0 if kwnames == NULL else len(<tuple>kwnames)
+    cdef Py_ssize_t i, j
+    cdef PyObject* values[7]  # borrowed from the caller for this call; NULL: not given
+    if nargs > 6:
+        raise TypeError(f"LaunchConfig() takes at most 6 positional arguments ({nargs} given)")
+    for i in range(7):
+        values[i] = args[i] if i < nargs else NULL
+    for i in range(nkw):
+        name = (<tuple>kwnames)[i]
+        for j in range(7):
+            if name is _PARAMS[j] or name == _PARAMS[j]:
+                break
+        else:
+            raise TypeError(f"LaunchConfig() got an unexpected keyword argument {name!r}")
+        if values[j] != NULL:
+            raise TypeError(f"LaunchConfig() got multiple values for argument {name!r}")
+        values[j] = args[nargs + i]
+    cdef LaunchConfig self = LaunchConfig.__new__(LaunchConfig)
+    self._setup(<object>values[0] if values[0] != NULL else None,
+                <object>values[1] if values[1] != NULL else None,
+                <object>values[2] if values[2] != NULL else None,
+                <object>values[3] if values[3] != NULL else None,
+                <object>values[4] if values[4] != NULL else False,
+                <object>values[5] if values[5] != NULL else False,
+                <object>values[6] if values[6] != NULL else None)
+    return self
+
+
+set_type_vectorcall(LaunchConfig, <void*>_construct)

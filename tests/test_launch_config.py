@@ -101,3 +101,29 @@ def test_shared_between_threads():
     for t in threads:
         t.join()
     assert seen == [((3, 2, 1), (1, 2, 1), (8, 8, 1))] * 4
+
+
+def test_arguments_bind_like_the_signature():
+    assert LaunchConfig(4, None, 32) == LaunchConfig(grid=4, block=32)
+    assert LaunchConfig((2, 2), 2, 64, 128, False, True) == LaunchConfig(
+        grid=(2, 2), cluster=2, block=64, shmem_size=128, programmatic_stream_serialization=True)
+    with pytest.raises(TypeError, match="at most 6 positional arguments \\(7 given\\)"):
+        LaunchConfig(1, None, 1, 0, False, False, True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'threads'"):
+        LaunchConfig(grid=1, threads=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'grid'"):
+        LaunchConfig(1, grid=1, block=1)
+
+
+def test_subclasses_construct_through_init():
+    class Tagged(LaunchConfig):
+        pass
+
+    cfg = Tagged(grid=2, block=8)
+    assert type(cfg) is Tagged and cfg.grid == (2, 1, 1) and cfg == LaunchConfig(grid=2, block=8)
+
+
+def test_deprecation_warning_points_at_the_caller():
+    with pytest.warns(DeprecationWarning) as record:
+        LaunchConfig(grid=1, block=1, cooperative_launch=False)
+    assert record[0].filename == __file__
