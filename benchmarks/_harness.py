@@ -64,6 +64,8 @@ __all__ = [
     "run_cases",
     "print_report",
     "write_json",
+    "finish",
+    "run_script",
 ]
 
 
@@ -823,3 +825,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress lines on stderr")
     return parser
+
+
+def finish(report: Report, args: argparse.Namespace) -> int:
+    """Print the report, write it as JSON when ``--json`` was given; the script's exit code."""
+    print_report(report)
+    if args.json:
+        write_json(report, args.json)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def run_script(main: Callable[[], int], name: str) -> None:
+    """Run a benchmark script's ``main()``; where there is no driver or GPU, print one line
+    naming the cause and exit 1 instead of a traceback."""
+    try:
+        from cuda_core import CUDAError
+    except ImportError:
+        CUDAError = ()  # main() reports the failed import itself
+    try:
+        sys.exit(main())
+    except CUDAError as exc:
+        print(f"{name}: cannot run: {exc}", file=sys.stderr)
+        sys.exit(1)

@@ -23,8 +23,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _floor  # noqa: E402
-from _harness import (Case, Contender, add_arguments, print_report, run_cases,  # noqa: E402
-                      write_json)
+from _harness import (Case, Contender, add_arguments, finish, run_cases,  # noqa: E402
+                      run_script)
 
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
@@ -320,20 +320,8 @@ def main(argv=None) -> int:
     report = run_cases([make() for make in CASES], args,
                        title="cuda_core foundation latency (time per call)",
                        subject=OURS, baseline=NVIDIA, floor=FLOOR, target=TARGET, meta=meta)
-    print_report(report)
-    if args.json:
-        write_json(report, args.json)
-        print(f"wrote {args.json}")
-    return 0
+    return finish(report, args)
 
 
 if __name__ == "__main__":
-    try:
-        from cuda_core import CUDAError
-    except ImportError:
-        CUDAError = ()  # main() reports the failed import
-    try:
-        sys.exit(main())
-    except CUDAError as exc:
-        print(f"foundation.py: cannot run: {exc}", file=sys.stderr)
-        sys.exit(1)
+    run_script(main, "foundation.py")

@@ -46,7 +46,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
-                      add_arguments, print_report, run_cases, write_json)
+                      add_arguments, finish, run_cases, run_script)
 
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
@@ -778,20 +778,8 @@ def main(argv=None) -> int:
                        target="launches as cheap as a C driver call, and cheaper than "
                               "cuda.core's",
                        meta=meta, targets=targets, floor_ratio=True)
-    print_report(report)
-    if args.json:
-        write_json(report, args.json)
-        print(f"wrote {args.json}")
-    return 0
+    return finish(report, args)
 
 
 if __name__ == "__main__":
-    try:
-        from cuda_core import CUDAError
-    except ImportError:
-        CUDAError = ()  # main() reports the failed import
-    try:
-        sys.exit(main())
-    except CUDAError as exc:
-        print(f"launch_latency.py: cannot run: {exc}", file=sys.stderr)
-        sys.exit(1)
+    run_script(main, "launch_latency.py")
