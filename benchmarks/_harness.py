@@ -64,6 +64,7 @@ __all__ = [
     "run_cases",
     "print_report",
     "write_json",
+    "device_meta",
     "finish",
     "run_script",
 ]
@@ -848,3 +849,29 @@ def run_script(main: Callable[[], int], name: str) -> None:
     except CUDAError as exc:
         print(f"{name}: cannot run: {exc}", file=sys.stderr)
         sys.exit(1)
+
+
+def device_meta(script: str, dists: Sequence[str],
+                optional: Sequence[str] = ()) -> dict[str, str] | None:
+    """Make device 0 current and describe the machine for the report's header: the device,
+    the driver's CUDA version and the versions of ``dists`` (and of ``optional`` ones where
+    installed). None, after one line on stderr, when cuda_core does not import; with no GPU or
+    driver the CUDAError propagates for :func:`run_script` to report."""
+    from importlib import metadata
+
+    try:
+        import cuda_core
+    except ImportError as exc:
+        print(f"{script}: cannot import cuda_core: {exc}", file=sys.stderr)
+        return None
+    dev = cuda_core.Device(0)
+    dev.set_current()
+    major, minor = cuda_core.system.get_user_mode_driver_version()
+    meta = {"device": f"{dev.name} (sm_{dev.arch})", "driver CUDA version": f"{major}.{minor}"}
+    for dist in (*dists, *optional):
+        try:
+            meta[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            if dist not in optional:
+                meta[dist] = "not installed"
+    return meta

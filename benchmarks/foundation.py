@@ -23,8 +23,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _floor  # noqa: E402
-from _harness import (Case, Contender, add_arguments, finish, run_cases,  # noqa: E402
-                      run_script)
+from _harness import (Case, Contender, add_arguments, device_meta, finish,  # noqa: E402
+                      run_cases, run_script)
 
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
@@ -282,18 +282,6 @@ CASES = [device_case, set_current_case, stream_case, event_case, sync_case]
 
 # -- main ------------------------------------------------------------------------------------
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    found = {}
-    for dist in ("cuda-core-cy", "cuda-core", "cuda-bindings"):
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            found[dist] = "not installed"
-    return found
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="foundation.py",
@@ -304,18 +292,10 @@ def main(argv=None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
 
-    try:
-        import cuda_core
-    except ImportError as exc:
-        print(f"foundation.py: cannot import cuda_core: {exc}", file=sys.stderr)
-        return 1
-
     # Fails here, with the driver's reason, where there is no GPU or no driver.
-    dev = cuda_core.Device(0)
-    dev.set_current()
-    major, minor = cuda_core.system.get_user_mode_driver_version()
-    meta = {"device": f"{dev.name} (sm_{dev.arch})", "driver CUDA version": f"{major}.{minor}"}
-    meta.update(_versions())
+    meta = device_meta("foundation.py", ("cuda-core-cy", "cuda-core", "cuda-bindings"))
+    if meta is None:
+        return 1
 
     report = run_cases([make() for make in CASES], args,
                        title="cuda_core foundation latency (time per call)",

@@ -46,7 +46,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
-                      add_arguments, finish, run_cases, run_script)
+                      add_arguments, device_meta, finish, run_cases, run_script)
 
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
@@ -718,20 +718,6 @@ def make_cases(max_launches: int) -> list[Case]:
 
 # -- main ------------------------------------------------------------------------------------
 
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    found = {}
-    for dist in ("cuda-core-cy", "cuda-core", "cuda-bindings", "cupy-cuda13x", "cupy-cuda12x",
-                 "numpy"):
-        try:
-            found[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            if not dist.startswith("cupy"):
-                found[dist] = "not installed"
-    return found
-
-
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -755,20 +741,14 @@ def main(argv=None) -> int:
                              "driver's launch queue never fills (default: %(default)s)")
     args = parser.parse_args(argv)
 
-    try:
-        import cuda_core
-    except ImportError as exc:
-        print(f"launch_latency.py: cannot import cuda_core: {exc}", file=sys.stderr)
-        return 1
-
     # Fails here, with the driver's reason, where there is no GPU or no driver.
-    dev = cuda_core.Device(0)
-    dev.set_current()
-    major, minor = cuda_core.system.get_user_mode_driver_version()
-    meta = {"device": f"{dev.name} (sm_{dev.arch})", "driver CUDA version": f"{major}.{minor}",
-            "sample": f"at most {args.max_launches} launches (grid 1, block 1), then a stream "
-                      f"sync outside the timing"}
-    meta.update(_versions())
+    meta = device_meta("launch_latency.py",
+                       ("cuda-core-cy", "cuda-core", "cuda-bindings", "numpy"),
+                       optional=("cupy-cuda13x", "cupy-cuda12x"))
+    if meta is None:
+        return 1
+    meta["sample"] = (f"at most {args.max_launches} launches (grid 1, block 1), then a stream "
+                      f"sync outside the timing")
 
     targets = [Target(OURS, FLOOR, FLOOR_RATIO, cases=FLOOR_CASES),
                Target(OURS, NVIDIA, NVIDIA_RATIO)]
