@@ -14,7 +14,8 @@ The contenders, all in this one process:
 * ``cuda.bindings (tuple)`` -- the same with the bindings' documented ``((values), (types))``
                                form, which the bindings pack on every call;
 * ``C floor``               -- ``cuLaunchKernelEx`` in a C loop (``cuda_core._bench_floor``,
-                               built with the package) on our stream, our kernel handle and the
+                               built with the package) on our stream, the kernel handle our
+                               launch passes (its CUfunction in the stream's context) and the
                                argument bytes our param holder packs: the driver call alone.
 
 Launches are asynchronous: a sample is at most ``--max-launches`` launches (so the driver's
@@ -484,17 +485,18 @@ ONE = (1, 1, 1)
 def _floor_setup(v: Variant):
     from cuda_core import _bench_floor
     from cuda_core._kernel_args import _packed_arguments
+    from cuda_core._launcher import _launch_handle
 
     core = _Core(OURS)
     try:
         sh = int(core.s.handle)
         if v.kernel == "empty":
             bufs, ptrs = core.allocate(3)
-            k4 = int(core.kernel("four_args").handle)
+            k4 = _launch_handle(core.s, core.kernel("four_args"))
             packed = _packed_arguments(*_args(BUF4, bufs, True))
             _prove(BUF4, ptrs, lambda: _bench_floor.launch_loop(sh, k4, ONE, ONE, packed, 1),
                    core.s.sync)
-        kh = int(core.kernel(v.kernel).handle)
+        kh = _launch_handle(core.s, core.kernel(v.kernel))
         bufs, ptrs = core.allocate(v.pointers)
         packed = _packed_arguments(*_args(v, bufs, True))
         _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1),

@@ -21,10 +21,10 @@ import ctypes
 import numpy
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
+from cpython.long cimport PyLong_AsUnsignedLongLong
 from cpython.object cimport Py_TYPE
 from cpython.ref cimport PyObject
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
@@ -147,14 +147,15 @@ cdef inline int _put_obval(ParamHolder* h, Py_ssize_t i, void* where, size_t siz
 
 cdef int _put_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
     """A Python int as a pointer-sized value: -2**63 <= value < 2**64."""
-    cdef int overflow = 0
-    cdef long long signed_value = PyLong_AsLongLongAndOverflow(value, &overflow)
-    if overflow == 0:
-        return _put_u64(h, i, <uint64_t>signed_value)
-    if overflow > 0 and value <= _UINTPTR_MAX:
-        return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
-    raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
-                        f"(64-bit) parameter")
+    cdef int64_t signed_value
+    try:
+        signed_value = value  # Cython's conversion reads an int's digits in place: no call
+    except OverflowError:
+        if value > 0 and value <= _UINTPTR_MAX:
+            return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
+        raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
+                         f"(64-bit) parameter") from None
+    return _put_u64(h, i, <uint64_t>signed_value)
 
 
 cdef int _put_buffer_protocol(ParamHolder* h, Py_ssize_t i, object arg) except -1:
@@ -182,7 +183,7 @@ cdef inline int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
     if buf._closed:
         raise ValueError(f"kernel argument {i} is a closed {type(buf).__name__}: its memory "
                          f"may already be freed")
-    return _put_u64(h, i, <uint64_t>buf._ptr)
+    return _put_obval(h, i, &buf._ptr, 8)  # read in place: the caller holds the Buffer
 
 
 cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:

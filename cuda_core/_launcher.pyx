@@ -20,7 +20,7 @@ from cuda_core._context cimport push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._kernel_args cimport ParamHolder, holder_init, holder_release, pack_args
 from cuda_core._launch_config cimport LaunchConfig
-from cuda_core._module cimport Kernel, kernel_param_layout
+from cuda_core._module cimport Kernel, kernel_function, kernel_param_layout
 from cuda_core._stream cimport Stream, as_stream
 
 import sys
@@ -103,6 +103,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     cdef Py_ssize_t n
     cdef CUresult err
     cdef CUcontext ctx = NULL
+    cdef CUfunction func
     cdef int pushed = 0
 
     if type(config) is LaunchConfig or isinstance(config, LaunchConfig):
@@ -119,17 +120,10 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         s = as_stream(stream, "launch()")
     s._check_open()
 
-    if k._num_params < 0 and s._ctx is not None:
-        # The first launch reads the kernel's layout, which needs a context: the stream's.
-        pushed = push_if_needed(s._ctx._handle)
-        try:
-            n = kernel_param_layout(k, &offsets, &sizes)
-        finally:
-            if pushed:
-                pop_pushed()
-                pushed = 0
-    else:
-        n = kernel_param_layout(k, &offsets, &sizes)
+    func = kernel_function(k, s._ctx)
+    if func == NULL:  # the first launch in this context, or not a primary context
+        func = k._launch_function(s._ctx)
+    n = kernel_param_layout(k, &offsets, &sizes)
     if nargs - 3 != n:
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
                         f"{nargs - 3} given")
@@ -159,9 +153,10 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         attrs[lc.numAttrs].value.programmaticStreamSerializationAllowed = 1
         lc.numAttrs += 1
 
-    # A CUkernel (the library API's context-less kernel) launches in the context of its
-    # stream, so the fast path makes no context switch. The default-stream handles resolve
-    # against the current context: a device's bound default stream makes its context current.
+    # The kernel's CUfunction in the stream's (primary) context, or a CUkernel, which launches
+    # in the context of its stream: either way the fast path makes no context switch. The
+    # default-stream handles resolve against the current context: a device's bound default
+    # stream makes its context current.
     # With no context current at all the driver refuses (CUDA_ERROR_INVALID_CONTEXT); the
     # stream's context is then pushed and the launch, which queued nothing, is retried.
     ctx = s._bind_ctx
@@ -171,13 +166,13 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
-            err = cydriver.cuLaunchKernelEx(&lc, <CUfunction>k._handle, h.ptrs, NULL)
+            err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
             if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not pushed and s._ctx is not None:
                 with gil:
                     ctx = s._ctx._handle
                 pushed = push_if_needed(ctx)
                 if pushed:
-                    err = cydriver.cuLaunchKernelEx(&lc, <CUfunction>k._handle, h.ptrs, NULL)
+                    err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
             if pushed:
                 pop_pushed()
     finally:
@@ -221,6 +216,21 @@ _launch_def.ml_meth = <PyCFunction><void*>_launch  # a METH_FASTCALL function, c
 _launch_def.ml_flags = METH_FASTCALL | METH_KEYWORDS
 _launch_def.ml_doc = _launch_doc_bytes
 launch = PyCFunction_NewEx(&_launch_def, sys.modules[__name__], __name__)
+
+def _launch_handle(stream, kernel):
+    """The address of the handle ``launch(stream, ..., kernel, ...)`` passes to
+    cuLaunchKernelEx: the kernel's CUfunction in the stream's primary context, else its
+    CUkernel. Private: for tests and for the C floor of ``benchmarks/launch_latency.py``, which
+    must launch exactly what launch() launches."""
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
+    cdef Stream s = as_stream(stream, "_launch_handle()")
+    cdef Kernel k = <Kernel>kernel
+    cdef CUfunction func = kernel_function(k, s._ctx)
+    if func == NULL:
+        func = k._launch_function(s._ctx)
+    return <size_t>func
+
 
 cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:
     cdef int value = 0

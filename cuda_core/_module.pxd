@@ -1,4 +1,6 @@
-from cuda.bindings.cydriver cimport CUkernel, CUlibrary
+from cuda.bindings.cydriver cimport CUfunction, CUkernel, CUlibrary
+
+from cuda_core._context cimport Context
 
 
 cdef class ObjectCode:
@@ -31,9 +33,16 @@ cdef class Kernel:
     cdef size_t* _param_sizes
     cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
     cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
+    # The kernel's CUfunction in each device's primary context, by device ordinal (NULL until
+    # the first launch there): a launch passes it instead of the CUkernel, which spares the
+    # driver its per-launch lookup of the kernel in the stream's context. One heap block of
+    # _num_functions entries, made on the first launch in a primary context.
+    cdef CUfunction* _functions
+    cdef int _num_functions
     cdef object __weakref__
 
     cdef int _load_param_info(self) except -1
+    cdef CUfunction _launch_function(self, Context ctx) except? NULL
 
 
 cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets,
@@ -46,6 +55,14 @@ cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets
     offsets[0] = kernel._param_offsets
     sizes[0] = kernel._param_sizes
     return kernel._num_params
+
+
+cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) noexcept:
+    """The kernel's cached CUfunction for a launch in ``ctx``, or NULL when there is none
+    (then ``kernel._launch_function(ctx)`` gives the handle to launch, and caches it)."""
+    if (ctx is not None and ctx._is_primary and ctx._device_id < kernel._num_functions):
+        return kernel._functions[ctx._device_id]
+    return NULL
 
 
 cdef Kernel make_kernel(CUkernel handle, ObjectCode owner)

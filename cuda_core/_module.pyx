@@ -13,7 +13,7 @@ import threading
 from collections import namedtuple
 
 from cpython.bytes cimport PyBytes_AS_STRING
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 from libcpp.vector cimport vector
 
@@ -22,6 +22,7 @@ from cuda.bindings.cydriver cimport (CUDA_SUCCESS, CUdevice, CUfunction, CUkerne
                                      CUlaunchAttribute, CUlaunchConfig, CUlibrary, CUmodule,
                                      CUresult)
 
+from cuda_core._context cimport Context, pop_pushed, push_if_needed
 from cuda_core._driver cimport device_count, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, warn_cleanup
 from cuda_core._stream cimport Stream, as_stream
@@ -437,6 +438,8 @@ cdef Kernel make_kernel(CUkernel handle, ObjectCode owner):
     k._num_params = -1
     k._param_offsets = NULL
     k._param_sizes = NULL
+    k._functions = NULL
+    k._num_functions = 0
     return k
 
 
@@ -469,6 +472,8 @@ cdef class Kernel:
             free(self._param_offsets)
         self._param_offsets = NULL
         self._param_sizes = NULL
+        free(self._functions)
+        self._functions = NULL
 
     @staticmethod
     def from_handle(handle, mod=None):
@@ -530,6 +535,41 @@ cdef class Kernel:
             self._param_sizes[i] = sizes[i]
         self._num_params = <Py_ssize_t>n
         return 0
+
+    cdef CUfunction _launch_function(self, Context ctx) except? NULL:
+        """The handle a launch in ``ctx`` passes to the driver; reads the parameter layout
+        on the first call.
+
+        In a primary context (``ctx`` is ours and lives as long as the process), the kernel's
+        CUfunction there, looked up once and kept by device ordinal. Otherwise the CUkernel,
+        which the driver resolves at each launch: ``ctx`` is None for the default-stream
+        constants (the launching thread's current context decides), and a context that is
+        not ours could be destroyed and its address reused, which a kept CUfunction could not
+        tell.
+        """
+        cdef CUfunction func = NULL
+        cdef int pushed = 0, count
+        if ctx is None:
+            self._load_param_info()
+            return <CUfunction>self._handle
+        pushed = push_if_needed(ctx._handle)
+        try:
+            self._load_param_info()
+            if not ctx._is_primary:
+                return <CUfunction>self._handle
+            HANDLE_RETURN(cydriver.cuKernelGetFunction(&func, self._handle))
+        finally:
+            if pushed:
+                pop_pushed()
+        if self._functions == NULL:
+            count = device_count()
+            self._functions = <CUfunction*>calloc(count, sizeof(CUfunction))
+            if self._functions == NULL:
+                raise MemoryError()
+            self._num_functions = count
+        if ctx._device_id < self._num_functions:
+            self._functions[ctx._device_id] = func
+        return func
 
     @property
     def num_arguments(self):

@@ -374,6 +374,81 @@ def test_launch_on_a_stream_of_another_device_than_the_current(echo_module):
 
 
 @pytest.mark.gpu
+def test_launch_passes_the_kernels_function_in_the_streams_primary_context(dev, stream,
+                                                                         echo_module):
+    from cuda_core._launcher import _launch_handle
+
+    kernel = echo_module.get_kernel("echo<int>")
+    function = int(_check(driver.cuKernelGetFunction(kernel.handle)))  # in dev's primary
+    assert function != int(kernel.handle)
+    assert _launch_handle(stream, kernel) == function
+    assert _launch_handle(dev.default_stream, kernel) == function
+    # The default-stream constants resolve in whatever context is current when they launch.
+    assert _launch_handle(LEGACY_DEFAULT_STREAM, kernel) == int(kernel.handle)
+    out = DeviceBytes(4)
+    launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), kernel, np.int32(5), out.ptr)
+    dev.sync()
+    assert out.read() == struct.pack("<i", 5)
+    out.free()
+
+
+@pytest.mark.gpu
+def test_launch_in_a_context_that_is_not_primary(dev, echo_module):
+    # A context made by someone else may be destroyed and its address reused: launches there
+    # pass the CUkernel, which the driver resolves in the stream's context each time.
+    from cuda_core import Stream
+    from cuda_core._launcher import _launch_handle
+
+    kernel = echo_module.get_kernel("echo<int>")
+    ctx = _check(driver.cuCtxCreate(None, 0, int(dev.device_id)))
+    try:
+        raw = _check(driver.cuStreamCreate(0))
+        out = DeviceBytes(4)  # in the new context
+        _check(driver.cuCtxPopCurrent())
+        wrapped = Stream.from_handle(int(raw))
+        assert not wrapped.context.is_primary
+        assert _launch_handle(wrapped, kernel) == int(kernel.handle)
+        launch(wrapped, LaunchConfig(grid=1, block=1), kernel, np.int32(66), out.ptr)
+        wrapped.sync()
+        _check(driver.cuCtxPushCurrent(ctx) + (None,))
+        assert out.read() == struct.pack("<i", 66)
+        out.free()
+        _check(driver.cuStreamDestroy(raw) + (None,))
+    finally:
+        driver.cuCtxDestroy(ctx)
+        dev.set_current()
+
+
+@pytest.mark.gpu
+def test_one_kernel_launches_on_two_devices(echo_module):
+    from cuda_core import System
+    from cuda_core._launcher import _launch_handle
+
+    if System().num_devices < 2:
+        pytest.skip("needs two GPUs")
+    kernel = echo_module.get_kernel("echo<int>")
+    streams, outs = [], []
+    for i in (0, 1):
+        d = Device(i)
+        d.set_current()
+        streams.append(d.create_stream())
+        outs.append(DeviceBytes(4))
+    Device(0).set_current()
+    for round_ in range(3):  # alternating: each device's function stays kept
+        for i in (0, 1):
+            launch(streams[i], LaunchConfig(grid=1, block=1), kernel, np.int32(10 * i + round_),
+                   outs[i].ptr)
+    assert len({_launch_handle(s, kernel) for s in streams} | {int(kernel.handle)}) == 3
+    for i in (0, 1):
+        streams[i].sync()
+        Device(i).set_current()
+        assert outs[i].read() == struct.pack("<i", 10 * i + 2)
+        outs[i].free()
+        streams[i].close()
+    Device(0).set_current()
+
+
+@pytest.mark.gpu
 def test_four_threads_launch_at_once(echo_module):
     kernel = echo_module.get_kernel("echo<unsigned int>")
     errors, results = [], {}
