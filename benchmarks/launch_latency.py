@@ -46,7 +46,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
+from _harness import (Case, Contender, Prepared, Target,  # noqa: E402
                       add_arguments, device_meta, finish, run_cases, run_script)
 
 OURS = "cuda_core"
@@ -449,13 +449,7 @@ def _core_stmt(v: Variant) -> str:
 
 
 def _core_graph_setup(module: str):
-    stream_type = getattr(importlib.import_module(module), "Stream", None)
-    if stream_type is not None and not hasattr(stream_type, "create_graph_builder"):
-        raise Unavailable("graphs not implemented yet")
     core = _Core(module)
-    if not hasattr(core.s, "create_graph_builder"):
-        _quietly(core.close)
-        raise Unavailable("graphs not implemented yet")
     try:
         k = core.kernel(GRAPH.kernel)
         bufs, ptrs = core.allocate(GRAPH.pointers)

@@ -33,7 +33,7 @@ from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import system, typing, utils
+from cuda_core import graph, system, typing, utils
 
 __all__ = [
     "Buffer",
@@ -72,6 +72,7 @@ __all__ = [
     "System",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "graph",
     "system",
     "typing",
     "utils",

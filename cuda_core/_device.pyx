@@ -411,6 +411,16 @@ class Device:
             mr = self.memory_resource
         return mr.allocate(size, stream=stream)
 
+    def create_graph_builder(self):
+        """A :class:`~cuda_core.graph.GraphBuilder` capturing on a new stream of this device;
+        the stream is closed with the builder.
+
+        .. note:: Calls ``cuStreamCreateWithPriority``.
+        """
+        from cuda_core.graph._graph import _builder_on
+
+        return _builder_on(create_stream(self._require_context(), None), True)
+
     def create_event(self, options=None):
         """Create a new, unrecorded event on this device.
 

@@ -29,6 +29,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from cuda_core._memory._buffer cimport Buffer
+from cuda_core.graph._graph cimport GraphCondition
 
 __all__ = []
 
@@ -201,6 +202,8 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         return _pack_one(h, i, float(arg))
     if isinstance(arg, complex):
         return _pack_one(h, i, complex(arg))
+    if isinstance(arg, GraphCondition):
+        return _put_u64(h, i, (<GraphCondition>arg)._handle)
     if isinstance(arg, _np_ndarray):
         if hasattr(arg, "__cuda_array_interface__"):
             return _put_device_array(h, i, arg)

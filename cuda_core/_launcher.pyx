@@ -52,8 +52,9 @@ Launch ``kernel`` on ``stream`` with ``config`` and the kernel's arguments.
 
 Parameters
 ----------
-stream : Stream, or an object with ``__cuda_stream__``
-    Where the launch is queued (or captured, when the stream is capturing).
+stream : Stream, GraphBuilder, or an object with ``__cuda_stream__``
+    Where the launch is queued; a GraphBuilder (or a capturing stream) captures it into a
+    graph instead.
 config : LaunchConfig
     Grid, block, cluster, dynamic shared memory and launch flags.
 kernel : Kernel

@@ -24,3 +24,4 @@ cdef class Stream:
 cdef Stream create_stream(Context ctx, object options)
 cdef Stream default_stream_for(Context ctx)
 cdef Stream as_stream(object obj, str what)
+cdef int register_graph_builder_type(type builder_type) except -1

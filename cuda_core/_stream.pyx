@@ -232,6 +232,14 @@ cdef class Stream:
         ev._recorded = True
         return ev
 
+    def create_graph_builder(self):
+        """A :class:`~cuda_core.graph.GraphBuilder` capturing on this stream, which stays
+        open when the builder is closed."""
+        from cuda_core.graph._graph import _builder_on
+
+        self._check_open()
+        return _builder_on(self, False)
+
     def wait(self, event_or_stream):
         """Make all future work on this stream wait for an event or another stream.
 
@@ -324,11 +332,26 @@ cdef Stream _wrap_handle(size_t address, object owner):
     return _new_stream(handle, ctx, owner, False)
 
 
+# cuda_core.graph.GraphBuilder, registered when that module is imported (it cimports this one,
+# so this one cannot cimport it).
+cdef type _graph_builder_type = None
+
+
+cdef int register_graph_builder_type(type builder_type) except -1:
+    global _graph_builder_type
+    _graph_builder_type = builder_type
+    return 0
+
+
 cdef Stream as_stream(object obj, str what):
-    """``obj`` as a Stream: a Stream itself, or a non-owning wrapper of a ``__cuda_stream__``
-    object that keeps the object alive."""
+    """``obj`` as a Stream: a Stream itself, a GraphBuilder's capture stream, or a non-owning
+    wrapper of a ``__cuda_stream__`` object that keeps the object alive."""
     if isinstance(obj, Stream):
         return <Stream>obj
+    if type(obj) is _graph_builder_type:
+        # The builder's own Stream, not a wrapper: once a builder closes the stream it made,
+        # whatever holds it (a buffer allocated on the builder) sees it closed.
+        return obj.stream
     try:
         protocol = obj.__cuda_stream__
     except AttributeError:

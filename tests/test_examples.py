@@ -12,6 +12,8 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 # Every example but show_device_properties.py, which has tests of its own below.
 KERNEL_EXAMPLES = [
+    "cuda_graphs.py",
+    "graph_update.py",
     "jit_lto.py",
     "memory_ops.py",
     "saxpy.py",

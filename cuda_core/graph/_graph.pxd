@@ -1,0 +1,51 @@
+from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalHandle,
+                                     CUgraphConditionalNodeType, CUgraphEdgeData, CUgraphExec,
+                                     CUgraphNode, CUgraphNodeParams)
+
+from cuda_core._context cimport Context
+from cuda_core._stream cimport Stream
+
+
+cdef class GraphCondition:
+    cdef CUgraphConditionalHandle _handle
+    cdef CUgraph _graph           # the graph it was created for: its conditional nodes use it
+
+
+cdef class GraphBuilder:
+    cdef Stream _stream           # where the work is captured
+    cdef bint _owns_stream        # made for this builder (closed with it)
+    # The captured graph once building ended (owned), or a conditional node's body graph
+    # (owned by the node, captured into with cuStreamBeginCaptureToGraph).
+    cdef CUgraph _graph
+    cdef bint _owns_graph
+    cdef bint _is_body
+    cdef GraphBuilder _parent     # a body's builder keeps the builder of its node alive
+    cdef int _state               # _NEW, _BUILDING or _ENDED
+    cdef bint _closed
+    cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
+    # Streams of the builders joined into this one: they stay in the capture until it ends.
+    cdef list _joined
+    # Python objects the captured work refers to (host callbacks, their data): one list for
+    # every builder of a capture, held by each Graph completed from it.
+    cdef list _keep
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1
+    cdef int _check_building(self, str what) except -1
+    cdef int _check_ended(self, str what) except -1
+    cdef int _close_joined(self) except -1
+    cdef int _capture_info(self, CUgraph* graph, const CUgraphNode** deps,
+                           const CUgraphEdgeData** edges, size_t* count) except -1
+    cdef int _add_after_capture(self, CUgraphNodeParams* params) except -1
+    cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
+                            unsigned int size, str what)
+
+
+cdef class Graph:
+    cdef CUgraphExec _handle
+    cdef Context _ctx             # the context it was instantiated in
+    cdef list _keep
+    cdef bint _closed
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1

@@ -1,0 +1,77 @@
+"""Options for graph instantiation and DOT printing."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from cuda_core._options import check_bool
+
+__all__ = ["GraphCompleteOptions", "GraphDebugPrintOptions"]
+
+
+@dataclasses.dataclass
+class GraphCompleteOptions:
+    """Options for :meth:`GraphBuilder.complete` (``cuGraphInstantiateWithParams`` flags).
+
+    Attributes
+    ----------
+    auto_free_on_launch : bool
+        Free the graph's own unfreed allocations before each launch
+        (``CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH``).
+    upload_stream : Stream or an object with ``__cuda_stream__``, optional
+        Upload the graph on this stream as part of instantiation, so that the first launch
+        does not pay for it (``CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD``).
+    device_launch : bool
+        Make the graph launchable from the device (``CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH``).
+        Cannot be combined with ``auto_free_on_launch``.
+    use_node_priority : bool
+        Launch each kernel node with its own priority attribute instead of its stream's
+        (``CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY``).
+    """
+
+    auto_free_on_launch: bool = False
+    upload_stream: Any = None
+    device_launch: bool = False
+    use_node_priority: bool = False
+
+    def __post_init__(self):
+        check_bool(self.auto_free_on_launch, "GraphCompleteOptions", "auto_free_on_launch")
+        check_bool(self.device_launch, "GraphCompleteOptions", "device_launch")
+        check_bool(self.use_node_priority, "GraphCompleteOptions", "use_node_priority")
+        if self.device_launch and self.auto_free_on_launch:
+            raise ValueError("GraphCompleteOptions: device_launch cannot be combined with "
+                             "auto_free_on_launch")
+        if self.upload_stream is not None and not hasattr(self.upload_stream,
+                                                          "__cuda_stream__"):
+            raise TypeError(f"GraphCompleteOptions.upload_stream must be a Stream, an object "
+                            f"with __cuda_stream__ or None, not "
+                            f"{type(self.upload_stream).__name__}")
+
+
+@dataclasses.dataclass
+class GraphDebugPrintOptions:
+    """What :meth:`GraphBuilder.debug_dot_print` writes beyond the graph's shape: each field
+    adds one ``CU_GRAPH_DEBUG_DOT_FLAGS_*`` flag of the same name. All False by default."""
+
+    verbose: bool = False
+    runtime_types: bool = False
+    kernel_node_params: bool = False
+    memcpy_node_params: bool = False
+    memset_node_params: bool = False
+    host_node_params: bool = False
+    event_node_params: bool = False
+    ext_semas_signal_node_params: bool = False
+    ext_semas_wait_node_params: bool = False
+    kernel_node_attributes: bool = False
+    handles: bool = False
+    mem_alloc_node_params: bool = False
+    mem_free_node_params: bool = False
+    batch_mem_op_node_params: bool = False
+    extra_topo_info: bool = False
+    conditional_node_params: bool = False
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            check_bool(getattr(self, field.name), "GraphDebugPrintOptions", field.name)
+
