@@ -8,7 +8,7 @@ grid size, dynamic shared memory) happen at launch, where the device and kernel 
 import warnings
 
 from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.ref cimport PyObject
+from cpython.ref cimport PyObject, Py_XDECREF, Py_XINCREF
 
 
 cdef extern from *:
@@ -235,6 +235,16 @@ cdef tuple _PARAMS = ("grid", "cluster", "block", "shmem_size", "is_cooperative"
                       "programmatic_stream_serialization", "cooperative_launch")
 
 
+# A config is immutable, so the one built last is handed out again when the same argument
+# objects come back: the loop that builds ``LaunchConfig(grid=g, block=b)`` at every launch
+# then allocates nothing. The argument objects are compared by identity and held here, so
+# their addresses cannot be taken over by other objects. Only immutable arguments are kept
+# (see _reusable), so the same objects always mean the same config. Read and written with the
+# GIL held.
+cdef LaunchConfig _last_config = None
+cdef PyObject* _last_args[7]
+
+
 cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef Py_ssize_t nkw = 0 if kwnames == NULL else len(<tuple>kwnames)
@@ -254,6 +264,13 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
         if values[j] != NULL:
             raise TypeError(f"LaunchConfig() got multiple values for argument {name!r}")
         values[j] = args[nargs + i]
+    global _last_config
+    if _last_config is not None:
+        for i in range(7):
+            if values[i] != _last_args[i]:
+                break
+        else:
+            return _last_config
     cdef LaunchConfig self = LaunchConfig.__new__(LaunchConfig)
     self._setup(<object>values[0] if values[0] != NULL else None,
                 <object>values[1] if values[1] != NULL else None,
@@ -262,7 +279,36 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
                 <object>values[4] if values[4] != NULL else False,
                 <object>values[5] if values[5] != NULL else False,
                 <object>values[6] if values[6] != NULL else None)
+    cdef PyObject* previous[7]
+    if values[6] == NULL and _reusable(values):
+        for i in range(7):
+            Py_XINCREF(values[i])
+            previous[i] = _last_args[i]
+            _last_args[i] = values[i]
+        _last_config = self
+        for i in range(7):  # last: a release can run code, which may build a config itself
+            Py_XDECREF(previous[i])
     return self
+
+
+cdef bint _reusable(PyObject** values) noexcept:
+    """Whether a config may be handed out again for these argument objects: only when each
+    is immutable, and so normalizes the same way every time (an int, a bool, None, a tuple of
+    ints; not an object whose ``__index__`` may change its answer). The deprecated
+    ``cooperative_launch`` (``values[6]``), which warns at every call, is never reused."""
+    cdef Py_ssize_t i, j
+    for i in range(6):
+        if values[i] == NULL:
+            continue
+        value = <object>values[i]
+        if type(value) is int or type(value) is bool or value is None:
+            continue
+        if type(value) is not tuple:
+            return False
+        for j in range(len(<tuple>value)):
+            if type((<tuple>value)[j]) is not int:
+                return False
+    return True
 
 
 set_type_vectorcall(LaunchConfig, <void*>_construct)

@@ -127,3 +127,37 @@ def test_deprecation_warning_points_at_the_caller():
     with pytest.warns(DeprecationWarning) as record:
         LaunchConfig(grid=1, block=1, cooperative_launch=False)
     assert record[0].filename == __file__
+
+
+def test_the_same_immutable_arguments_give_back_the_same_config():
+    first = LaunchConfig(grid=(4, 2), block=128)
+    again = LaunchConfig(grid=(4, 2), block=128)  # the same constant tuple and int objects
+    assert again is first
+    other = LaunchConfig(grid=(4, 2), block=64)
+    assert other is not first and other.block == (64, 1, 1)
+    # Equal values from other objects build an equal config.
+    fresh = LaunchConfig(grid=tuple([4, 2]), block=128)
+    assert fresh == first and fresh.grid == (4, 2, 1)
+
+
+def test_an_index_object_is_read_at_every_construction():
+    class Size:
+        def __init__(self, value):
+            self.value = value
+
+        def __index__(self):
+            return self.value
+
+    size = Size(8)
+    assert LaunchConfig(grid=size, block=1).grid == (8, 1, 1)
+    size.value = 16  # the same object, another value
+    assert LaunchConfig(grid=size, block=1).grid == (16, 1, 1)
+    assert LaunchConfig(grid=(size, 2), block=1).grid == (16, 2, 1)
+    size.value = 3
+    assert LaunchConfig(grid=(size, 2), block=1).grid == (3, 2, 1)
+
+
+def test_the_deprecated_spelling_warns_at_every_construction():
+    for _ in range(2):
+        with pytest.warns(DeprecationWarning, match="cooperative_launch"):
+            LaunchConfig(grid=1, block=1, cooperative_launch=True)
