@@ -119,7 +119,8 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         s = <Stream>stream
     else:
         s = as_stream(stream, "launch()")
-    s._check_open()
+    if s._closed:
+        s._check_open()  # raises
 
     func = kernel_function(k, s._ctx)
     if func == NULL:  # the first launch in this context, or not a primary context
