@@ -549,13 +549,14 @@ cdef class Kernel:
         """
         cdef CUfunction func = NULL
         cdef int pushed = 0, count
-        if ctx is None:
-            self._load_param_info()
-            return <CUfunction>self._handle
-        pushed = push_if_needed(ctx._handle)
+        cdef bint primary = ctx is not None and ctx._is_primary
+        # The driver calls below need the launch's context current; once the layout is read,
+        # a launch in a context that is not primary makes none.
+        if ctx is not None and (primary or self._num_params < 0):
+            pushed = push_if_needed(ctx._handle)
         try:
             self._load_param_info()
-            if not ctx._is_primary:
+            if not primary:
                 return <CUfunction>self._handle
             HANDLE_RETURN(cydriver.cuKernelGetFunction(&func, self._handle))
         finally:
