@@ -893,6 +893,27 @@ def test_graph_memory_allocated_and_freed_inside(dev, stream, k):
 
 
 @pytest.mark.gpu
+def test_device_allocate_on_a_builder_records_graph_memory(dev, stream, k):
+    # The device's default (pool) resource, on a capturing stream: the driver records an
+    # allocation node and the buffer's close on the builder a free node.
+    out = dev.allocate(4 * N, stream=stream)
+    gb = dev.create_graph_builder().begin_building()
+    buf = dev.allocate(4 * N, stream=gb)
+    launch(gb, CFG, k.fill, buf, np.int32(5), n32())
+    buf.copy_to(out, stream=gb)
+    buf.close(gb)
+    graph = gb.end_building().complete()
+    for _ in range(2):  # freed inside: it can launch again
+        run(graph, stream)
+        back = np.empty(N, np.int32)
+        _check(driver.cuMemcpyDtoH(back.ctypes.data, int(out.handle), 4 * N))
+        assert np.array_equal(back, np.full(N, 5))
+    graph.close()
+    gb.close()
+    out.close(stream)
+
+
+@pytest.mark.gpu
 def test_graph_memory_outlives_the_builder_that_allocated_it(dev, stream, k):
     gb = dev.create_graph_builder().begin_building()
     capture_stream = gb.stream
