@@ -2,6 +2,7 @@
 
 import ctypes
 import dataclasses
+import gc
 import struct
 import sys
 import types
@@ -11,7 +12,7 @@ import pytest
 from cuda.bindings import driver
 
 import cuda_core
-from helpers import run_python
+from helpers import StreamGate, run_python
 from cuda_core import (CUDAError, Device, GraphMemoryResource, LaunchConfig, Program,
                        ProgramOptions, launch)
 from cuda_core.graph import (Graph, GraphBuilder, GraphCompleteOptions, GraphCondition,
@@ -783,6 +784,39 @@ def test_ctypes_callback_with_user_data(dev, stream):
     assert received == [ctypes.addressof(counter), b"hello"] * 2
     graph.close()
     gb.close()
+
+
+@pytest.mark.gpu
+def test_callbacks_outlive_a_graph_closed_with_launches_queued(dev, stream):
+    ran = []
+
+    def note():
+        ran.append("python")
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    def c_note(address):
+        ran.append(ctypes.string_at(address, 2))
+
+    baseline = sys.getrefcount(note)
+    gb = dev.create_graph_builder().begin_building()
+    gb.callback(note)
+    gb.callback(c_note, user_data=b"ok")
+    graph = gb.end_building().complete()
+    gate = StreamGate(stream)
+    try:
+        graph.launch(stream)
+        graph.launch(stream)
+        graph.close()  # queued launches still run, and their callbacks with them
+        gb.close()
+        del graph, gb, c_note
+        gc.collect()
+        assert ran == []  # held back by the gate
+    finally:
+        gate.open()
+    stream.sync()
+    gate.close()
+    assert ran == ["python", b"ok"] * 2
+    assert sys.getrefcount(note) == baseline  # each launch gave its references back
 
 
 # -- GPU: update, debug print, complete options ------------------------------------------------

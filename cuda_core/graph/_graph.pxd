@@ -25,8 +25,8 @@ cdef class GraphBuilder:
     cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
     # Streams of the builders joined into this one: they stay in the capture until it ends.
     cdef list _joined
-    # Python objects the captured work refers to (host callbacks, their data): one list for
-    # every builder of a capture, held by each Graph completed from it.
+    # The _HostCall of each host node captured (callbacks and their data): one list for every
+    # builder of a capture, copied into each Graph completed from it.
     cdef list _keep
     cdef object __weakref__
 
@@ -44,7 +44,7 @@ cdef class GraphBuilder:
 cdef class Graph:
     cdef CUgraphExec _handle
     cdef Context _ctx             # the context it was instantiated in
-    cdef list _keep
+    cdef list _keep               # the _HostCall of each host node: held again by each launch
     cdef bint _closed
     cdef object __weakref__
 

@@ -12,13 +12,14 @@ import ctypes
 import os
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUgraphConditionalHandle, CUgraphConditionalNodeType,
                                      CUgraphEdgeData, CUgraphExec,
-                                     CUgraphNode, CUgraphNodeParams, CUhostFn, CUresult,
+                                     CUgraphNode, CUgraphNodeParams, CUresult,
                                      CUstream, CUstreamCaptureStatus, cuuint64_t)
 
 from cuda_core._context cimport Context, pop_pushed, push_if_needed
@@ -92,10 +93,45 @@ cdef dict _UPDATE_RESULTS = {
 }
 
 
-cdef void _run_python_callback(void* fn) noexcept with gil:
-    # A host node's Python callable. The driver's thread cannot receive an exception: Cython
-    # reports one through sys.unraisablehook, naming this function.
-    (<object>fn)()
+ctypedef void (*_c_host_fn)(void* data) noexcept nogil  # a ctypes CFUNCTYPE(None, c_void_p)
+
+
+cdef class _HostCall:
+    """What one captured host node runs. Held by the builders and Graphs of its capture, and
+    once more by every launch of a Graph, from Graph.launch until the node has run: a graph
+    closed, or dropped, with launches still queued keeps its callbacks until they are done."""
+    cdef object fn          # the Python callable, or the ctypes function (kept alive)
+    cdef object user_data   # kept alive: the bytes whose buffer ``data`` points into
+    cdef _c_host_fn c_fn    # the ctypes function's address; NULL for a Python callable
+    cdef void* data
+
+
+cdef void _run_host_call(void* arg) noexcept with gil:
+    # On a driver thread. An exception cannot reach anyone: Cython reports it through
+    # sys.unraisablehook, naming this function.
+    cdef _HostCall call = <_HostCall>arg
+    cdef _c_host_fn c_fn = call.c_fn
+    cdef void* data = call.data
+    try:
+        if c_fn != NULL:
+            with nogil:
+                c_fn(data)
+        else:
+            call.fn()
+    finally:
+        Py_DECREF(call)  # the reference the launch took for this run
+
+
+cdef int _hold_for_launch(list calls) except -1:
+    for call in calls:
+        Py_INCREF(call)
+    return 0
+
+
+cdef int _release_after_failed_launch(list calls) except -1:
+    for call in calls:
+        Py_DECREF(call)
+    return 0
 
 
 cdef CUcontext _context_of(Stream s) except? NULL:
@@ -654,8 +690,8 @@ cdef class GraphBuilder:
         params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
         params.graph.graph = c._graph
         self._add_after_capture(&params)
-        if c._keep is not self._keep:
-            self._keep.extend(c._keep)
+        if not c._is_body:  # a body holds no host nodes (the driver allows none there)
+            self._keep.extend(c._keep)  # once per copy: each runs at every launch
 
     def callback(self, fn, *, user_data=None):
         """Capture a host call: ``fn`` runs on a driver thread when the work before it is done.
@@ -672,36 +708,36 @@ cdef class GraphBuilder:
             Only with a ctypes function: an address, or a bytes object whose buffer is passed
             (kept alive with the graph).
         """
-        cdef void* data = NULL
+        cdef _HostCall call = _HostCall.__new__(_HostCall)
         cdef size_t address
         self._check_building("callback()")
         if isinstance(fn, ctypes._CFuncPtr):
             if user_data is None:
-                data = NULL
+                call.data = NULL
             elif type(user_data) is bytes:
-                data = <void*>PyBytes_AS_STRING(user_data)
+                call.data = <void*>PyBytes_AS_STRING(user_data)
             elif isinstance(user_data, int) and type(user_data) is not bool:
                 if not 0 <= user_data < 2 ** 64:
                     raise ValueError(f"callback(): user_data={user_data} is not an address")
                 address = user_data
-                data = <void*>address
+                call.data = <void*>address
             else:
                 raise TypeError(f"callback(): user_data must be an int address, bytes or None, "
                                 f"not {type(user_data).__name__}")
             address = ctypes.cast(fn, ctypes.c_void_p).value
-            self._keep.append((fn, user_data))
-            HANDLE_RETURN(cydriver.cuLaunchHostFunc(self._stream._handle, <CUhostFn>address,
-                                                    data))
+            call.c_fn = <_c_host_fn>address
+            call.user_data = user_data
         elif callable(fn):
             if user_data is not None:
                 raise TypeError("callback(): user_data is for ctypes functions; a Python "
                                 "callable takes no arguments (bind them with a closure or "
                                 "functools.partial)")
-            self._keep.append(fn)
-            HANDLE_RETURN(cydriver.cuLaunchHostFunc(self._stream._handle, _run_python_callback,
-                                                    <void*>fn))
         else:
             raise TypeError(f"callback(): fn must be callable, not {type(fn).__name__}")
+        call.fn = fn
+        HANDLE_RETURN(cydriver.cuLaunchHostFunc(self._stream._handle, _run_host_call,
+                                                <void*>call))
+        self._keep.append(call)
 
     def close(self):
         """Close the builder: a capture in progress is abandoned, the captured graph destroyed
@@ -797,6 +833,8 @@ cdef class Graph:
             s = as_stream(stream, "Graph.launch()")
         s._check_open()
         ctx = s._bind_ctx
+        if self._keep:
+            _hold_for_launch(self._keep)
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
@@ -810,7 +848,10 @@ cdef class Graph:
                 err = cydriver.cuGraphLaunch(self._handle, s._handle)
             if pushed:
                 pop_pushed()
-        HANDLE_RETURN(err)
+        if err != CUDA_SUCCESS:
+            if self._keep:
+                _release_after_failed_launch(self._keep)
+            HANDLE_RETURN(err)
 
     def upload(self, stream):
         """Upload the graph's device resources on ``stream`` ahead of its first launch.
@@ -867,8 +908,7 @@ cdef class Graph:
             reason = _UPDATE_RESULTS.get(info.result)
             raise make_driver_error(err, "update(): cuGraphExecUpdate refused the new graph"
                                          + (f": {reason}" if reason else ""))
-        if b._keep is not self._keep:
-            self._keep = self._keep + b._keep
+        self._keep = list(b._keep)  # the host nodes now run the new graph's calls
 
     @property
     def handle(self):
