@@ -5,7 +5,8 @@ A builder captures on one stream. ``split()`` forks more streams into the same c
 ``join()`` merges them back; conditional nodes (``if_then``, ``if_else``, ``switch``,
 ``while_loop``) hand out builders that capture into the node's body graphs. The Python objects
 that captured work refers to (host callbacks and their data) are kept in one list shared by all
-builders of a capture, and every Graph instantiated from it holds that list.
+builders of a capture; every Graph instantiated from it holds a copy, and each launch of a Graph
+holds them until its host nodes have run.
 """
 
 import ctypes
@@ -18,9 +19,8 @@ from libc.string cimport memset
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUgraphConditionalHandle, CUgraphConditionalNodeType,
-                                     CUgraphEdgeData, CUgraphExec,
-                                     CUgraphNode, CUgraphNodeParams, CUresult,
-                                     CUstream, CUstreamCaptureStatus, cuuint64_t)
+                                     CUgraphEdgeData, CUgraphExec, CUgraphNode,
+                                     CUgraphNodeParams, CUresult, CUstreamCaptureStatus)
 
 from cuda_core._context cimport Context, pop_pushed, push_if_needed
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, warn_cleanup
