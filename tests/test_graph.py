@@ -906,10 +906,14 @@ def _allocating_graph(dev, k, out):
 
 
 @pytest.mark.gpu
-def test_graph_memory_allocated_and_freed_inside(dev, stream, k):
+@pytest.mark.parametrize("allocator", ["graph memory resource", "device default pool"])
+def test_graph_memory_allocated_and_freed_inside(dev, stream, k, allocator):
+    # GraphMemoryResource, or the device's default (pool) resource on a capturing stream: the
+    # driver records an allocation node either way, and the close on the builder a free node.
+    mr = GraphMemoryResource(dev) if allocator == "graph memory resource" else dev.memory_resource
     out = dev.allocate(4 * N, stream=stream)  # ordinary memory, outside the graph
     gb = dev.create_graph_builder().begin_building()
-    buf = GraphMemoryResource(dev).allocate(4 * N, stream=gb)
+    buf = mr.allocate(4 * N, stream=gb)
     assert buf.size == 4 * N
     launch(gb, CFG, k.fill, buf, np.int32(41), n32())
     launch(gb, CFG, k.add, buf, np.int32(1), n32())
@@ -921,27 +925,6 @@ def test_graph_memory_allocated_and_freed_inside(dev, stream, k):
         back = np.empty(N, np.int32)
         _check(driver.cuMemcpyDtoH(back.ctypes.data, int(out.handle), 4 * N))
         assert np.array_equal(back, np.full(N, 42))
-    graph.close()
-    gb.close()
-    out.close(stream)
-
-
-@pytest.mark.gpu
-def test_device_allocate_on_a_builder_records_graph_memory(dev, stream, k):
-    # The device's default (pool) resource, on a capturing stream: the driver records an
-    # allocation node and the buffer's close on the builder a free node.
-    out = dev.allocate(4 * N, stream=stream)
-    gb = dev.create_graph_builder().begin_building()
-    buf = dev.allocate(4 * N, stream=gb)
-    launch(gb, CFG, k.fill, buf, np.int32(5), n32())
-    buf.copy_to(out, stream=gb)
-    buf.close(gb)
-    graph = gb.end_building().complete()
-    for _ in range(2):  # freed inside: it can launch again
-        run(graph, stream)
-        back = np.empty(N, np.int32)
-        _check(driver.cuMemcpyDtoH(back.ctypes.data, int(out.handle), 4 * N))
-        assert np.array_equal(back, np.full(N, 5))
     graph.close()
     gb.close()
     out.close(stream)
