@@ -122,9 +122,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     if s._closed:
         s._check_open()  # raises
 
-    func = kernel_function(k, s._ctx)
-    if func == NULL:  # the first launch in this context, or not a primary context
-        func = k._launch_function(s._ctx)
+    func = kernel_function(k, s._ctx)  # reads the parameter layout on the first launch
     n = kernel_param_layout(k, &offsets, &sizes)
     if nargs - 3 != n:
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
@@ -227,11 +225,7 @@ def _launch_handle(stream, kernel):
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
     cdef Stream s = as_stream(stream, "_launch_handle()")
-    cdef Kernel k = <Kernel>kernel
-    cdef CUfunction func = kernel_function(k, s._ctx)
-    if func == NULL:
-        func = k._launch_function(s._ctx)
-    return <size_t>func
+    return <size_t>kernel_function(<Kernel>kernel, s._ctx)
 
 
 cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:

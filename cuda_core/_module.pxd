@@ -57,12 +57,14 @@ cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets
     return kernel._num_params
 
 
-cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) noexcept:
-    """The kernel's cached CUfunction for a launch in ``ctx``, or NULL when there is none
-    (then ``kernel._launch_function(ctx)`` gives the handle to launch, and caches it)."""
-    if (ctx is not None and ctx._is_primary and ctx._device_id < kernel._num_functions):
+cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) except? NULL:
+    """The handle a launch in ``ctx`` passes to the driver: the kernel's CUfunction kept for a
+    primary context (a compare and a load), else ``kernel._launch_function(ctx)``, which looks
+    it up and keeps it, or gives the CUkernel for a context that is not primary."""
+    if (ctx is not None and ctx._is_primary and ctx._device_id < kernel._num_functions
+            and kernel._functions[ctx._device_id] != NULL):
         return kernel._functions[ctx._device_id]
-    return NULL
+    return kernel._launch_function(ctx)
 
 
 cdef Kernel make_kernel(CUkernel handle, ObjectCode owner)
