@@ -6,6 +6,15 @@ from cuda_core._context cimport Context
 from cuda_core._stream cimport Stream
 
 
+cdef struct _Capture:
+    # Where a capture stands (cuStreamGetCaptureInfo): its graph, and the nodes (with their
+    # edge data, or NULL) that the next captured node depends on; the arrays are the driver's.
+    CUgraph graph
+    const CUgraphNode* deps
+    const CUgraphEdgeData* edges
+    size_t count
+
+
 cdef class GraphCondition:
     cdef CUgraphConditionalHandle _handle
     cdef CUgraph _graph           # the graph it was created for: its conditional nodes use it
@@ -34,9 +43,8 @@ cdef class GraphBuilder:
     cdef int _check_building(self, str what) except -1
     cdef int _check_ended(self, str what) except -1
     cdef int _close_joined(self) except -1
-    cdef int _capture_info(self, CUgraph* graph, const CUgraphNode** deps,
-                           const CUgraphEdgeData** edges, size_t* count) except -1
-    cdef int _add_after_capture(self, CUgraphNodeParams* params) except -1
+    cdef int _capture_info(self, _Capture* cap) except -1
+    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1
     cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
                             unsigned int size, str what)
 

@@ -535,25 +535,23 @@ cdef class GraphBuilder:
 
     # -- nodes added to the capture ------------------------------------------------------------
 
-    cdef int _capture_info(self, CUgraph* graph, const CUgraphNode** deps,
-                           const CUgraphEdgeData** edges, size_t* count) except -1:
+    cdef int _capture_info(self, _Capture* cap) except -1:
+        """Where the capture stands: its graph and the nodes the next one depends on."""
         cdef CUstreamCaptureStatus status
-        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL, graph,
-                                                      deps, edges, count))
+        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
+                                                      &cap.graph, &cap.deps, &cap.edges,
+                                                      &cap.count))
         if status != cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
             raise RuntimeError("the capture was invalidated by an earlier error; end_building() "
                                "says which")
         return 0
 
-    cdef int _add_after_capture(self, CUgraphNodeParams* params) except -1:
-        """Add a node after the work captured so far, and make it what comes next depends on."""
-        cdef CUgraph graph = NULL
-        cdef const CUgraphNode* deps = NULL
-        cdef const CUgraphEdgeData* edges = NULL
-        cdef size_t count = 0
+    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1:
+        """Add a node after the work captured so far (``cap``, from _capture_info), and make
+        it what comes next depends on."""
         cdef CUgraphNode node = NULL
-        self._capture_info(&graph, &deps, &edges, &count)
-        HANDLE_RETURN(cydriver.cuGraphAddNode(&node, graph, deps, edges, count, params))
+        HANDLE_RETURN(cydriver.cuGraphAddNode(&node, cap.graph, cap.deps, cap.edges, cap.count,
+                                              params))
         HANDLE_RETURN(cydriver.cuStreamUpdateCaptureDependencies(
             self._stream._handle, &node, NULL, 1, cydriver.CU_STREAM_SET_CAPTURE_DEPENDENCIES))
         return 0
@@ -573,10 +571,7 @@ cdef class GraphBuilder:
         -------
         GraphCondition
         """
-        cdef CUgraph graph = NULL
-        cdef const CUgraphNode* deps = NULL
-        cdef const CUgraphEdgeData* edges = NULL
-        cdef size_t count = 0
+        cdef _Capture cap
         cdef CUgraphConditionalHandle handle = 0
         cdef unsigned int value = 0, flags = 0
         self._check_building("create_condition()")
@@ -584,28 +579,25 @@ cdef class GraphBuilder:
             _check_condition_value(default_value)
             value = default_value
             flags = cydriver.CU_GRAPH_COND_ASSIGN_DEFAULT
-        self._capture_info(&graph, &deps, &edges, &count)
+        self._capture_info(&cap)
         HANDLE_RETURN(cydriver.cuGraphConditionalHandleCreate(
-            &handle, graph, _context_of(self._stream), value, flags))
+            &handle, cap.graph, _context_of(self._stream), value, flags))
         cdef GraphCondition cond = GraphCondition.__new__(GraphCondition)
         cond._handle = handle
-        cond._graph = graph
+        cond._graph = cap.graph
         return cond
 
     cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
                             unsigned int size, str what):
         cdef CUgraphNodeParams params
-        cdef CUgraph graph = NULL
-        cdef const CUgraphNode* deps = NULL
-        cdef const CUgraphEdgeData* edges = NULL
-        cdef size_t count = 0
+        cdef _Capture cap
         cdef unsigned int i
         self._check_building(what)
         if not isinstance(condition, GraphCondition):
             raise TypeError(f"{what}: condition must be a GraphCondition (from "
                             f"create_condition()), not {type(condition).__name__}")
-        self._capture_info(&graph, &deps, &edges, &count)
-        if (<GraphCondition>condition)._graph != graph:
+        self._capture_info(&cap)
+        if (<GraphCondition>condition)._graph != cap.graph:
             raise ValueError(f"{what}: the condition was created for another graph; a "
                              f"condition is used by the graph it was created for (a "
                              f"conditional body's own conditions come from its builder)")
@@ -616,7 +608,7 @@ cdef class GraphBuilder:
         params.conditional.type = kind
         params.conditional.size = size
         params.conditional.ctx = (<Context>ctx)._handle
-        self._add_after_capture(&params)
+        self._add_after_capture(&params, &cap)
         # phGraph_out points at the node's body graphs, owned by the node.
         return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i])
                      for i in range(size))
@@ -680,6 +672,7 @@ cdef class GraphBuilder:
             A builder whose building has ended.
         """
         cdef CUgraphNodeParams params
+        cdef _Capture cap
         self._check_building("embed()")
         if not isinstance(child, GraphBuilder):
             raise TypeError(f"embed(): child must be a GraphBuilder, not "
@@ -689,7 +682,8 @@ cdef class GraphBuilder:
         memset(&params, 0, sizeof(params))
         params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
         params.graph.graph = c._graph
-        self._add_after_capture(&params)
+        self._capture_info(&cap)
+        self._add_after_capture(&params, &cap)
         if not c._is_body:  # a body holds no host nodes (the driver allows none there)
             self._keep.extend(c._keep)  # once per copy: each runs at every launch
 
