@@ -16,7 +16,13 @@ The contenders, all in this one process:
 * ``C floor``               -- ``cuLaunchKernelEx`` in a C loop (``cuda_core._bench_floor``,
                                built with the package) on our stream, the kernel handle our
                                launch passes (its CUfunction in the stream's context) and the
-                               argument bytes our param holder packs: the driver call alone.
+                               argument bytes our param holder packs: the driver call alone;
+* ``Python floor``          -- ``_bench_floor.python_floor``: called exactly as ours is (the
+                               same statement and argument objects), it releases the GIL around
+                               the C floor's prepared cuLaunchKernelEx and does nothing else.
+                               It is the least any Python API that releases the GIL can cost,
+                               so ours minus it is what our conversions and checks add, and
+                               its ratio to cuda.core is the best any such API could reach.
 
 Launches are asynchronous: a sample is at most ``--max-launches`` launches (so the driver's
 queue never fills, which would time GPU throughput instead of launch cost), and every
@@ -55,6 +61,7 @@ CUPY = "CuPy"
 RAW = "cuda.bindings"
 RAW_TUPLE = "cuda.bindings (tuple)"
 FLOOR = "C floor"
+PY_FLOOR = "Python floor"
 
 FLOOR_RATIO = 1.15   # ours <= 1.15x the C floor (cases 1-5)
 NVIDIA_RATIO = 0.85  # ours <= 0.85x cuda.core (every case)
@@ -476,31 +483,65 @@ def _core_graph_setup(module: str):
 ONE = (1, 1, 1)
 
 
-def _floor_setup(v: Variant):
+def _floor_prepare(core: _Core, v: Variant):
+    """What the floors launch for ``v``: our stream's handle, the handle launch() passes for the
+    kernel, and the kernel's buffers, the path proved first with the C loop (writing
+    arguments read back)."""
     from cuda_core import _bench_floor
     from cuda_core._kernel_args import _packed_arguments
     from cuda_core._launcher import _launch_handle
 
+    sh = int(core.s.handle)
+    if v.kernel == "empty":
+        bufs, ptrs = core.allocate(3)
+        k4 = _launch_handle(core.s, core.kernel("four_args"))
+        packed = _packed_arguments(*_args(BUF4, bufs, True))
+        _prove(BUF4, ptrs, lambda: _bench_floor.launch_loop(sh, k4, ONE, ONE, packed, 1),
+               core.s.sync)
+    kh = _launch_handle(core.s, core.kernel(v.kernel))
+    bufs, ptrs = core.allocate(v.pointers)
+    packed = _packed_arguments(*_args(v, bufs, True))
+    _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1), core.s.sync)
+    return sh, kh, bufs, ptrs
+
+
+def _floor_setup(v: Variant):
+    from cuda_core import _bench_floor
+    from cuda_core._kernel_args import _packed_arguments
+
     core = _Core(OURS)
     try:
-        sh = int(core.s.handle)
-        if v.kernel == "empty":
-            bufs, ptrs = core.allocate(3)
-            k4 = _launch_handle(core.s, core.kernel("four_args"))
-            packed = _packed_arguments(*_args(BUF4, bufs, True))
-            _prove(BUF4, ptrs, lambda: _bench_floor.launch_loop(sh, k4, ONE, ONE, packed, 1),
-                   core.s.sync)
-        kh = _launch_handle(core.s, core.kernel(v.kernel))
-        bufs, ptrs = core.allocate(v.pointers)
-        packed = _packed_arguments(*_args(v, bufs, True))
-        _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1),
-               core.s.sync)
+        sh, kh, bufs, _ = _floor_prepare(core, v)
         timed_args = _packed_arguments(*_args(v, bufs, False))
 
         def run(n: int) -> int:
             return _bench_floor.launch_loop(sh, kh, ONE, ONE, timed_args, n)
 
         return Prepared(run, cleanup=core.close, after_sample=core.s.sync)
+    except BaseException:
+        _quietly(core.close)
+        raise
+
+
+def _python_floor_setup(v: Variant):
+    """``_bench_floor.python_floor``, called as ours is (same statement, same argument objects),
+    launching what the C floor launches: a Python call that releases the GIL around the
+    driver call and does nothing else."""
+    from cuda_core import _bench_floor
+    from cuda_core._kernel_args import _packed_arguments
+
+    core = _Core(OURS)
+    try:
+        sh, kh, bufs, ptrs = _floor_prepare(core, v)
+        proof = _bench_floor.python_floor(sh, kh, ONE, ONE,
+                                          _packed_arguments(*_args(v, bufs, True)))
+        _prove(v, ptrs, proof, core.s.sync)
+        timed = _bench_floor.python_floor(sh, kh, ONE, ONE,
+                                          _packed_arguments(*_args(v, bufs, False)))
+        pointers = ptrs if v.ints else bufs
+        names = {"launch": timed, "s": core.s, "cfg": core.cfg, "k": core.kernel(v.kernel)}
+        names.update(_names(_args(v, pointers, False)))
+        return Prepared(names, cleanup=core.close, after_sample=core.s.sync)
     except BaseException:
         _quietly(core.close)
         raise
@@ -661,7 +702,7 @@ FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4)
 
 
 def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
-    """ours, cuda.core, (CuPy, raw bindings in both forms,) and the C floor for variant v."""
+    """ours, cuda.core, (CuPy, raw bindings in both forms,) and the floors for variant v."""
     out = [
         Contender(OURS, setup=lambda: _core_setup(OURS, v), stmt=_core_stmt(v)),
         Contender(NVIDIA, setup=lambda: _core_setup(NVIDIA, v), stmt=_core_stmt(v),
@@ -675,6 +716,8 @@ def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
         if v.nargs:
             out.append(Contender(RAW_TUPLE, setup=lambda: _raw_setup(v, "tuple"),
                                  stmt=RAW_STMT, requires=("cuda.bindings",)))
+    if not v.new_config:  # case 5's floors are case 2's
+        out.append(Contender(PY_FLOOR, setup=lambda: _python_floor_setup(v), stmt=_core_stmt(v)))
     out.append(Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True))
     return out
 

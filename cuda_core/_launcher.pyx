@@ -18,6 +18,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAt
 
 from cuda_core._context cimport push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._fastcall cimport (METH_FASTCALL, METH_KEYWORDS, PyCFunction, PyCFunction_NewEx,
+                                   PyMethodDef)
 from cuda_core._kernel_args cimport ParamHolder, holder_init, holder_release, pack_args
 from cuda_core._launch_config cimport LaunchConfig
 from cuda_core._module cimport Kernel, kernel_function, kernel_param_layout
@@ -29,16 +31,7 @@ from cuda_core._errors import CUDAError
 
 
 cdef extern from "Python.h":
-    ctypedef PyObject* (*PyCFunction)(PyObject*, PyObject*)
-    ctypedef struct PyMethodDef:
-        const char* ml_name
-        PyCFunction ml_meth
-        int ml_flags
-        const char* ml_doc
-    object PyCFunction_NewEx(PyMethodDef* ml, object self, object module)
     PyObject** PySequence_Fast_ITEMS(object sequence)
-    int METH_FASTCALL
-    int METH_KEYWORDS
 
 __all__ = ["launch"]
 
