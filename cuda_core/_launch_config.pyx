@@ -13,10 +13,57 @@ from cpython.ref cimport PyObject, Py_XDECREF, Py_XINCREF
 
 cdef extern from *:
     """
+    /* LaunchConfig(...) with the same argument objects as the config built last gets that
+       config back. This is the check for it, kept small and in C because it runs at every
+       launch of a loop that builds its config inline: it maps the arguments to the seven
+       parameters by position and by keyword name (compared by identity, as the interpreter
+       passes interned names), compares them with the objects remembered in the cache, and
+       only on a difference calls ``build``: the full path, which binds and checks the
+       arguments as __init__ would, builds the config and updates the cache. */
+    typedef struct {
+        PyObject* config;      /* the config built last, or NULL; a strong reference */
+        PyObject* args[7];     /* the argument objects it was built from (NULL: not given); held */
+        PyObject* names[7];    /* the parameter names, in order; held */
+        vectorcallfunc build;
+    } cuda_core_config_cache;
+
+    static cuda_core_config_cache cuda_core_lc_cache;
+
+    static PyObject* cuda_core_lc_vectorcall(PyObject* type, PyObject* const* args,
+                                             size_t nargsf, PyObject* kwnames) {
+        cuda_core_config_cache* c = &cuda_core_lc_cache;
+        Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, j;
+        Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+        PyObject* given[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        if (c->config == NULL || nargs > 6) goto build;
+        for (i = 0; i < nargs; i++) given[i] = args[i];
+        for (i = 0; i < nkw; i++) {
+            PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+            for (j = 0; j < 7 && name != c->names[j]; j++) {}
+            if (j == 7 || given[j] != NULL) goto build;  /* the full path explains or binds it */
+            given[j] = args[nargs + i];
+        }
+        for (i = 0; i < 7; i++) {
+            if (given[i] != c->args[i]) goto build;
+        }
+        Py_INCREF(c->config);
+        return c->config;
+    build:
+        return c->build(type, args, nargsf, kwnames);
+    }
+
     static void cuda_core_set_type_vectorcall(PyObject* type, void* fn) {
         ((PyTypeObject*)type)->tp_vectorcall = (vectorcallfunc)fn;
     }
     """
+    ctypedef object (*vectorcallfunc)(object, PyObject**, size_t, PyObject*)
+    ctypedef struct cuda_core_config_cache:
+        PyObject* config
+        PyObject* args[7]
+        PyObject* names[7]
+        vectorcallfunc build
+    cuda_core_config_cache lc_cache "cuda_core_lc_cache"
+    object lc_vectorcall "cuda_core_lc_vectorcall" (object, PyObject**, size_t, PyObject*)
     void set_type_vectorcall "cuda_core_set_type_vectorcall" (object type, void* fn)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
@@ -236,16 +283,13 @@ cdef tuple _PARAMS = ("grid", "cluster", "block", "shmem_size", "is_cooperative"
 
 
 # A config is immutable, so the one built last is handed out again when the same argument
-# objects come back: the loop that builds ``LaunchConfig(grid=g, block=b)`` at every launch
-# then allocates nothing. The argument objects are compared by identity and held here, so
-# their addresses cannot be taken over by other objects. Only immutable arguments are kept
-# (see _reusable), so the same objects always mean the same config. Read and written with the
-# GIL held.
-cdef LaunchConfig _last_config = None
-cdef PyObject* _last_args[7]
-
-
+# objects come back (lc_cache; the check is cuda_core_lc_vectorcall above): the loop that
+# builds ``LaunchConfig(grid=g, block=b)`` at every launch then allocates nothing. The argument
+# objects are compared by identity and held in the cache, so their addresses cannot be taken
+# over by other objects. Only immutable arguments are kept (see _reusable), so the same objects
+# always mean the same config. Read and written with the GIL held.
 cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    """The full path of LaunchConfig(...): bind, check, build, remember."""
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef Py_ssize_t nkw = 0 if kwnames == NULL else len(<tuple>kwnames)
     cdef Py_ssize_t i, j
@@ -264,13 +308,12 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
         if values[j] != NULL:
             raise TypeError(f"LaunchConfig() got multiple values for argument {name!r}")
         values[j] = args[nargs + i]
-    global _last_config
-    if _last_config is not None:
+    if lc_cache.config != NULL:  # the same objects bound another way (a non-interned keyword)
         for i in range(7):
-            if values[i] != _last_args[i]:
+            if values[i] != lc_cache.args[i]:
                 break
         else:
-            return _last_config
+            return <object>lc_cache.config
     cdef LaunchConfig self = LaunchConfig.__new__(LaunchConfig)
     self._setup(<object>values[0] if values[0] != NULL else None,
                 <object>values[1] if values[1] != NULL else None,
@@ -279,16 +322,24 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
                 <object>values[4] if values[4] != NULL else False,
                 <object>values[5] if values[5] != NULL else False,
                 <object>values[6] if values[6] != NULL else None)
-    cdef PyObject* previous[7]
     if values[6] == NULL and _reusable(values):
-        for i in range(7):
-            Py_XINCREF(values[i])
-            previous[i] = _last_args[i]
-            _last_args[i] = values[i]
-        _last_config = self
-        for i in range(7):  # last: a release can run code, which may build a config itself
-            Py_XDECREF(previous[i])
+        _remember(self, values)
     return self
+
+
+cdef void _remember(LaunchConfig config, PyObject** values) noexcept:
+    """Make ``config``, built from ``values``, the one the cache hands out."""
+    cdef PyObject* previous[8]
+    cdef Py_ssize_t i
+    Py_XINCREF(<PyObject*>config)
+    previous[7] = lc_cache.config
+    lc_cache.config = <PyObject*>config
+    for i in range(7):
+        Py_XINCREF(values[i])
+        previous[i] = lc_cache.args[i]
+        lc_cache.args[i] = values[i]
+    for i in range(8):  # last: a release can run code, which may build a config itself
+        Py_XDECREF(previous[i])
 
 
 cdef bint _reusable(PyObject** values) noexcept:
@@ -311,4 +362,9 @@ cdef bint _reusable(PyObject** values) noexcept:
     return True
 
 
-set_type_vectorcall(LaunchConfig, <void*>_construct)
+cdef Py_ssize_t _i
+for _i in range(7):
+    Py_XINCREF(<PyObject*>_PARAMS[_i])
+    lc_cache.names[_i] = <PyObject*>_PARAMS[_i]
+lc_cache.build = <vectorcallfunc><void*>_construct
+set_type_vectorcall(LaunchConfig, <void*>lc_vectorcall)

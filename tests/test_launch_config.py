@@ -140,6 +140,20 @@ def test_the_same_immutable_arguments_give_back_the_same_config():
     assert fresh == first and fresh.grid == (4, 2, 1)
 
 
+def test_a_remembered_config_does_not_change_how_arguments_bind():
+    first = LaunchConfig(grid=1, block=1)
+    # Keyword names built at run time are other string objects than the interned ones: they
+    # still bind, and to the same objects, so the same config comes back.
+    assert LaunchConfig(**{"".join(["gr", "id"]): 1, "block": 1}) is first
+    with pytest.raises(TypeError, match="unexpected keyword argument 'threads'"):
+        LaunchConfig(grid=1, block=1, threads=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'grid'"):
+        LaunchConfig(1, grid=1, block=1)
+    with pytest.raises(ValueError, match="block is required"):
+        LaunchConfig(grid=1)
+    assert LaunchConfig(grid=1, block=1) is first  # the refused calls left it in place
+
+
 def test_an_index_object_is_read_at_every_construction():
     class Size:
         def __init__(self, value):
