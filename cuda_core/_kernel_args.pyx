@@ -21,10 +21,10 @@ import ctypes
 import numpy
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from cpython.long cimport PyLong_AsUnsignedLongLong
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
 from cpython.object cimport Py_TYPE
 from cpython.ref cimport PyObject
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
@@ -147,16 +147,21 @@ cdef inline int _put_obval(ParamHolder* h, Py_ssize_t i, void* where, size_t siz
 
 
 cdef int _put_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
-    """A Python int as a pointer-sized value: -2**63 <= value < 2**64."""
-    cdef int64_t signed_value
-    try:
-        signed_value = value  # Cython's conversion reads an int's digits in place: no call
-    except OverflowError:
-        if value > 0 and value <= _UINTPTR_MAX:
-            return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
-        raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
-                         f"(64-bit) parameter") from None
-    return _put_u64(h, i, <uint64_t>signed_value)
+    """A Python int as a pointer-sized value: -2**63 <= value < 2**64. One call into CPython on
+    the common path (kept small: it runs on every launch that passes an int)."""
+    cdef int overflow = 0
+    cdef long long signed_value = PyLong_AsLongLongAndOverflow(value, &overflow)
+    if overflow == 0:
+        return _put_u64(h, i, <uint64_t>signed_value)
+    return _put_big_int(h, i, value)
+
+
+cdef int _put_big_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
+    """An int beyond int64: the uint64 range is still a valid pointer-sized value."""
+    if value > 0 and value <= _UINTPTR_MAX:
+        return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
+    raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
+                     f"(64-bit) parameter")
 
 
 cdef int _put_buffer_protocol(ParamHolder* h, Py_ssize_t i, object arg) except -1:

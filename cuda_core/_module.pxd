@@ -23,22 +23,23 @@ cdef enum:
 
 
 cdef class Kernel:
+    # The fields a launch reads come first, so that they share the object's first cache lines.
     cdef CUkernel _handle
-    # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod).
-    cdef ObjectCode _owner
-    # Parameter layout from cuKernelGetParamInfo, read once: -1 until then. The arrays point at
-    # the inline storage or at one heap block (freed in __dealloc__).
-    cdef Py_ssize_t _num_params
-    cdef size_t* _param_offsets
-    cdef size_t* _param_sizes
-    cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
-    cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
     # The kernel's CUfunction in each device's primary context, by device ordinal (NULL until
     # the first launch there): a launch passes it instead of the CUkernel, which spares the
     # driver its per-launch lookup of the kernel in the stream's context. One heap block of
     # _num_functions entries, made on the first launch in a primary context.
     cdef CUfunction* _functions
     cdef int _num_functions
+    # Parameter layout from cuKernelGetParamInfo, read once: -1 until then. The arrays point at
+    # the inline storage or at one heap block (freed in __dealloc__).
+    cdef Py_ssize_t _num_params
+    cdef size_t* _param_sizes
+    cdef size_t* _param_offsets
+    cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
+    cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
+    # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod).
+    cdef ObjectCode _owner
     cdef object __weakref__
 
     cdef int _load_param_info(self) except -1

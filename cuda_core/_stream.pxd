@@ -4,7 +4,9 @@ from cuda_core._context cimport Context
 
 
 cdef class Stream:
+    # What a launch reads (_handle, _closed, _ctx, _bind_ctx) comes first, close together.
     cdef CUstream _handle
+    cdef bint _closed
     # The stream's context; None for the default-stream handles that resolve against whatever
     # context is current on the calling thread (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM).
     cdef Context _ctx
@@ -13,7 +15,6 @@ cdef class Stream:
     cdef CUcontext _bind_ctx
     cdef object _owner
     cdef bint _owned
-    cdef bint _closed
     cdef object __weakref__
 
     cdef int _check_open(self) except -1

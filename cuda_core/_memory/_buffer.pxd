@@ -15,7 +15,10 @@ cdef class MemoryResource:
 
 cdef class Buffer:
     # The device pointer, readable from Cython without a Python call (the launcher's path).
+    # _closed sits beside it so that a launch reads one cache line of the buffer, the one the
+    # interpreter has just touched for the reference count.
     cdef CUdeviceptr _ptr
+    cdef bint _closed
     cdef size_t _size
     # Owning buffer: the resource that frees _ptr. None for a view or an owner-kept buffer.
     cdef MemoryResource _mr
@@ -25,7 +28,6 @@ cdef class Buffer:
     cdef Stream _dealloc_stream
     # Live DLPack exports; while any exists, close() defers the free to the last one's end.
     cdef int _exports
-    cdef bint _closed
     cdef bint _deferred
     # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
     cdef int _attr_flags
