@@ -17,6 +17,7 @@ with the kernel's parameter layout, so a mismatch is an error, never garbage.
 """
 
 import ctypes
+from operator import index as _index
 
 import numpy
 
@@ -182,6 +183,13 @@ cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     except (TypeError, KeyError, IndexError):
         raise TypeError(f"kernel argument {i} ({type(arg).__name__}): malformed "
                         f"__cuda_array_interface__ (no 'data' pointer)") from None
+    if type(ptr) is not int:
+        try:
+            ptr = _index(ptr)  # a NumPy integer, for instance
+        except TypeError:
+            raise TypeError(f"kernel argument {i} ({type(arg).__name__}): the "
+                            f"__cuda_array_interface__ 'data' pointer must be an int, not "
+                            f"{type(ptr).__name__}") from None
     return _put_int(h, i, ptr)
 
 

@@ -119,6 +119,27 @@ def test_cuda_array_interface_gives_the_device_pointer():
     assert packed(DeviceArray()) == [struct.pack("<Q", 0x7F0000001000)]
 
 
+@pytest.mark.parametrize("pointer", [np.uint64(2**63 + 4096), np.int64(4096)])
+def test_a_cuda_array_interface_pointer_may_be_a_numpy_integer(pointer):
+    class DeviceArray:
+        __cuda_array_interface__ = {"data": (pointer, False), "shape": (4,), "typestr": "<f4",
+                                    "version": 3}
+
+    assert packed(DeviceArray()) == [struct.pack("<Q", int(pointer))]
+
+
+@pytest.mark.parametrize("pointer", [4096.0, None, "0x1000"])
+def test_a_cuda_array_interface_pointer_that_is_not_an_integer_is_refused(pointer):
+    class DeviceArray:
+        __cuda_array_interface__ = {"data": (pointer, False), "shape": (4,), "typestr": "<f4",
+                                    "version": 3}
+
+    with pytest.raises(TypeError, match=f"kernel argument 0 \\(DeviceArray\\): the "
+                                        f"__cuda_array_interface__ 'data' pointer must be an "
+                                        f"int, not {type(pointer).__name__}"):
+        packed(DeviceArray())
+
+
 def test_many_arguments_use_the_heap_block():
     args = [np.int32(i) for i in range(33)] + [float(i) for i in range(300)]
     out = packed(*args)
