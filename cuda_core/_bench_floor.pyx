@@ -49,7 +49,7 @@ cdef class _PreparedLaunch:
         cdef Py_ssize_t n = len(arguments), i, total = 0
         cdef size_t at = 0
         for a in arguments:
-            total += len(<bytes>a)
+            total += len(<bytes?>a)  # checked once here: the casts below are then safe
         self.params = <void**>malloc(sizeof(void*) * (n + 1))
         self.storage = <char*>malloc(total + 16 * n + 1)
         if self.params == NULL or self.storage == NULL:
