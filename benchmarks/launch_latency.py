@@ -797,7 +797,26 @@ def main(argv=None) -> int:
                        target="launches as cheap as a C driver call, and cheaper than "
                               "cuda.core's",
                        meta=meta, targets=targets, floor_ratio=True)
+    _note_reach(report)
     return finish(report, args)
+
+
+def _note_reach(report) -> None:
+    """Add to each case's note how far a Python API could get in this run: the Python floor's
+    ratio to cuda.core (no API that releases the GIL around the launch can beat it) and what
+    ours adds above the Python floor."""
+    for case in report.cases:
+        py, core, ours = case.get(PY_FLOOR), case.get(NVIDIA), case.get(OURS)
+        if not all(c is not None and c.ok for c in (py, core, ours)):
+            continue
+        ratio = py.median_ns / core.median_ns
+        room = NVIDIA_RATIO * core.median_ns - py.median_ns
+        if room < 0:
+            reach = f"so no API that releases the GIL could meet {NVIDIA_RATIO:g}x in this run"
+        else:
+            reach = f"so {NVIDIA_RATIO:g}x leaves {room:.0f} ns above it"
+        case.note += (f"; the Python floor is {ratio:.2f}x cuda.core, {reach}; cuda_core is "
+                      f"{ours.median_ns - py.median_ns:+.0f} ns above the Python floor")
 
 
 if __name__ == "__main__":
