@@ -174,7 +174,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         try:
             _explain_refusal(err, s, cfg, k)
         except CUDAError:  # a diagnosis query failed too: the launch's own error says more
-            raise make_driver_error(err, "launch(): cuLaunchKernelEx failed")  # no limit explains it from None
+            raise make_driver_error(err, "launch(): cuLaunchKernelEx failed") from None
 
 
 
