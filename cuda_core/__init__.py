@@ -5,7 +5,8 @@ and the first use of the GPU there raises one :class:`CUDAError` that names the 
 """
 
 from cuda_core._version import __version__
-from cuda_core._errors import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRTCError
+from cuda_core._errors import (CUDAError, CUDALaunchError, CUDAOutOfMemoryError, CUDAWarning,
+                               NVRTCError)
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
@@ -38,6 +39,7 @@ from cuda_core import graph, system, typing, utils
 __all__ = [
     "Buffer",
     "CUDAError",
+    "CUDALaunchError",
     "CUDAOutOfMemoryError",
     "CUDAWarning",
     "ComputeCapability",

@@ -12,7 +12,7 @@ import warnings
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUresult
 
-__all__ = ["CUDAError", "CUDAOutOfMemoryError", "NVRTCError", "CUDAWarning"]
+__all__ = ["CUDAError", "CUDALaunchError", "CUDAOutOfMemoryError", "NVRTCError", "CUDAWarning"]
 
 
 class CUDAError(Exception):
@@ -42,6 +42,15 @@ class CUDAError(Exception):
 
 class CUDAOutOfMemoryError(CUDAError, MemoryError):
     """CUDA ran out of memory (``CUDA_ERROR_OUT_OF_MEMORY``); also a :class:`MemoryError`."""
+
+
+class CUDALaunchError(CUDAError, ValueError):
+    """The driver refused a kernel launch because of its configuration or arguments: a block,
+    grid, cluster or dynamic shared memory size beyond a device or kernel limit, or a
+    cooperative grid that does not fit. It is a :class:`CUDAError` (``code`` and ``name`` are
+    the driver's, e.g. ``CUDA_ERROR_INVALID_VALUE``, which the message also shows) and a
+    :class:`ValueError`; the message names the limit crossed, with its value, where one is
+    found."""
 
 
 class NVRTCError(CUDAError):

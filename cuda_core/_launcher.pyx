@@ -27,7 +27,7 @@ from cuda_core._stream cimport Stream, as_stream
 
 import sys
 
-from cuda_core._errors import CUDAError
+from cuda_core._errors import CUDAError, CUDALaunchError
 
 
 cdef extern from "Python.h":
@@ -65,9 +65,10 @@ TypeError
     For a wrong argument count, an argument of unsupported type, or an argument whose
     size differs from the kernel's parameter (the message names the index, the type, its
     size and the expected size).
-ValueError
-    For a launch configuration the device or kernel cannot run; the message names the
-    limit.
+CUDALaunchError
+    For a launch configuration the device or kernel cannot run: the driver's refusal (its
+    error name, e.g. ``CUDA_ERROR_INVALID_VALUE``, is in the message and in ``name``) with the
+    limit that was crossed. It is both a :class:`CUDAError` and a :class:`ValueError`.
 CUDAError
     For any other refusal by the driver.
 """
@@ -173,8 +174,10 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     if err != CUDA_SUCCESS:
         try:
             _explain_refusal(err, s, cfg, k)
+        except CUDALaunchError:
+            raise
         except CUDAError:  # a diagnosis query failed too: the launch's own error says more
-            raise make_driver_error(err, "launch(): cuLaunchKernelEx failed") from None
+            raise _refusal(err, None) from None
 
 
 
@@ -233,6 +236,28 @@ cdef int _kernel_attr(Kernel k, cydriver.CUfunction_attribute attr, CUdevice dev
     return value
 
 
+# The codes with which the driver refuses a launch for its configuration or arguments: a
+# refusal with one of these is a CUDALaunchError even where no known limit explains it.
+cdef tuple _CONFIG_REFUSALS = (cydriver.CUDA_ERROR_INVALID_VALUE,
+                               cydriver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+                               cydriver.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                               cydriver.CUDA_ERROR_INVALID_CLUSTER_SIZE)
+
+
+cdef object _refusal(CUresult err, str why):
+    """The error for a refused launch: the driver's code, name and text, with ``why`` (the
+    limit crossed) first when it is known. A CUDALaunchError when ``why`` is known or the code
+    is one of the configuration refusals, else a CUDAError."""
+    driver = make_driver_error(err)
+    if why is None and <int>err not in _CONFIG_REFUSALS:
+        return make_driver_error(err, "launch(): cuLaunchKernelEx failed")
+    if why is None:
+        message = f"launch(): cuLaunchKernelEx refused the launch: {driver.args[0]}"
+    else:
+        message = f"launch(): {why} (cuLaunchKernelEx: {driver.args[0]})"
+    return CUDALaunchError(message, driver.code, driver.name, driver.explanation)
+
+
 cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) except -1:
     """The driver refused the launch: name the limit that was crossed, or raise its error."""
     cdef CUdevice dev = 0
@@ -246,20 +271,20 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
     threads = block[0] * block[1] * block[2]
     limit = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
     if threads > limit:
-        raise ValueError(f"launch(): LaunchConfig.block={block} has {threads} threads; device "
-                         f"{dev} allows at most {limit} per block")
+        raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; device "
+                             f"{dev} allows at most {limit} per block")
     for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)):
         limit = _attr(attr, dev)
         if block[i] > limit:
-            raise ValueError(f"launch(): LaunchConfig.block={block}: dimension {'xyz'[i]} is "
-                             f"{block[i]}; device {dev} allows at most {limit}")
+            raise _refusal(err, f"LaunchConfig.block={block}: dimension {'xyz'[i]} is "
+                                 f"{block[i]}; device {dev} allows at most {limit}")
     kernel_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
     if threads > kernel_limit:
-        raise ValueError(f"launch(): LaunchConfig.block={block} has {threads} threads; this "
-                         f"kernel can run at most {kernel_limit} per block on device {dev} "
-                         f"(its register or shared-memory use limits it)")
+        raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; this "
+                             f"kernel can run at most {kernel_limit} per block on device {dev} "
+                             f"(its register or shared-memory use limits it)")
     grid = (cfg._grid[0] * cfg._cluster[0], cfg._grid[1] * cfg._cluster[1],
             cfg._grid[2] * cfg._cluster[2])
     for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
@@ -267,29 +292,35 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)):
         limit = _attr(attr, dev)
         if grid[i] > limit:
-            raise ValueError(f"launch(): the grid has {grid[i]} blocks in dimension "
-                             f"{'xyz'[i]}; device {dev} allows at most {limit}")
+            raise _refusal(err, f"the grid has {grid[i]} blocks in dimension "
+                                 f"{'xyz'[i]}; device {dev} allows at most {limit}")
     if cfg._has_cluster:
         major = _attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
         if major < 9:
-            raise ValueError(f"launch(): LaunchConfig.cluster needs compute capability 9.0 or "
-                             f"newer; device {dev} is {major}."
-                             f"{_attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)}")
+            minor = _attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+            raise _refusal(err, f"LaunchConfig.cluster needs compute capability 9.0 or "
+                                 f"newer; device {dev} is {major}.{minor}")
     if cfg._shmem_size:
         smem_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   dev)
         if cfg._shmem_size > smem_limit:
             optin = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev)
             static = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, dev)
-            raise ValueError(
-                f"launch(): LaunchConfig.shmem_size={cfg._shmem_size} bytes exceeds this "
-                f"kernel's dynamic shared memory limit of {smem_limit} bytes on device {dev}. "
-                f"Raise the limit first: kernel.attributes.max_dynamic_shared_size_bytes = "
-                f"{cfg._shmem_size} (the device allows up to {optin - static} bytes for this "
-                f"kernel: {optin} opt-in minus {static} static)")
+            most = optin - static
+            if cfg._shmem_size <= most:
+                raise _refusal(err,
+                    f"LaunchConfig.shmem_size={cfg._shmem_size} bytes exceeds this kernel's "
+                    f"dynamic shared memory limit of {smem_limit} bytes on device {dev}. Raise "
+                    f"the limit first: kernel.attributes[{dev}].max_dynamic_shared_size_bytes "
+                    f"= {cfg._shmem_size} (device {dev} allows up to {most} bytes for this "
+                    f"kernel: {optin} opt-in minus {static} static)")
+            raise _refusal(err,
+                f"LaunchConfig.shmem_size={cfg._shmem_size} bytes is more dynamic shared "
+                f"memory than device {dev} can give this kernel: at most {most} bytes per "
+                f"block ({optin} opt-in minus {static} static)")
     if cfg._is_cooperative:
         if not _attr(cydriver.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev):
-            raise ValueError(f"launch(): device {dev} does not support cooperative launches")
+            raise _refusal(err, f"device {dev} does not support cooperative launches")
         if s._ctx is not None:  # the occupancy of a CUkernel is asked in the current context
             pushed = push_if_needed(s._ctx._handle)
         try:
@@ -301,9 +332,9 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
         sms = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
         total = grid[0] * grid[1] * grid[2]
         if total > blocks * sms:
-            raise ValueError(
-                f"launch(): a cooperative grid must fit on the device at once: {total} blocks "
+            raise _refusal(err,
+                f"a cooperative grid must fit on the device at once: {total} blocks "
                 f"requested, but at most {blocks * sms} fit on device {dev} ({blocks} per "
                 f"multiprocessor x {sms} multiprocessors for this kernel, block and shared "
                 f"memory size)")
-    raise make_driver_error(err, "launch(): cuLaunchKernelEx failed")
+    raise _refusal(err, None)
