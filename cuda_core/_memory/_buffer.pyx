@@ -145,15 +145,17 @@ cdef int sync_context(CUcontext ctx) except -1:
     return HANDLE_RETURN(err)
 
 
-cdef void _warn_failed_free(object buf, object exc) noexcept:
+cdef void _warn_failed_free(Buffer buf, object exc) noexcept:
     """A free that failed on a finalizer path: a CUDAWarning, never an exception. Silent once
-    the interpreter is finalizing or the driver has shut down."""
+    the interpreter is finalizing or the driver has shut down. The buffer is named by its
+    pointer and size (it is already marked closed, which its repr would say instead)."""
     try:
         if sys.is_finalizing():
             return
         if isinstance(exc, CUDAError) and exc.code == cydriver.CUDA_ERROR_DEINITIALIZED:
             return
-        warnings.warn(f"freeing {buf!r} failed during cleanup: {type(exc).__name__}: {exc}",
+        warnings.warn(f"freeing {type(buf).__name__} ptr=0x{buf._ptr:x} size={buf._size} "
+                      f"failed during cleanup: {type(exc).__name__}: {exc}",
                       CUDAWarning, stacklevel=2)
     except BaseException:
         pass
