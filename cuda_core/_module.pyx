@@ -9,6 +9,7 @@ one load serves every device and context.
 
 import operator
 import os
+import sys
 import threading
 from collections import namedtuple
 
@@ -799,6 +800,22 @@ cdef size_t _b2d_trampoline(int block_size) noexcept with gil:
         return 0
 
 
+cdef size_t _b2d_function_address(object wrapper) except? 0:
+    """The C function a ``cuda.bindings.driver.CUoccupancyB2DSize`` stands for.
+
+    The wrapper is made in one of two ways. ``CUoccupancyB2DSize(_ptr=address)``, the form
+    cuda.core documents, wraps the function's own address: ``getPtr()`` returns it, while
+    ``int()`` would read the 8 bytes of machine code stored there. ``CUoccupancyB2DSize(address)``
+    stores the address in the wrapper's own memory: ``int()`` returns it, while ``getPtr()``
+    points into the wrapper. Which one it is shows from where ``getPtr()`` points.
+    """
+    cdef size_t where = <size_t>wrapper.getPtr()
+    cdef size_t start = <size_t>id(wrapper)
+    if start <= where < start + <size_t>sys.getsizeof(wrapper):
+        return <size_t>int(wrapper)
+    return where
+
+
 cdef tuple _dim3(object value, str what):
     if type(value) is not bool and isinstance(value, int):
         value = (value,)
@@ -894,8 +911,11 @@ cdef class KernelOccupancy:
         dynamic_shared_memory_needed : int, callable or cuda.bindings.driver.CUoccupancyB2DSize
             Dynamic shared memory per block in bytes; or a Python callable taking a block size
             and returning the bytes it needs (called by the driver during the query, on this
-            thread; an exception it raises is re-raised here); or a C function pointer as a
-            ``CUoccupancyB2DSize``.
+            thread; an exception it raises is re-raised here); or a C function
+            ``size_t f(int block_size)`` as a ``CUoccupancyB2DSize``, made from its address
+            with ``CUoccupancyB2DSize(_ptr=address)`` (as for cuda.core) or
+            ``CUoccupancyB2DSize(address)``. The driver calls a C function with the GIL
+            released; a ctypes callback takes the GIL itself.
         block_size_limit : int
             The largest block size the kernel is designed for; 0 for no limit.
 
@@ -915,7 +935,7 @@ cdef class KernelOccupancy:
         cdef CUresult err
         need = dynamic_shared_memory_needed
         if isinstance(need, _driver_py.CUoccupancyB2DSize):
-            fn = <cydriver.CUoccupancyB2DSize><size_t>int(need)
+            fn = <cydriver.CUoccupancyB2DSize><size_t>_b2d_function_address(need)
             if fn == NULL:
                 raise ValueError("dynamic_shared_memory_needed: the CUoccupancyB2DSize is NULL")
         elif type(need) is not bool and isinstance(need, int):

@@ -3,6 +3,7 @@ occupancy and argument layout (GPU)."""
 
 import ctypes
 import gc
+import json
 import os
 import pickle
 import types
@@ -389,6 +390,56 @@ def test_occupancy_with_a_block_size_dependent_shared_memory(module):
         occ.max_potential_block_size("64", 0)
     with pytest.raises(ValueError, match="block_size"):
         occ.max_active_blocks_per_multiprocessor(0, 0)
+
+
+# A C callback passed as cuda.bindings' CUoccupancyB2DSize, in both spellings of the wrapper,
+# against the driver's own answer (libcuda called through ctypes with the same callback). Run in
+# a child: reading the wrapper wrongly makes the driver call garbage, which kills the process.
+_C_CALLBACK_OCCUPANCY = r"""
+import ctypes, json
+from cuda.bindings import driver
+from cuda_core import Device, Program, ProgramOptions
+
+dev = Device(0)
+dev.set_current()
+src = 'extern "C" __global__ void k(float* p) { extern __shared__ float s[]; ' \
+      's[threadIdx.x] = p[threadIdx.x]; __syncthreads(); p[threadIdx.x] = s[threadIdx.x] * 2; }'
+kernel = Program(src, "c++", ProgramOptions(arch="sm_" + dev.arch)).compile("cubin") \
+    .get_kernel("k")
+asked = []
+
+def per_block(block_size):
+    asked.append(block_size)
+    return 66 * block_size  # bytes of dynamic shared memory a block of that size needs
+
+B2D = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_int)
+callback = B2D(per_block)
+address = ctypes.cast(callback, ctypes.c_void_p).value
+
+cuda = ctypes.CDLL("libcuda.so.1")
+grid, block = ctypes.c_int(), ctypes.c_int()
+err = cuda.cuOccupancyMaxPotentialBlockSize(ctypes.byref(grid), ctypes.byref(block),
+                                            ctypes.c_void_p(int(kernel.handle)), callback,
+                                            ctypes.c_size_t(0), ctypes.c_int(512))
+assert err == 0, err
+occ = kernel.occupancy
+by_ptr = occ.max_potential_block_size(driver.CUoccupancyB2DSize(_ptr=address), 512)
+called = len(asked)
+by_value = occ.max_potential_block_size(driver.CUoccupancyB2DSize(address), 512)
+print(json.dumps({"driver": [grid.value, block.value], "by_ptr": list(by_ptr),
+                  "by_value": list(by_value), "called": called}))
+"""
+
+
+@pytest.mark.gpu
+def test_occupancy_with_a_c_callback_matches_the_driver():
+    result = run_python(_C_CALLBACK_OCCUPANCY)
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    assert got["driver"][1] > 0
+    assert got["by_ptr"] == got["driver"]
+    assert got["by_value"] == got["driver"]
+    assert got["called"] > 0  # the driver really called the C function through our call
 
 
 @pytest.mark.gpu
