@@ -25,6 +25,16 @@ __all__ = ["Context"]
 _primary_lock = threading.Lock()
 cdef dict _primary = {}  # device ordinal -> Context, process-wide
 
+# The same primary contexts' handles by ordinal, for C code that maps the current context to a
+# device without Python (a launch on an unbound default stream). Each slot is written once,
+# under _primary_lock, from NULL to a handle the process keeps until exit, and
+# _primary_slots only grows: a reader racing with a write sees NULL (or the old count) and
+# takes the slow path, which gives the same answer.
+cdef enum:
+    _PRIMARY_SLOTS = 64
+cdef CUcontext _primary_handles[_PRIMARY_SLOTS]
+cdef int _primary_slots = 0
+
 
 cdef class Context:
     """A CUDA context. Not constructible: use :attr:`Device.context`.
@@ -89,6 +99,7 @@ cdef Context _new_context(CUcontext handle, int device_id, bint is_primary):
 
 cdef Context primary_context(int device_id):
     """The device's primary context, retained on first request (the driver is initialized)."""
+    global _primary_slots
     cdef Context ctx = _primary.get(device_id)
     cdef CUcontext handle = NULL
     cdef CUdevice dev
@@ -101,14 +112,51 @@ cdef Context primary_context(int device_id):
             HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
             ctx = _new_context(handle, device_id, True)
             _primary[device_id] = ctx
+            if device_id < _PRIMARY_SLOTS:
+                _primary_handles[device_id] = handle
+                if device_id >= _primary_slots:
+                    _primary_slots = device_id + 1
     return ctx
+
+
+cdef int primary_ordinal(CUcontext handle) noexcept nogil:
+    """The ordinal of the device whose primary context (retained here) is ``handle``, else -1.
+    A few compares: no Python, no driver call."""
+    cdef int i
+    for i in range(_primary_slots):
+        if _primary_handles[i] == handle:
+            return i
+    return -1
+
+
+cdef int adopt_primary(CUcontext current) except -2:
+    """As :func:`primary_ordinal` for ``current``, the calling thread's current context, also
+    when it is a primary context that another library made active: it is retained here from
+    then on, so the next look-up is the fast one. -1 for a context that is not a primary one;
+    an inactive primary is never created."""
+    cdef CUdevice dev = 0
+    cdef unsigned int flags = 0
+    cdef int active = 0
+    cdef int ordinal = primary_ordinal(current)
+    if ordinal >= 0 or current == NULL:
+        return ordinal
+    HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+    if dev < _primary_slots and _primary_handles[dev] != NULL:
+        return -1  # that device's primary is known, and it is not this context
+    HANDLE_RETURN(cydriver.cuDevicePrimaryCtxGetState(dev, &flags, &active))
+    if active and primary_context(<int>dev)._handle == current:
+        return <int>dev
+    return -1
 
 
 cdef Context context_from_handle(CUcontext handle):
     """The Context object for a raw handle: the known primary one, or a new non-owning view."""
     cdef CUdevice dev = 0
     cdef CUcontext popped
-    for ctx in _primary.values():
+    cdef int ordinal = primary_ordinal(handle)
+    if ordinal >= 0:
+        return _primary[ordinal]
+    for ctx in _primary.values():  # ordinals beyond the C table
         if (<Context>ctx)._handle == handle:
             return ctx
     cdef unsigned int flags = 0

@@ -1,6 +1,7 @@
-from cuda.bindings.cydriver cimport CUfunction, CUkernel, CUlibrary
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUfunction, CUkernel, CUlibrary
 
-from cuda_core._context cimport Context
+from cuda_core._context cimport Context, primary_ordinal
 
 
 cdef class ObjectCode:
@@ -44,6 +45,7 @@ cdef class Kernel:
 
     cdef int _load_param_info(self) except -1
     cdef CUfunction _launch_function(self, Context ctx) except? NULL
+    cdef CUfunction _current_function(self, CUcontext current) except? NULL
 
 
 cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets,
@@ -61,8 +63,20 @@ cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets
 cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) except? NULL:
     """The handle a launch in ``ctx`` passes to the driver: the kernel's CUfunction kept for a
     primary context (a compare and a load), else ``kernel._launch_function(ctx)``, which looks
-    it up and keeps it, or gives the CUkernel for a context that is not primary."""
-    if (ctx is not None and ctx._is_primary and ctx._device_id < kernel._num_functions
+    it up and keeps it, or gives the CUkernel for a context that is not primary. ``ctx`` None
+    (the unbound default streams, which the driver resolves against the calling thread's
+    current context): the CUfunction kept for the current context when it is a primary one,
+    for one ``cuCtxGetCurrent`` and a few compares."""
+    cdef CUcontext current = NULL
+    cdef int ordinal
+    if ctx is None:
+        if cydriver.cuCtxGetCurrent(&current) == cydriver.CUDA_SUCCESS and current != NULL:
+            ordinal = primary_ordinal(current)
+            if (0 <= ordinal < kernel._num_functions
+                    and kernel._functions[ordinal] != NULL):
+                return kernel._functions[ordinal]
+        return kernel._current_function(current)
+    if (ctx._is_primary and ctx._device_id < kernel._num_functions
             and kernel._functions[ctx._device_id] != NULL):
         return kernel._functions[ctx._device_id]
     return kernel._launch_function(ctx)

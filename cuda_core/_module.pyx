@@ -23,7 +23,8 @@ from cuda.bindings.cydriver cimport (CUDA_SUCCESS, CUdevice, CUfunction, CUkerne
                                      CUlaunchAttribute, CUlaunchConfig, CUlibrary, CUmodule,
                                      CUresult)
 
-from cuda_core._context cimport Context, pop_pushed, push_if_needed
+from cuda_core._context cimport (Context, adopt_primary, pop_pushed, primary_context,
+                                 push_if_needed)
 from cuda_core._driver cimport device_count, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, warn_cleanup
 from cuda_core._stream cimport Stream, as_stream
@@ -572,6 +573,16 @@ cdef class Kernel:
         if ctx._device_id < self._num_functions:
             self._functions[ctx._device_id] = func
         return func
+
+    cdef CUfunction _current_function(self, CUcontext current) except? NULL:
+        """The slow half of ``kernel_function`` for the unbound default streams: ``current``
+        is the calling thread's current context (NULL for none). A primary one, also one made
+        active by another library, gets its CUfunction looked up and kept; any other context
+        gets the CUkernel, which the driver resolves at each launch."""
+        cdef int ordinal = adopt_primary(current)
+        if ordinal >= 0:
+            return self._launch_function(primary_context(ordinal))
+        return self._launch_function(None)
 
     @property
     def num_arguments(self):

@@ -2,6 +2,7 @@
 
 import ctypes
 import gc
+import json
 import os
 import struct
 import sys
@@ -10,9 +11,10 @@ import threading
 import numpy as np
 import pytest
 
-from helpers import cuda_include_dir
-from cuda_core import (Device, LaunchConfig, LEGACY_DEFAULT_STREAM, Program, ProgramOptions,
-                       launch)
+from helpers import cuda_include_dir, run_python
+from cuda_core import (CUDAError, CUDALaunchError, Device, LaunchConfig, LEGACY_DEFAULT_STREAM,
+                       PER_THREAD_DEFAULT_STREAM, Program, ProgramOptions, Stream, launch)
+from cuda_core._launcher import _launch_handle
 
 
 # -- CPU ---------------------------------------------------------------------------------------
@@ -246,7 +248,8 @@ def test_cooperative_launch_grid_wide_sync(dev, stream):
     assert np.frombuffer(seen.read(), np.uint32).tolist() == [blocks] * blocks
     per_sm = kernel.occupancy.max_active_blocks_per_multiprocessor(64, 0)
     limit = per_sm * dev.properties.multiprocessor_count
-    with pytest.raises(ValueError, match=f"{limit + 1} blocks requested, but at most {limit}"):
+    with pytest.raises(CUDALaunchError, match=f"{limit + 1} blocks requested, but at most "
+                                              f"{limit}.*CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"):
         launch(stream, LaunchConfig(grid=limit + 1, block=64, is_cooperative=True), kernel,
                counter.ptr, seen.ptr)
     counter.free()
@@ -292,8 +295,9 @@ def test_launch_limits_are_explained(dev, stream, echo_module):
     with pytest.raises(ValueError, match="blocks in dimension y; device 0 allows at most 65535"):
         launch(stream, LaunchConfig(grid=(1, 70000), block=1), kernel, *args)
     too_much = dev.properties.max_shared_memory_per_block + 1024
-    with pytest.raises(ValueError, match="shmem_size=.*exceeds this kernel's dynamic shared "
-                                         "memory limit.*max_dynamic_shared_size_bytes"):
+    with pytest.raises(ValueError, match=r"shmem_size=.*exceeds this kernel's dynamic shared "
+                                         r"memory limit.*Raise the limit first: "
+                                         r"kernel.attributes\[0\].max_dynamic_shared_size_bytes"):
         launch(stream, LaunchConfig(grid=1, block=1, shmem_size=too_much), kernel, *args)
     # Following the hint makes the same launch work.
     kernel.attributes.max_dynamic_shared_size_bytes = too_much
@@ -304,6 +308,124 @@ def test_launch_limits_are_explained(dev, stream, echo_module):
         kernel.attributes.max_dynamic_shared_size_bytes = 1.5
     stream.sync()
     out.free()
+
+
+BOUNDED = r"""
+extern "C" __global__ void __launch_bounds__(64) bounded(int* out) { out[threadIdx.x] = 1; }
+"""
+
+
+@pytest.mark.gpu
+def test_launch_refusals_are_cuda_errors_and_value_errors(dev, stream, echo_module):
+    """A refusal is one class that code written for cuda.core (which catches CUDAError and
+    matches the driver's error name) and code that catches ValueError both handle."""
+    out = DeviceBytes(256)
+    kernel = echo_module.get_kernel("echo<int>")
+    limit = dev.properties.max_threads_per_block
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE") as info:
+        launch(stream, LaunchConfig(grid=1, block=limit * 2), kernel, np.int32(1), out.ptr)
+    err = info.value
+    assert isinstance(err, CUDALaunchError) and isinstance(err, ValueError)
+    assert err.name == "CUDA_ERROR_INVALID_VALUE"
+    assert err.code == int(driver.CUresult.CUDA_ERROR_INVALID_VALUE)
+    assert f"has {limit * 2} threads; device 0 allows at most {limit} per block" in str(err)
+    # numba-cuda's own test: a block beyond the kernel's launch bound.
+    bounded = compile_kernels(dev, BOUNDED).get_kernel("bounded")
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE") as info:
+        launch(stream, LaunchConfig(grid=1, block=128), bounded, out.ptr)
+    assert isinstance(info.value, ValueError)
+    assert "this kernel can run at most 64 per block on device 0" in str(info.value)
+    # The stream still works after refusals: they queue nothing.
+    launch(stream, LaunchConfig(grid=1, block=64), bounded, out.ptr)
+    stream.sync()
+    assert np.frombuffer(out.read(), np.int32)[:64].tolist() == [1] * 64
+    out.free()
+
+
+@pytest.mark.gpu
+def test_shared_memory_advice_only_where_it_can_work(dev, stream, echo_module):
+    kernel = echo_module.get_kernel("echo<int>")
+    out = DeviceBytes(4)
+    optin = dev.properties.max_shared_memory_per_block_optin
+    static = kernel.attributes.shared_size_bytes
+    with pytest.raises(CUDALaunchError) as info:
+        launch(stream, LaunchConfig(grid=1, block=1, shmem_size=2**31), kernel, np.int32(1),
+               out.ptr)
+    message = str(info.value)
+    assert "Raise the limit" not in message and "= 2147483648" not in message
+    assert (f"more dynamic shared memory than device 0 can give this kernel: at most "
+            f"{optin - static} bytes per block") in message
+    assert "CUDA_ERROR_INVALID_VALUE" in message
+    launch(stream, LaunchConfig(grid=1, block=1), kernel, np.int32(3), out.ptr)
+    stream.sync()
+    assert out.read() == struct.pack("<i", 3)
+    out.free()
+
+
+@pytest.mark.gpu
+def test_default_streams_launch_the_current_primary_contexts_function(dev, stream, echo_module):
+    """The unbound default streams resolve against the current context: when that is a primary
+    context, launch() passes the kernel's CUfunction there, as for a stream of that context,
+    not the CUkernel (which the driver would resolve at each launch)."""
+    kernel = echo_module.get_kernel("echo<int>")
+    function = _launch_handle(stream, kernel)
+    assert function != int(kernel.handle)
+    for s in (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream.from_handle(0),
+              Stream.from_handle(2), dev.default_stream,
+              Stream.from_handle(int(stream.handle))):
+        assert _launch_handle(s, kernel) == function, s
+    out = DeviceBytes(4)
+    for value, s in enumerate((Stream.from_handle(0), PER_THREAD_DEFAULT_STREAM)):
+        launch(s, LaunchConfig(grid=1, block=1), kernel, np.int32(40 + value), out.ptr)
+        s.sync()
+        assert out.read() == struct.pack("<i", 40 + value)
+    out.free()
+
+
+# The primary context made current by another library (here cuda.bindings directly), before
+# cuda_core ever retained it: a launch on the legacy default stream adopts it and passes the
+# kernel's CUfunction of that context.
+_FOREIGN_PRIMARY = r"""
+import json, struct
+import numpy as np
+from cuda.bindings import driver
+
+def ok(result):
+    assert int(result[0]) == 0, result
+    return result[1] if len(result) == 2 else None
+
+ok(driver.cuInit(0))
+cudev = ok(driver.cuDeviceGet(0))
+ctx = ok(driver.cuDevicePrimaryCtxRetain(cudev))
+ok(driver.cuCtxSetCurrent(ctx))
+attr = driver.CUdevice_attribute
+major = ok(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cudev))
+minor = ok(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cudev))
+
+from cuda_core import LEGACY_DEFAULT_STREAM, LaunchConfig, Program, ProgramOptions, launch
+from cuda_core._launcher import _launch_handle
+
+src = 'extern "C" __global__ void put(int* p, int v) { *p = v; }'
+kernel = Program(src, "c++", ProgramOptions(arch=f"sm_{major}{minor}")).compile("cubin")     .get_kernel("put")
+out = ok(driver.cuMemAlloc(4))
+launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), kernel, int(out), np.int32(77))
+ok(driver.cuCtxSynchronize())
+host = bytearray(4)
+ok(driver.cuMemcpyDtoH(host, out, 4) + (None,))
+expected = int(ok(driver.cuKernelGetFunction(driver.CUkernel(int(kernel.handle)))))
+print(json.dumps({"value": struct.unpack("<i", bytes(host))[0],
+                  "handle": _launch_handle(LEGACY_DEFAULT_STREAM, kernel),
+                  "function": expected, "kernel": int(kernel.handle)}))
+"""
+
+
+@pytest.mark.gpu
+def test_default_stream_adopts_a_primary_context_made_current_elsewhere():
+    result = run_python(_FOREIGN_PRIMARY)
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    assert got["value"] == 77
+    assert got["handle"] == got["function"] != got["kernel"]
 
 
 @pytest.mark.gpu
