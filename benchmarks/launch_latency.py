@@ -85,6 +85,16 @@ extern "C" __global__ void four_args(const float* x, const float* y, float* out,
     o[3] = n;
 }
 
+extern "C" __global__ void seven_args(unsigned long long* out, unsigned long long a1,
+                                      unsigned long long a2, unsigned long long a3,
+                                      unsigned long long a4, unsigned long long a5,
+                                      unsigned long long a6)
+{
+    if (a6 == 0) return;
+    out[0] = reinterpret_cast<unsigned long long>(out);
+    out[1] = a1; out[2] = a2; out[3] = a3; out[4] = a4; out[5] = a5; out[6] = a6;
+}
+
 extern "C" __global__ void sixteen_args(const float* p0, const float* p1, const float* p2,
                                         const float* p3, const float* p4, const float* p5,
                                         const float* p6, float* out,
@@ -119,10 +129,11 @@ class Variant:
     pointers: int
     ints: bool = False        # pointers as Python ints instead of the API's buffers/arrays
     new_config: bool = False  # a new LaunchConfig inside the timed statement
+    stream: str = "created"   # the stream launched on: a key of STREAM_KINDS
 
     @property
     def nargs(self) -> int:
-        return {"empty": 0, "four_args": 4, "sixteen_args": 16}[self.kernel]
+        return {"empty": 0, "four_args": 4, "seven_args": 7, "sixteen_args": 16}[self.kernel]
 
 
 EMPTY = Variant("empty", 0)
@@ -132,12 +143,28 @@ MIX16 = Variant("sixteen_args", 8)
 CFG4 = Variant("four_args", 3, new_config=True)
 GRAPH = BUF4  # the graph holds one four_args launch, captured with the writing arguments
 
+# The streams a launch may go to besides one the library created (cases 7-12). Each library
+# makes its own with the same public calls; the C floor launches on the same handle, so its
+# time includes what the driver itself charges for that kind of stream.
+STREAM_KINDS = {
+    "from_handle": "Stream.from_handle(address of a created stream)",
+    "foreign": "Device.create_stream(obj), obj a __cuda_stream__ object over a created stream",
+    "legacy": "Stream.from_handle(0): the legacy default stream, as numba-cuda launches",
+    "legacy_constant": "LEGACY_DEFAULT_STREAM",
+    "per_thread": "PER_THREAD_DEFAULT_STREAM",
+    "device_default": "Device.default_stream (the legacy default stream, bound to the device)",
+}
+WRAPPED = {kind: Variant("four_args", 3, stream=kind) for kind in STREAM_KINDS}
+NUMBA7 = Variant("seven_args", 1, ints=True, stream="legacy")  # 7 ints on Stream.from_handle(0)
+
 
 def _scalars(v: Variant, verify: bool) -> tuple:
     import numpy as np
 
     if v.kernel == "four_args":
         return (np.uint64(MARK if verify else 0),)
+    if v.kernel == "seven_args":  # Python ints, as numba-cuda passes its scalars
+        return (1, 2, 3, 4, 5, MARK if verify else 0)
     if v.kernel == "sixteen_args":
         return tuple(np.float32(i + 1) for i in range(7)) + (np.float32(8 if verify else 0),)
     return ()
@@ -151,7 +178,8 @@ def _args(v: Variant, pointers, verify: bool) -> tuple:
 def _ctypes_args(v: Variant, ptrs: list[int], verify: bool) -> tuple[tuple, tuple]:
     """The same arguments as plain Python values and their ctypes types (raw bindings)."""
     values = tuple(ptrs) + tuple(s.item() for s in _scalars(v, verify))
-    scalar = {"four_args": ctypes.c_uint64, "sixteen_args": ctypes.c_float}.get(v.kernel)
+    scalar = {"four_args": ctypes.c_uint64, "seven_args": ctypes.c_uint64,
+              "sixteen_args": ctypes.c_float}.get(v.kernel)
     types = (ctypes.c_void_p,) * len(ptrs) + (scalar,) * (len(values) - len(ptrs))
     return values, types
 
@@ -160,6 +188,8 @@ def _expected(v: Variant, ptrs: list[int]) -> bytes:
     """What a verification launch writes into the last pointer."""
     if v.kernel == "four_args":
         return struct.pack("<4Q", *ptrs[:3], MARK)
+    if v.kernel == "seven_args":
+        return struct.pack("<7Q", ptrs[0], 1, 2, 3, 4, 5, MARK)
     return struct.pack("<8Q8f", *ptrs[:8], *[float(i + 1) for i in range(8)])
 
 
@@ -224,7 +254,7 @@ def _prove(v: Variant, ptrs: list[int], launch_once, sync) -> None:
     sync()
     got = _read(ptrs[-1], len(want))
     if got != want:
-        fmt = "<4Q" if v.kernel == "four_args" else "<8Q8f"
+        fmt = {"four_args": "<4Q", "seven_args": "<7Q"}.get(v.kernel, "<8Q8f")
         raise RuntimeError(f"verification launch of {v.kernel}: the kernel received "
                            f"{struct.unpack(fmt, got)}, expected {struct.unpack(fmt, want)}")
 
@@ -398,6 +428,27 @@ class _Core:
             _COMPILED[self.module] = obj
         return obj.get_kernel(name)
 
+    def launch_stream(self, kind: str):
+        """The stream a case of ``kind`` launches on (see STREAM_KINDS), made with this
+        library's public API; a created stream of this adapter stands behind the wrapping
+        kinds."""
+        mod, s = self.mod, self.s
+        if kind == "created":
+            return s
+        if kind == "from_handle":
+            return mod.Stream.from_handle(int(s.handle))
+        if kind == "foreign":
+            return self.dev.create_stream(_ForeignStream(int(s.handle)))
+        if kind == "legacy":
+            return mod.Stream.from_handle(0)
+        if kind == "legacy_constant":
+            return mod.LEGACY_DEFAULT_STREAM
+        if kind == "per_thread":
+            return mod.PER_THREAD_DEFAULT_STREAM
+        if kind == "device_default":
+            return self.dev.default_stream
+        raise ValueError(f"unknown stream kind {kind!r}")
+
     def allocate(self, count: int):
         bufs = [self.dev.allocate(OUT_BYTES, stream=self.s) for _ in range(count)]
         self.buffers += bufs
@@ -417,6 +468,16 @@ class _Core:
             self.s.close()
 
 
+class _ForeignStream:
+    """Another library's stream object: only the ``__cuda_stream__`` protocol."""
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __cuda_stream__(self):
+        return (0, self.address)
+
+
 def _core_prove_path(core: _Core) -> None:
     """The empty kernel writes nothing: prove this package's launch with four_args."""
     bufs, ptrs = core.allocate(3)
@@ -433,7 +494,8 @@ def _core_setup(module: str, v: Variant):
         k = core.kernel(v.kernel)
         bufs, ptrs = core.allocate(v.pointers)
         pointers = ptrs if v.ints else bufs
-        LaunchConfig, launch, s = core.LaunchConfig, core.launch, core.s
+        LaunchConfig, launch = core.LaunchConfig, core.launch
+        s = core.launch_stream(v.stream)
 
         def once():
             cfg = LaunchConfig(grid=1, block=1) if v.new_config else core.cfg
@@ -484,25 +546,26 @@ ONE = (1, 1, 1)
 
 
 def _floor_prepare(core: _Core, v: Variant):
-    """What the floors launch for ``v``: our stream's handle, the handle launch() passes for the
-    kernel, and the kernel's buffers, the path proved first with the C loop (writing
-    arguments read back)."""
+    """What the floors launch for ``v``: the handle of the case's stream (our stream, or the
+    default-stream handle), the handle launch() passes for the kernel on it, and the kernel's
+    buffers, the path proved first with the C loop (writing arguments read back)."""
     from cuda_core import _bench_floor
     from cuda_core._kernel_args import _packed_arguments
     from cuda_core._launcher import _launch_handle
 
-    sh = int(core.s.handle)
+    stream = core.launch_stream(v.stream)
+    sh = int(stream.handle)
     if v.kernel == "empty":
         bufs, ptrs = core.allocate(3)
-        k4 = _launch_handle(core.s, core.kernel("four_args"))
+        k4 = _launch_handle(stream, core.kernel("four_args"))
         packed = _packed_arguments(*_args(BUF4, bufs, True))
         _prove(BUF4, ptrs, lambda: _bench_floor.launch_loop(sh, k4, ONE, ONE, packed, 1),
-               core.s.sync)
-    kh = _launch_handle(core.s, core.kernel(v.kernel))
+               stream.sync)
+    kh = _launch_handle(stream, core.kernel(v.kernel))
     bufs, ptrs = core.allocate(v.pointers)
-    packed = _packed_arguments(*_args(v, bufs, True))
-    _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1), core.s.sync)
-    return sh, kh, bufs, ptrs
+    packed = _packed_arguments(*_args(v, ptrs if v.ints else bufs, True))
+    _prove(v, ptrs, lambda: _bench_floor.launch_loop(sh, kh, ONE, ONE, packed, 1), stream.sync)
+    return sh, kh, bufs, ptrs, stream
 
 
 def _floor_setup(v: Variant):
@@ -511,13 +574,13 @@ def _floor_setup(v: Variant):
 
     core = _Core(OURS)
     try:
-        sh, kh, bufs, _ = _floor_prepare(core, v)
-        timed_args = _packed_arguments(*_args(v, bufs, False))
+        sh, kh, bufs, ptrs, stream = _floor_prepare(core, v)
+        timed_args = _packed_arguments(*_args(v, ptrs if v.ints else bufs, False))
 
         def run(n: int) -> int:
             return _bench_floor.launch_loop(sh, kh, ONE, ONE, timed_args, n)
 
-        return Prepared(run, cleanup=core.close, after_sample=core.s.sync)
+        return Prepared(run, cleanup=core.close, after_sample=stream.sync)
     except BaseException:
         _quietly(core.close)
         raise
@@ -532,16 +595,16 @@ def _python_floor_setup(v: Variant):
 
     core = _Core(OURS)
     try:
-        sh, kh, bufs, ptrs = _floor_prepare(core, v)
-        proof = _bench_floor.python_floor(sh, kh, ONE, ONE,
-                                          _packed_arguments(*_args(v, bufs, True)))
-        _prove(v, ptrs, proof, core.s.sync)
-        timed = _bench_floor.python_floor(sh, kh, ONE, ONE,
-                                          _packed_arguments(*_args(v, bufs, False)))
+        sh, kh, bufs, ptrs, stream = _floor_prepare(core, v)
         pointers = ptrs if v.ints else bufs
-        names = {"launch": timed, "s": core.s, "cfg": core.cfg, "k": core.kernel(v.kernel)}
+        proof = _bench_floor.python_floor(sh, kh, ONE, ONE,
+                                          _packed_arguments(*_args(v, pointers, True)))
+        _prove(v, ptrs, proof, stream.sync)
+        timed = _bench_floor.python_floor(sh, kh, ONE, ONE,
+                                          _packed_arguments(*_args(v, pointers, False)))
+        names = {"launch": timed, "s": stream, "cfg": core.cfg, "k": core.kernel(v.kernel)}
         names.update(_names(_args(v, pointers, False)))
-        return Prepared(names, cleanup=core.close, after_sample=core.s.sync)
+        return Prepared(names, cleanup=core.close, after_sample=stream.sync)
     except BaseException:
         _quietly(core.close)
         raise
@@ -698,7 +761,27 @@ C_INT4 = "#3 4 args (3 ints + uint64)"
 C_MIX16 = "#4 16 args (8 Buffers + 8 float32)"
 C_CFG4 = "#5 4 args + new LaunchConfig"
 C_GRAPH = "#6 graph replay (1 node)"
-FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4)
+C_WRAPPED = {
+    "from_handle": "#7 case 2 on Stream.from_handle(created)",
+    "foreign": "#8 case 2 on create_stream(__cuda_stream__ obj)",
+    "legacy": "#9 case 2 on Stream.from_handle(0)",
+    "legacy_constant": "#10 case 2 on LEGACY_DEFAULT_STREAM",
+    "per_thread": "#11 case 2 on PER_THREAD_DEFAULT_STREAM",
+    "device_default": "#12 case 2 on Device.default_stream",
+}
+C_NUMBA7 = "#13 7 ints on Stream.from_handle(0)"
+WRAPPED_CASES = tuple(C_WRAPPED.values()) + (C_NUMBA7,)
+FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4) + WRAPPED_CASES
+
+
+def _wrapped_contenders(v: Variant) -> list[Contender]:
+    """ours, cuda.core and the C floor, each on its own stream of kind ``v.stream``."""
+    return [
+        Contender(OURS, setup=lambda: _core_setup(OURS, v), stmt=_core_stmt(v)),
+        Contender(NVIDIA, setup=lambda: _core_setup(NVIDIA, v), stmt=_core_stmt(v),
+                  requires=("cuda.core",)),
+        Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True),
+    ]
 
 
 def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
@@ -752,6 +835,16 @@ def make_cases(max_launches: int) -> list[Case]:
         ], "an uploaded executable graph of one four_args launch (writing 32 bytes), "
            "captured by each library from its own stream; raw and C: cuStreamBeginCapture + "
            "cuLaunchKernel, replayed with cuGraphLaunch"),
+    ] + [
+        case(C_WRAPPED[kind], _wrapped_contenders(WRAPPED[kind]),
+             f"case 2 on {STREAM_KINDS[kind]}, made by each library with its own API; the C "
+             f"floor launches on the same handle, so it includes what the driver charges for "
+             f"that kind of stream")
+        for kind in STREAM_KINDS
+    ] + [
+        case(C_NUMBA7, _wrapped_contenders(NUMBA7),
+             "seven_args(out, a1..a6): 7 Python ints (a pointer and six unsigned long long), "
+             "on Stream.from_handle(0), as numba-cuda launches on cuda.core"),
     ]
 
 
@@ -798,7 +891,30 @@ def main(argv=None) -> int:
                               "cuda.core's",
                        meta=meta, targets=targets, floor_ratio=True)
     _note_reach(report)
+    _note_wrapped(report)
     return finish(report, args)
+
+
+def _note_wrapped(report) -> None:
+    """For each wrapped-stream case: what ours adds above the C floor on that stream, beside
+    what it adds above the C floor on a created stream (case 2). The floor on a stream includes
+    what the driver charges for its kind, so equal additions mean the wrapper costs nothing."""
+    created = next((c for c in report.cases if c.name == C_BUF4), None)
+    base = None
+    if created is not None:
+        ours, floor = created.get(OURS), created.get(FLOOR)
+        if ours is not None and floor is not None and ours.ok and floor.ok:
+            base = ours.median_ns - floor.median_ns
+    for case in report.cases:
+        if case.name not in WRAPPED_CASES:
+            continue
+        ours, floor = case.get(OURS), case.get(FLOOR)
+        if not all(c is not None and c.ok for c in (ours, floor)):
+            continue
+        extra = ours.median_ns - floor.median_ns
+        case.note += f"; cuda_core adds {extra:+.0f} ns above the C floor on this stream"
+        if base is not None and case.name != C_NUMBA7:
+            case.note += f" (case 2, a created stream: {base:+.0f} ns)"
 
 
 def _note_reach(report) -> None:
