@@ -362,26 +362,6 @@ def test_shared_memory_advice_only_where_it_can_work(dev, stream, echo_module):
     out.free()
 
 
-@pytest.mark.gpu
-def test_default_streams_launch_the_current_primary_contexts_function(dev, stream, echo_module):
-    """The unbound default streams resolve against the current context: when that is a primary
-    context, launch() passes the kernel's CUfunction there, as for a stream of that context,
-    not the CUkernel (which the driver would resolve at each launch)."""
-    kernel = echo_module.get_kernel("echo<int>")
-    function = _launch_handle(stream, kernel)
-    assert function != int(kernel.handle)
-    for s in (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream.from_handle(0),
-              Stream.from_handle(2), dev.default_stream,
-              Stream.from_handle(int(stream.handle))):
-        assert _launch_handle(s, kernel) == function, s
-    out = DeviceBytes(4)
-    for value, s in enumerate((Stream.from_handle(0), PER_THREAD_DEFAULT_STREAM)):
-        launch(s, LaunchConfig(grid=1, block=1), kernel, np.int32(40 + value), out.ptr)
-        s.sync()
-        assert out.read() == struct.pack("<i", 40 + value)
-    out.free()
-
-
 # The primary context made current by another library (here cuda.bindings directly), before
 # cuda_core ever retained it: a launch on the legacy default stream adopts it and passes the
 # kernel's CUfunction of that context.
@@ -498,19 +478,22 @@ def test_launch_on_a_stream_of_another_device_than_the_current(echo_module):
 @pytest.mark.gpu
 def test_launch_passes_the_kernels_function_in_the_streams_primary_context(dev, stream,
                                                                          echo_module):
-    from cuda_core._launcher import _launch_handle
-
     kernel = echo_module.get_kernel("echo<int>")
     function = int(_check(driver.cuKernelGetFunction(kernel.handle)))  # in dev's primary
     assert function != int(kernel.handle)
     assert _launch_handle(stream, kernel) == function
-    assert _launch_handle(dev.default_stream, kernel) == function
-    # The default-stream constants resolve in whatever context is current when they launch.
-    assert _launch_handle(LEGACY_DEFAULT_STREAM, kernel) == int(kernel.handle)
+    # Wrapped streams too. The unbound default streams resolve against the context current
+    # when they launch: when that is a primary context, launch() passes the kernel's
+    # CUfunction there, not the CUkernel (which the driver would resolve at each launch).
+    for s in (dev.default_stream, Stream.from_handle(int(stream.handle)), LEGACY_DEFAULT_STREAM,
+              PER_THREAD_DEFAULT_STREAM, Stream.from_handle(0), Stream.from_handle(2)):
+        assert _launch_handle(s, kernel) == function, s
     out = DeviceBytes(4)
-    launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), kernel, np.int32(5), out.ptr)
-    dev.sync()
-    assert out.read() == struct.pack("<i", 5)
+    for value, s in enumerate((LEGACY_DEFAULT_STREAM, Stream.from_handle(0),
+                               PER_THREAD_DEFAULT_STREAM)):
+        launch(s, LaunchConfig(grid=1, block=1), kernel, np.int32(5 + value), out.ptr)
+        s.sync()
+        assert out.read() == struct.pack("<i", 5 + value)
     out.free()
 
 
@@ -518,14 +501,17 @@ def test_launch_passes_the_kernels_function_in_the_streams_primary_context(dev, 
 def test_launch_in_a_context_that_is_not_primary(dev, echo_module):
     # A context made by someone else may be destroyed and its address reused: launches there
     # pass the CUkernel, which the driver resolves in the stream's context each time.
-    from cuda_core import Stream
-    from cuda_core._launcher import _launch_handle
-
     kernel = echo_module.get_kernel("echo<int>")
     ctx = _check(driver.cuCtxCreate(None, 0, int(dev.device_id)))
     try:
         raw = _check(driver.cuStreamCreate(0))
         out = DeviceBytes(4)  # in the new context
+        # The legacy default stream of this (current) context: the CUkernel as well.
+        assert _launch_handle(LEGACY_DEFAULT_STREAM, kernel) == int(kernel.handle)
+        launch(LEGACY_DEFAULT_STREAM, LaunchConfig(grid=1, block=1), kernel, np.int32(65),
+               out.ptr)
+        LEGACY_DEFAULT_STREAM.sync()
+        assert out.read() == struct.pack("<i", 65)
         _check(driver.cuCtxPopCurrent())
         wrapped = Stream.from_handle(int(raw))
         assert not wrapped.context.is_primary
@@ -544,7 +530,6 @@ def test_launch_in_a_context_that_is_not_primary(dev, echo_module):
 @pytest.mark.gpu
 def test_one_kernel_launches_on_two_devices(echo_module):
     from cuda_core import System
-    from cuda_core._launcher import _launch_handle
 
     if System().num_devices < 2:
         pytest.skip("needs two GPUs")
