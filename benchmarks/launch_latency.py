@@ -33,11 +33,11 @@ received (pointers, the integer, the floats) and reads that back: wrong usage sh
 never as a fast number that launched nothing. The empty kernel writes nothing, so its path is
 proved with the four-argument kernel first.
 
-Cases 7-13 launch on wrapped streams (``Stream.from_handle``, a ``__cuda_stream__`` object, the
+Cases 7-14 launch on wrapped streams (``Stream.from_handle``, a ``__cuda_stream__`` object, the
 default-stream handles and constants, ``Device.default_stream``): ours, cuda.core and the C floor
 on the same handle, so the floor includes what the driver charges for that kind of stream.
 
-Targets: cuda_core within 1.15x the C floor in cases 1-5 and 7-13, and at most 0.85x NVIDIA
+Targets: cuda_core within 1.15x the C floor in cases 1-5 and 7-14, and at most 0.85x NVIDIA
 cuda.core's time in every case. The report always exits 0 once it ran; it exits
 1, with one line, where there is no GPU or driver.
 
@@ -157,6 +157,7 @@ STREAM_KINDS = {
     "legacy_constant": "LEGACY_DEFAULT_STREAM",
     "per_thread": "PER_THREAD_DEFAULT_STREAM",
     "device_default": "Device.default_stream (the legacy default stream, bound to the device)",
+    "direct": "a __cuda_stream__ object over a created stream, passed to launch() itself",
 }
 WRAPPED = {kind: Variant("four_args", 3, stream=kind) for kind in STREAM_KINDS}
 NUMBA7 = Variant("seven_args", 1, ints=True, stream="legacy")  # 7 ints on Stream.from_handle(0)
@@ -443,6 +444,8 @@ class _Core:
             return mod.Stream.from_handle(int(s.handle))
         if kind == "foreign":
             return self.dev.create_stream(_ForeignStream(int(s.handle)))
+        if kind == "direct":
+            return _ForeignStream(int(s.handle), s.sync)
         if kind == "legacy":
             return mod.Stream.from_handle(0)
         if kind == "legacy_constant":
@@ -473,10 +476,13 @@ class _Core:
 
 
 class _ForeignStream:
-    """Another library's stream object: only the ``__cuda_stream__`` protocol."""
+    """Another library's stream object: the ``__cuda_stream__`` protocol, and a ``sync`` for
+    the harness (given where the object is passed to launch() itself)."""
 
-    def __init__(self, address: int):
+    def __init__(self, address: int, sync=None):
         self.address = address
+        if sync is not None:
+            self.sync = sync
 
     def __cuda_stream__(self):
         return (0, self.address)
@@ -557,7 +563,8 @@ def _floor_prepare(core: _Core, v: Variant):
     from cuda_core._kernel_args import _packed_arguments
     from cuda_core._launcher import _launch_handle
 
-    stream = core.launch_stream(v.stream)
+    # A __cuda_stream__ object passed to launch() itself stands for a created stream.
+    stream = core.launch_stream("created" if v.stream == "direct" else v.stream)
     sh = int(stream.handle)
     if v.kernel == "empty":
         bufs, ptrs = core.allocate(3)
@@ -772,8 +779,9 @@ C_WRAPPED = {
     "legacy_constant": "#10 case 2 on LEGACY_DEFAULT_STREAM",
     "per_thread": "#11 case 2 on PER_THREAD_DEFAULT_STREAM",
     "device_default": "#12 case 2 on Device.default_stream",
+    "direct": "#13 case 2 on a __cuda_stream__ obj itself",
 }
-C_NUMBA7 = "#13 7 ints on Stream.from_handle(0)"
+C_NUMBA7 = "#14 7 ints on Stream.from_handle(0)"
 WRAPPED_CASES = tuple(C_WRAPPED.values()) + (C_NUMBA7,)
 FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4) + WRAPPED_CASES
 
@@ -917,7 +925,10 @@ def _note_wrapped(report) -> None:
             continue
         extra = ours.median_ns - floor.median_ns
         case.note += f"; cuda_core adds {extra:+.0f} ns above the C floor on this stream"
-        if base is not None and case.name != C_NUMBA7:
+        if case.name == C_WRAPPED["direct"]:
+            case.note += (" (the floor is a created stream's: the object's __cuda_stream__() "
+                          "is called, and its answer checked, at every launch)")
+        elif base is not None and case.name != C_NUMBA7:
             case.note += f" (case 2, a created stream: {base:+.0f} ns)"
 
 
