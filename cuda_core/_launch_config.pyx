@@ -7,6 +7,7 @@ grid size, dynamic shared memory) happen at launch, where the device and kernel 
 
 import warnings
 
+cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport PyObject, Py_XDECREF, Py_XINCREF
 
@@ -72,6 +73,9 @@ __all__ = ["LaunchConfig"]
 cdef unsigned long long _UINT_MAX = 0xFFFFFFFFu
 
 
+# Checks off: ``value`` is an exact tuple, which cannot change, and i < count = its length.
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef int _dims(object value, str field, unsigned int out[3]) except -1:
     """Normalise an int or a 1-3 tuple of ints into ``out``; errors name ``field``."""
     cdef Py_ssize_t i, count
@@ -288,6 +292,10 @@ cdef tuple _PARAMS = ("grid", "cluster", "block", "shmem_size", "is_cooperative"
 # objects are compared by identity and held in the cache, so their addresses cannot be taken
 # over by other objects. Only immutable arguments are kept (see _reusable), so the same objects
 # always mean the same config. Read and written with the GIL held.
+# Checks off: kwnames is the interpreter's exact tuple of keyword names and i < its length;
+# _PARAMS is a module-private 7-tuple and j < 7.
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
     """The full path of LaunchConfig(...): bind, check, build, remember."""
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
@@ -342,6 +350,9 @@ cdef void _remember(LaunchConfig config, PyObject** values) noexcept:
         Py_XDECREF(previous[i])
 
 
+# Checks off: ``value`` is an exact tuple, which cannot change, and j < its length.
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef bint _reusable(PyObject** values) noexcept:
     """Whether a config may be handed out again for these argument objects: only when each
     is immutable, and so normalizes the same way every time (an int, a bool, None, a tuple of
