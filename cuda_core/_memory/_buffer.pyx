@@ -795,6 +795,12 @@ cdef class Buffer:
         ------
         BufferError
             For ``copy=True``, another ``dl_device``, or a stream that does not apply.
+        TypeError
+            If ``max_version`` or ``dl_device`` is not a tuple, or holds something other than
+            ints; if ``stream`` is not an int or ``copy`` not a bool.
+        ValueError
+            If ``max_version`` or ``dl_device`` does not hold exactly two items, or
+            ``max_version`` holds a negative number.
         """
         cdef int dev_type, dev_id
         cdef bint versioned = False
@@ -805,15 +811,20 @@ cdef class Buffer:
         if copy is not None and copy is not False:
             raise TypeError(f"Buffer.__dlpack__(): copy must be a bool or None, not "
                             f"{type(copy).__name__}")
+        # Every argument is checked before the buffer's device is asked for.
+        if dl_device is not None:
+            want = _int_pair(dl_device, "dl_device", "(device_type, device_id)")
+        if max_version is not None:
+            major, minor = _int_pair(max_version, "max_version", "(major, minor)")
+            if major < 0 or minor < 0:
+                raise ValueError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
+                                 f"pair of non-negative ints, got {max_version!r}")
+            versioned = major >= 1
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
+                            f"{type(stream).__name__}")
         dev_type, dev_id = self._dl_device()
         if dl_device is not None:
-            try:
-                want = (int(dl_device[0]), int(dl_device[1]))
-                if len(dl_device) != 2:
-                    raise ValueError
-            except (TypeError, ValueError, IndexError):
-                raise TypeError(f"Buffer.__dlpack__(): dl_device must be a (device_type, "
-                                f"device_id) pair, got {dl_device!r}") from None
             if want == (kDLCPU, 0) and dev_type in (kDLCUDAHost, kDLCUDAManaged):
                 # Pinned and managed memory is host memory too: hand it to a CPU consumer
                 # as such, still without a copy.
@@ -822,19 +833,6 @@ cdef class Buffer:
                 raise BufferError(f"Buffer.__dlpack__(): dl_device={want} differs from the "
                                   f"buffer's device {(dev_type, dev_id)}, and the export "
                                   f"cannot copy")
-        if max_version is not None:
-            try:
-                major = int(max_version[0])
-                int(max_version[1])
-                if len(max_version) != 2:
-                    raise ValueError
-            except (TypeError, ValueError, IndexError):
-                raise TypeError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
-                                f"pair or None, got {max_version!r}") from None
-            versioned = major >= 1
-        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
-            raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
-                            f"{type(stream).__name__}")
         if dev_type == kDLCPU:
             if stream is not None and stream != -1:
                 raise BufferError(f"Buffer.__dlpack__(): stream must be None for host memory "
@@ -881,6 +879,26 @@ cdef class Buffer:
             if pushed:
                 pop_pushed()
         return HANDLE_RETURN(err)
+
+
+cdef tuple _int_pair(object value, str name, str pair):
+    """``value``, a tuple of two ints (``pair`` names them), as a tuple of two Python ints.
+
+    Only a tuple is taken, as the DLPack protocol and cuda.core type these parameters; its items
+    are copied out first, so that the length checked is the length used."""
+    if not isinstance(value, tuple):
+        raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints or None, "
+                        f"not {type(value).__name__}")
+    items = tuple(value)
+    if len(items) != 2:
+        raise ValueError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+                         f"{len(items)} item{'s' if len(items) != 1 else ''}: {value!r}")
+    first, second = items
+    for item in items:
+        if isinstance(item, bool) or not hasattr(type(item), "__index__"):
+            raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+                            f"{type(item).__name__} in {value!r}")
+    return (first.__index__(), second.__index__())
 
 
 cdef inline bint _same_stream(size_t a, size_t b) noexcept:
