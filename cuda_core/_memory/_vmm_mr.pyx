@@ -99,8 +99,9 @@ cdef class VirtualMemoryResource(MemoryResource):
     cdef dict _allocations
 
     def __init__(self, device_id, config=None):
-        opts = check_or_create_options(VirtualMemoryResourceOptions, config,
-                                       "VirtualMemoryResource config")
+        # A copy of our own (checked again on the way): the caller may change theirs later.
+        opts = dataclasses.replace(check_or_create_options(VirtualMemoryResourceOptions, config,
+                                                           "VirtualMemoryResource config"))
         dev = Device(device_id)
         if not device_supports(dev, "virtual_memory_management_supported"):
             raise RuntimeError(f"device {dev.device_id} does not support virtual memory "
@@ -206,7 +207,7 @@ cdef class VirtualMemoryResource(MemoryResource):
             desc[n].flags = _ACCESS[str(opts.self_access)]
             n += 1
         if opts.peer_access is not None:
-            for p in opts.peers[:64]:
+            for p in tuple(opts.peers)[:64]:  # at most 64: with self and host, n <= 66
                 if p == self._dev_id:
                     continue
                 desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
@@ -395,8 +396,9 @@ cdef class VirtualMemoryResource(MemoryResource):
                              "(close the buffer to free it)")
         opts = self._config
         if config is not None:
-            opts = check_or_create_options(VirtualMemoryResourceOptions, config,
-                                           "VirtualMemoryResource.modify_allocation() config")
+            opts = dataclasses.replace(check_or_create_options(
+                VirtualMemoryResourceOptions, config,
+                "VirtualMemoryResource.modify_allocation() config"))  # kept by the new chunks
             for field in ("allocation_type", "location_type"):
                 if getattr(opts, field) != getattr(self._config, field):
                     raise ValueError(f"VirtualMemoryResource.modify_allocation(): "
