@@ -252,6 +252,9 @@ cdef class ManagedBuffer(Buffer):
         self._check_open()
         if isinstance(locations, (Device, Host, int)):
             locations = (locations,)
+        elif isinstance(locations, (str, bytes)) or not hasattr(type(locations), "__iter__"):
+            raise TypeError(f"ManagedBuffer.accessed_by: expected a Device, an int, a Host or an "
+                            f"iterable of them, not {type(locations).__name__}")
         wanted = {_normalize_location(loc) for loc in locations}
         current = set(self._accessed_by_list())
         for loc in current - wanted:

@@ -293,6 +293,9 @@ def _peer_ordinals(_MemPool mr, devices):
     """Validate devices for peer access: Device or int, each able to access the pool's device."""
     if isinstance(devices, (Device, int)):
         devices = (devices,)
+    elif isinstance(devices, (str, bytes)) or not hasattr(type(devices), "__iter__"):
+        raise TypeError(f"peer_accessible_by: expected a Device, an int or an iterable of them, "
+                        f"not {type(devices).__name__}")
     out = []
     for d in devices:
         if isinstance(d, bool) or not isinstance(d, (Device, int)):
