@@ -109,10 +109,10 @@ cdef inline bint _small_int(object value, unsigned int* out) noexcept:
 cdef int _dims_general(object value, str field, unsigned int out[3]) except -1:
     cdef int i
     if isinstance(value, tuple):
-        if not 1 <= len(value) <= 3:
+        items = tuple(value)  # a tuple subclass's __len__ may disagree with its items
+        if not 1 <= len(items) <= 3:
             raise ValueError(f"LaunchConfig.{field} must be an int or a tuple of 1 to 3 ints, "
-                             f"got a tuple of length {len(value)}")
-        items = value
+                             f"got a tuple of length {len(items)}")
     else:
         items = (value,)
     out[0] = out[1] = out[2] = 1
