@@ -361,6 +361,8 @@ cdef Stream as_stream(object obj, str what):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__ must be a method "
                         f"returning (version, address)")
     info = protocol()
+    if type(info) is not tuple and isinstance(info, tuple):
+        info = tuple(info)  # a tuple subclass's __len__ may disagree with its items
     if (not isinstance(info, tuple) or len(info) != 2 or type(info[0]) is not int
             or not isinstance(info[1], int)):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__() must return "
