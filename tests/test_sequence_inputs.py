@@ -6,12 +6,12 @@ and items of the wrong type. Every answer is either the documented result or an 
 the exact class expected, whose message names the parameter.
 
 The cases of one entry run together in one child process, so that a crash fails the test, with
-the child's stderr, instead of killing pytest. That is what ``Buffer.__dlpack__(max_version=())``
-did while the extension modules were compiled without bounds checks: the empty tuple was read
-past its end (a segmentation fault; a 1-tuple gave a TypeError, then heap corruption). The same
-held for a ``__cuda_array_interface__`` whose ``data`` was ``()`` (any ``launch``), for
-``__setstate_cython__(())`` of the classes Cython pickles, and, bounds checks or not, for a tuple
-subclass whose length changed under ``LaunchConfig``.
+the child's stderr, instead of killing pytest. While the extension modules were compiled
+without bounds checks, ``Buffer.__dlpack__(max_version=())`` (or ``dl_device=()``, or
+``dl_device=(1,)``) read the tuple past its end and died of a segmentation fault, and so did a
+``__cuda_array_interface__`` whose ``data`` was ``()`` (any ``launch``) and
+``__setstate_cython__(())`` of the classes Cython pickles. Bounds checks or not, a tuple
+subclass whose length changed under ``LaunchConfig`` made it write past a 3-entry C array.
 """
 
 import json
