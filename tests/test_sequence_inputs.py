@@ -494,6 +494,33 @@ def test_name_expressions():
     run_cases(setup, cases)
 
 
+def test_program_cache_update():
+    setup = """
+    from cuda_core.utils import InMemoryProgramCache
+
+    cache = InMemoryProgramCache()
+    """
+    pair = "update(): element 0 is not a (key, value) pair"
+    cases = matrix("cache.update({v})", [
+        ("empty", "()", OK),
+        ("1-tuple of pairs", "(('a', b'x'),)", OK),
+        ("generator of pairs", "((k, b'x') for k in 'bc')", OK),
+        ("list of pairs", "[('d', b'x'), ('e', b'y')]", OK),
+        ("dict", "{'f': b'x'}", OK),
+        ("object", "object()", raises(TypeError, "update() takes a mapping or an iterable of "
+                                                 "(key, value) pairs, not object")),
+        ("float", "3.5", raises(TypeError, "update() takes a mapping", "not float")),
+        ("str", "'ab'", raises(TypeError, pair, "(str)")),
+        ("empty pair", "[()]", raises(TypeError, pair, "(tuple)")),
+        ("1-tuple pair", "[('a',)]", raises(TypeError, pair, "(tuple)")),
+        ("3-tuple pair", "[('a', b'x', 1)]", raises(TypeError, pair, "(tuple)")),
+        ("int key", "[(1, b'x')]", raises(TypeError, "program cache key must be bytes or str, "
+                                                     "not int")),
+    ])
+    cases.append(("stored", "assert len(cache) == 6 and all(k in cache for k in 'abcdef')", OK))
+    run_cases(setup, cases)
+
+
 # -- memory options holding devices (CPU) --------------------------------------------------------
 
 def test_virtual_memory_options_peers():
