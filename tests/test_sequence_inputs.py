@@ -26,7 +26,8 @@ from helpers import run_python
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # The child: runs the setup, then each case (a statement) in order, printing a JSON line when a
-# case starts and one with its outcome, so that a crash names the case that was running.
+# case starts and one with its outcome, so that a crash names the case that was running (a
+# start of None: all cases are done).
 _CHILD = """\
 import json
 import sys
@@ -43,6 +44,7 @@ for _name, _code in {cases!r}:
     else:
         _out = {{"case": _name, "raised": None, "message": ""}}
     print(json.dumps(_out), flush=True)
+print(json.dumps({{"start": None}}), flush=True)
 """
 
 
@@ -63,7 +65,7 @@ def run_cases(setup, cases):
     code = _CHILD.format(tests_dir=_TESTS_DIR, setup=textwrap.dedent(setup),
                          cases=[(name, stmt) for name, stmt, _ in cases])
     proc = run_python(code, timeout=300)
-    started, results = None, {}
+    started, results = False, {}  # False: no case started yet
     for line in proc.stdout.splitlines():
         try:
             record = json.loads(line)
@@ -76,8 +78,9 @@ def run_cases(setup, cases):
     if proc.returncode != 0:
         how = (f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
                else f"exit status {proc.returncode}")
-        pytest.fail(f"the child process died ({how}) in case {started!r}; stderr:\n"
-                    f"{proc.stderr[-4000:]}")
+        where = {False: "during the setup", None: "after its last case, at exit"}.get(
+            started, f"in case {started!r}")
+        pytest.fail(f"the child process died ({how}) {where}; stderr:\n{proc.stderr[-4000:]}")
     failures = []
     for name, stmt, expected in cases:
         got = results.get(name)
