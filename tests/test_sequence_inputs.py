@@ -307,7 +307,8 @@ def packs_to(arg, address):
 
 def test_cuda_array_interface_data():
     malformed = "kernel argument 0 (Array): malformed __cuda_array_interface__ (no 'data' pointer)"
-    not_int = "kernel argument 0 (Array): the __cuda_array_interface__ 'data' pointer must be an int"
+    not_int = ("kernel argument 0 (Array): the __cuda_array_interface__ 'data' pointer must be "
+               "an int")
     cases = matrix("_packed_arguments(Array({v}))", [
         ("empty", "()", raises(TypeError, malformed)),
         ("object", "object()", raises(TypeError, malformed)),
