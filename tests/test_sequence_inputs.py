@@ -559,6 +559,27 @@ def test_virtual_memory_options_peers():
     run_cases(setup, cases)
 
 
+def test_accessed_by_refuses_what_is_not_a_set_of_locations():
+    # The values are checked before the driver is asked (the GPU test below covers the rest).
+    setup = """
+    from cuda_core import ManagedBuffer
+
+    buf = ManagedBuffer.from_handle(0x1000, 64)
+    """
+    where = "ManagedBuffer.accessed_by: expected a Device, an int, a Host or an iterable of them"
+    items = "ManagedBuffer.accessed_by: expected Device, int or Host items"
+    cases = matrix("buf.accessed_by = {v}", [
+        ("object", "object()", raises(TypeError, where, "not object")),
+        ("float", "3.5", raises(TypeError, where, "not float")),
+        ("str", "'0'", raises(TypeError, where, "not str")),
+        ("bytes", "b'0'", raises(TypeError, where, "not bytes")),
+        ("float item", "(0.5,)", raises(TypeError, items, "not float")),
+        ("float item of a generator", "(x for x in (1.5,))", raises(TypeError, items)),
+        ("None item", "[None]", raises(TypeError, items, "not NoneType")),
+    ])
+    run_cases(setup, cases)
+
+
 # -- the classes Cython pickles: their generated code keeps its bounds checks (CPU) -------------
 
 def test_generated_setstate_checks_the_state_tuple():
