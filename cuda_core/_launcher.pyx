@@ -156,7 +156,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     ctx = s._bind_ctx
     holder_init(&h, n)
     try:
-        pack_args(&h, argv + 3, sizes)
+        pack_args(&h, argv + 3, sizes, k._param_accepts)
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
