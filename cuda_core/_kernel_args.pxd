@@ -27,4 +27,7 @@ cdef struct ParamHolder:
 
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1
 cdef void holder_release(ParamHolder* h) noexcept
-cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected) except -1
+# ``accepts``: the kernel's parameter-type table (_param_types.pxd), or NULL where the declared
+# types are not known; then no argument's kind is checked.
+cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
+                   const unsigned char* accepts) except -1

@@ -14,6 +14,13 @@ A Python ``int`` is a pointer-sized value (``intptr_t``/``uintptr_t``), as in cu
 pointers are ints throughout the CUDA Python ecosystem. Pass ``numpy.int32(x)`` or
 ``ctypes.c_int(x)`` for a 32-bit integer parameter; the launcher compares every argument's size
 with the kernel's parameter layout, so a mismatch is an error, never garbage.
+
+Packing an argument also tells what kind of value it is (``ARG_*`` in ``_param_types.pxd``: a
+pointer, a Python int, an integer, a floating-point value, a complex value, raw bytes). Where
+the kernel's declared parameter types are known (a C++ kernel with a mangled name), each
+parameter has a mask of the kinds it accepts, and a kind outside it is a ``TypeError``: a
+``float`` for a pointer parameter would otherwise pass the size check and become a wild
+address. Without declared types (``extern "C"``) there is no mask and no per-argument cost.
 """
 
 import ctypes
@@ -30,6 +37,10 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from cuda_core._memory._buffer cimport Buffer
+from cuda_core._param_types cimport (ACCEPTS_FLOAT, ACCEPTS_INTEGER, ACCEPTS_POINTER,
+                                     ARG_COMPLEX, ARG_FLOAT, ARG_INT_OR_POINTER, ARG_INTEGER,
+                                     ARG_OPAQUE, ARG_POINTER, accepts_words, make_table,
+                                     table_type)
 from cuda_core.graph._graph cimport GraphCondition
 
 __all__ = []
@@ -103,9 +114,18 @@ cdef type _np_complex128 = numpy.complex128
 cdef type _np_generic = numpy.generic
 cdef type _np_ndarray = numpy.ndarray
 cdef tuple _ctypes_data = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+cdef object _ctypes_simple = ctypes._SimpleCData
 cdef object _ctypes_pointer = ctypes._Pointer
 
 cdef object _UINTPTR_MAX = (1 << 64) - 1
+
+# The kind of a NumPy scalar outside the fast path, by its dtype's kind character, and of a
+# ctypes simple value, by its type code (ctypes' _type_).
+cdef dict _NUMPY_KINDS = {"b": ARG_INTEGER, "i": ARG_INTEGER, "u": ARG_INTEGER,
+                          "m": ARG_INTEGER, "M": ARG_INTEGER, "f": ARG_FLOAT, "c": ARG_COMPLEX}
+cdef dict _CTYPES_KINDS = dict.fromkeys("bBhHiIlLqQ?cuv", ARG_INTEGER)
+_CTYPES_KINDS.update(dict.fromkeys("fdg", ARG_FLOAT))
+_CTYPES_KINDS.update(dict.fromkeys("zZPOX", ARG_POINTER))  # c_char_p, c_void_p, py_object...
 
 
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1:
@@ -147,6 +167,20 @@ cdef inline int _put_obval(ParamHolder* h, Py_ssize_t i, void* where, size_t siz
     return 0
 
 
+cdef inline int _put_double(ParamHolder* h, Py_ssize_t i, double d) except -1:
+    memcpy(h.slots[i].bytes, &d, 8)
+    h.ptrs[i] = h.slots[i].bytes
+    h.sizes[i] = 8
+    return 0
+
+
+cdef inline int _put_complex(ParamHolder* h, Py_ssize_t i, double complex z) except -1:
+    memcpy(h.slots[i].bytes, &z, 16)
+    h.ptrs[i] = h.slots[i].bytes
+    h.sizes[i] = 16
+    return 0
+
+
 cdef int _put_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
     """A Python int as a pointer-sized value: -2**63 <= value < 2**64. One call into CPython on
     the common path (kept small: it runs on every launch that passes an int)."""
@@ -166,17 +200,25 @@ cdef int _put_big_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
 
 
 cdef int _put_buffer_protocol(ParamHolder* h, Py_ssize_t i, object arg) except -1:
-    # ctypes objects and NumPy structured scalars: point at their own bytes (kept alive by
-    # the caller's argument tuple); Py_buffer for these owns nothing that must outlive it.
+    """NumPy scalars outside the fast path and ctypes objects: point at their own bytes (kept
+    alive by the caller's argument tuple; Py_buffer for these owns nothing that must outlive
+    it). Returns the argument's kind."""
     cdef Py_buffer view
     PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE)
     h.ptrs[i] = view.buf
     h.sizes[i] = <size_t>view.len
     PyBuffer_Release(&view)
-    return 0
+    if isinstance(arg, _np_generic):
+        return _NUMPY_KINDS.get(arg.dtype.kind, ARG_OPAQUE)  # structured, bytes, str: raw
+    if isinstance(arg, _ctypes_pointer):
+        return ARG_POINTER
+    if isinstance(arg, _ctypes_simple):
+        return _CTYPES_KINDS.get(getattr(type(arg), "_type_", None), ARG_OPAQUE)
+    return ARG_OPAQUE  # ctypes Structure, Union, Array: the caller wrote the bytes
 
 
 cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    """A ``__cuda_array_interface__`` object as its data pointer; returns ARG_POINTER."""
     cai = arg.__cuda_array_interface__
     try:
         ptr = cai["data"][0]
@@ -190,7 +232,8 @@ cdef int _put_device_array(ParamHolder* h, Py_ssize_t i, object arg) except -1:
             raise TypeError(f"kernel argument {i} ({type(arg).__name__}): the "
                             f"__cuda_array_interface__ 'data' pointer must be an int, not "
                             f"{type(ptr).__name__}") from None
-    return _put_int(h, i, ptr)
+    _put_int(h, i, ptr)
+    return ARG_POINTER
 
 
 cdef inline int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
@@ -201,22 +244,32 @@ cdef inline int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
 
 
 cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
-    """Everything that is not one of the exact types of the fast path."""
+    """Everything that is not one of the exact types of the fast path; returns the argument's
+    kind (ARG_*)."""
     if isinstance(arg, Buffer):  # ManagedBuffer and other subclasses
-        return _put_buffer(h, i, <Buffer>arg)
+        _put_buffer(h, i, <Buffer>arg)
+        return ARG_POINTER
     if isinstance(arg, bool):
         h.slots[i].bytes[0] = 1 if arg else 0
         h.ptrs[i] = h.slots[i].bytes
         h.sizes[i] = 1
-        return 0
+        return ARG_INTEGER
     if isinstance(arg, int):  # int subclasses such as IntEnum
-        return _put_int(h, i, int(arg))
+        _put_int(h, i, int(arg))
+        return ARG_INT_OR_POINTER
+    # Written here rather than through _pack_one, so that each copy of _pack_one keeps a single
+    # caller (see _Copy).
     if isinstance(arg, float):
-        return _pack_one(h, i, float(arg))
+        _put_double(h, i, float(arg))
+        return ARG_FLOAT
     if isinstance(arg, complex):
-        return _pack_one(h, i, complex(arg))
+        _put_complex(h, i, complex(arg))
+        return ARG_COMPLEX
     if isinstance(arg, GraphCondition):
-        return _put_u64(h, i, (<GraphCondition>arg)._handle)
+        # A conditional handle is an integer in C (cudaGraphConditionalHandle is an unsigned
+        # long long), so an integer parameter takes it and a pointer parameter does not.
+        _put_u64(h, i, (<GraphCondition>arg)._handle)
+        return ARG_INTEGER
     if isinstance(arg, _np_ndarray):
         if hasattr(arg, "__cuda_array_interface__"):
             return _put_device_array(h, i, arg)
@@ -237,74 +290,107 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         f"ctypes scalar or structure")
 
 
-cdef inline int _pack_one(ParamHolder* h, Py_ssize_t i, object arg) except -1:
+# Two copies of _pack_one, one for each loop of pack_args: Cython emits one C function per type
+# of the (unused) first parameter. With a single copy and two callers the C compiler stops
+# inlining it into the loops, and every argument pays for a call (about 1 ns per argument,
+# measured); each copy has one caller and is inlined.
+ctypedef fused _Copy:
+    char   # the loop without declared types
+    short  # the loop that checks argument kinds
+
+
+cdef inline int _pack_one(_Copy copy, ParamHolder* h, Py_ssize_t i, object arg) except -1:
+    """Pack argument ``i``; returns its kind (ARG_*), a constant in each branch."""
     # The type as a plain pointer: the compares below take no references.
     cdef PyObject* t = <PyObject*>Py_TYPE(arg)
-    cdef double d
-    cdef double complex z
     if t == <PyObject*>Buffer:
-        return _put_buffer(h, i, <Buffer>arg)
+        _put_buffer(h, i, <Buffer>arg)
+        return ARG_POINTER
     if t == <PyObject*>int:
-        return _put_int(h, i, arg)
+        _put_int(h, i, arg)
+        return ARG_INT_OR_POINTER
     if t == <PyObject*>float:
-        d = arg
-        memcpy(h.slots[i].bytes, &d, 8)
-        h.ptrs[i] = h.slots[i].bytes
-        h.sizes[i] = 8
-        return 0
+        _put_double(h, i, arg)
+        return ARG_FLOAT
     if t == <PyObject*>_np_float32:
-        return _put_obval(h, i, &(<PyFloatScalarObject*>arg).obval, 4)
+        _put_obval(h, i, &(<PyFloatScalarObject*>arg).obval, 4)
+        return ARG_FLOAT
     if t == <PyObject*>_np_int32:
-        return _put_obval(h, i, &(<PyIntScalarObject*>arg).obval, 4)
+        _put_obval(h, i, &(<PyIntScalarObject*>arg).obval, 4)
+        return ARG_INTEGER
     if t == <PyObject*>_np_long:
-        return _put_obval(h, i, &(<PyLongScalarObject*>arg).obval, sizeof(long))
+        _put_obval(h, i, &(<PyLongScalarObject*>arg).obval, sizeof(long))
+        return ARG_INTEGER
     if t == <PyObject*>_np_ulong:
-        return _put_obval(h, i, &(<PyULongScalarObject*>arg).obval, sizeof(long))
+        _put_obval(h, i, &(<PyULongScalarObject*>arg).obval, sizeof(long))
+        return ARG_INTEGER
     if t == <PyObject*>_np_float64:
-        return _put_obval(h, i, &(<PyDoubleScalarObject*>arg).obval, 8)
+        _put_obval(h, i, &(<PyDoubleScalarObject*>arg).obval, 8)
+        return ARG_FLOAT
     if t == <PyObject*>_np_uint32:
-        return _put_obval(h, i, &(<PyUIntScalarObject*>arg).obval, 4)
+        _put_obval(h, i, &(<PyUIntScalarObject*>arg).obval, 4)
+        return ARG_INTEGER
     if t == <PyObject*>bool:
         h.slots[i].bytes[0] = 1 if arg is True else 0
         h.ptrs[i] = h.slots[i].bytes
         h.sizes[i] = 1
-        return 0
+        return ARG_INTEGER
     if t == <PyObject*>_np_float16:
-        return _put_obval(h, i, &(<PyHalfScalarObject*>arg).obval, 2)
+        _put_obval(h, i, &(<PyHalfScalarObject*>arg).obval, 2)
+        return ARG_FLOAT
     if t == <PyObject*>_np_int16:
-        return _put_obval(h, i, &(<PyShortScalarObject*>arg).obval, 2)
+        _put_obval(h, i, &(<PyShortScalarObject*>arg).obval, 2)
+        return ARG_INTEGER
     if t == <PyObject*>_np_uint16:
-        return _put_obval(h, i, &(<PyUShortScalarObject*>arg).obval, 2)
+        _put_obval(h, i, &(<PyUShortScalarObject*>arg).obval, 2)
+        return ARG_INTEGER
     if t == <PyObject*>_np_int8:
-        return _put_obval(h, i, &(<PyByteScalarObject*>arg).obval, 1)
+        _put_obval(h, i, &(<PyByteScalarObject*>arg).obval, 1)
+        return ARG_INTEGER
     if t == <PyObject*>_np_uint8:
-        return _put_obval(h, i, &(<PyUByteScalarObject*>arg).obval, 1)
+        _put_obval(h, i, &(<PyUByteScalarObject*>arg).obval, 1)
+        return ARG_INTEGER
     if t == <PyObject*>_np_bool:
-        return _put_obval(h, i, &(<PyBoolScalarObject*>arg).obval, 1)
+        _put_obval(h, i, &(<PyBoolScalarObject*>arg).obval, 1)
+        return ARG_INTEGER
     if t == <PyObject*>_np_longlong:
-        return _put_obval(h, i, &(<PyLongLongScalarObject*>arg).obval, 8)
+        _put_obval(h, i, &(<PyLongLongScalarObject*>arg).obval, 8)
+        return ARG_INTEGER
     if t == <PyObject*>_np_ulonglong:
-        return _put_obval(h, i, &(<PyULongLongScalarObject*>arg).obval, 8)
+        _put_obval(h, i, &(<PyULongLongScalarObject*>arg).obval, 8)
+        return ARG_INTEGER
     if t == <PyObject*>_np_complex64:
-        return _put_obval(h, i, &(<PyCFloatScalarObject*>arg).obval, 8)
+        _put_obval(h, i, &(<PyCFloatScalarObject*>arg).obval, 8)
+        return ARG_COMPLEX
     if t == <PyObject*>_np_complex128:
-        return _put_obval(h, i, &(<PyCDoubleScalarObject*>arg).obval, 16)
+        _put_obval(h, i, &(<PyCDoubleScalarObject*>arg).obval, 16)
+        return ARG_COMPLEX
     if t == <PyObject*>complex:
-        z = arg
-        memcpy(h.slots[i].bytes, &z, 16)
-        h.ptrs[i] = h.slots[i].bytes
-        h.sizes[i] = 16
-        return 0
+        _put_complex(h, i, arg)
+        return ARG_COMPLEX
     return _pack_slow(h, i, arg)
 
 
-cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected) except -1:
+cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
+                   const unsigned char* accepts) except -1:
     """Pack the ``h.count`` objects at ``items`` (borrowed references, alive for the call)
-    into ``h``; with ``expected``, compare each packed size with the kernel's parameter size
-    on the way."""
+    into ``h``. With ``expected``, compare each packed size with the kernel's parameter size
+    on the way; with ``accepts`` (a parameter-type table of ``h.count`` parameters, see
+    ``_param_types.pxd``), compare each argument's kind with what its parameter accepts. A
+    kind mismatch is reported first: it says more than the sizes do."""
     cdef Py_ssize_t i
+    cdef int kind
+    if accepts == NULL:  # types unknown (extern "C"): the size-only loop, no per-argument cost
+        for i in range(h.count):
+            _pack_one(<char>0, h, i, <object>items[i])
+            if expected != NULL and h.sizes[i] != expected[i]:
+                _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
+        return 0
     for i in range(h.count):
-        _pack_one(h, i, <object>items[i])
+        kind = _pack_one(<short>0, h, i, <object>items[i])
+        if not (accepts[i] & kind):
+            _kind_mismatch(i, <object>items[i], kind, accepts, h.count,
+                           expected[i] if expected != NULL else 0)
         if expected != NULL and h.sizes[i] != expected[i]:
             _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
     return 0
@@ -323,17 +409,76 @@ cdef int _size_mismatch(Py_ssize_t i, object arg, size_t given, size_t expected)
                     f"parameter {i} is {expected} bytes{hint}")
 
 
-def _packed_arguments(*args):
+cdef int _kind_mismatch(Py_ssize_t i, object arg, int kind, const unsigned char* accepts,
+                        Py_ssize_t count, size_t expected) except -1:
+    """Raise the TypeError for argument ``i``, whose kind its parameter does not accept;
+    ``expected`` is the parameter's size in bytes, or 0 where it is not known."""
+    cdef int mask = accepts[i]
+    declared = table_type(accepts, count, i)
+    if mask == ACCEPTS_POINTER:
+        hint = ("pass a Buffer, a device array (CUDA Array Interface), or the device address "
+                "as a Python int")
+        if kind == ARG_INTEGER:
+            hint += ", e.g. int(x)"
+    elif mask == ACCEPTS_INTEGER:
+        if declared == "bool":
+            hint = "pass a bool or numpy.bool_(x)"
+        elif expected in (1, 2, 4, 8):
+            unsigned = "u" if declared.startswith("unsigned") else ""
+            hint = f"pass an integer of {expected} bytes, e.g. numpy.{unsigned}int{8 * expected}(x)"
+            if expected == 8:
+                hint += " or a Python int"
+        else:
+            hint = "pass a NumPy or ctypes integer scalar of the parameter's width"
+    elif mask == ACCEPTS_FLOAT:
+        if expected == 4:
+            hint = "pass numpy.float32(x)"
+        elif expected == 8:
+            hint = "pass a float or numpy.float64(x)"
+        elif expected == 2:
+            hint = "pass numpy.float16(x)"
+        else:
+            hint = "pass a NumPy or ctypes floating-point scalar of the parameter's width"
+    else:
+        hint = "pass a value of the declared type"
+    raise TypeError(f"kernel argument {i}: {type(arg).__name__} given for parameter {i} "
+                    f"declared '{declared}' ({accepts_words(mask)}); {hint}")
+
+
+def _packed_arguments(*args, declared=None, sizes=None):
     """Test hook: the bytes each argument packs to, exactly as the driver would read them.
 
-    This is the single deliberate window into the packing, for tests of its layout; it runs the
-    same code as :func:`launch`.
+    This is the single deliberate window into the packing, for tests of its layout and checks;
+    it runs the same code as :func:`launch`. ``declared`` (one C++ type string per argument)
+    checks each argument's kind as a kernel with those parameter types would; ``sizes`` (one
+    size in bytes per argument) checks the packed sizes as a kernel's layout would.
     """
     cdef ParamHolder h
-    cdef Py_ssize_t i
-    holder_init(&h, len(args))
+    cdef Py_ssize_t i, n = len(args)
+    cdef size_t* expected = NULL
+    cdef bytes table = None
+    cdef const unsigned char* accepts = NULL
+    if declared is not None:
+        declared = list(declared)
+        if len(declared) != n:
+            raise ValueError(f"declared has {len(declared)} types for {n} arguments")
+        table = make_table(declared)
+        if table is not None:
+            accepts = <const unsigned char*><const char*>table
+    if sizes is not None:
+        sizes = [_index(size) for size in sizes]
+        if len(sizes) != n:
+            raise ValueError(f"sizes has {len(sizes)} entries for {n} arguments")
+    holder_init(&h, n)
     try:
-        pack_args(&h, PySequence_Fast_ITEMS(args), NULL)
+        if sizes is not None:
+            expected = <size_t*>malloc(max(n, 1) * sizeof(size_t))
+            if expected == NULL:
+                raise MemoryError()
+            for i in range(n):
+                expected[i] = sizes[i]
+        pack_args(&h, PySequence_Fast_ITEMS(args), expected, accepts)
         return [(<char*>h.ptrs[i])[:h.sizes[i]] for i in range(h.count)]
     finally:
+        free(expected)
         holder_release(&h)

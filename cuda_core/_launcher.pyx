@@ -62,9 +62,11 @@ kernel : Kernel
 Raises
 ------
 TypeError
-    For a wrong argument count, an argument of unsupported type, or an argument whose
-    size differs from the kernel's parameter (the message names the index, the type, its
-    size and the expected size).
+    For a wrong argument count, an argument of unsupported type, an argument whose size
+    differs from the kernel's parameter (the message names the index, the type, its size and
+    the expected size), or, for a C++ kernel whose mangled name gives its parameter types, an
+    argument of the wrong kind, such as a ``float`` for a pointer (the message names the
+    index, the type and the parameter's declared type).
 CUDALaunchError
     For a launch configuration the device or kernel cannot run: the driver's refusal (its
     error name, e.g. ``CUDA_ERROR_INVALID_VALUE``, is in the message and in ``name``) with the
@@ -156,7 +158,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     ctx = s._bind_ctx
     holder_init(&h, n)
     try:
-        pack_args(&h, argv + 3, sizes)
+        pack_args(&h, argv + 3, sizes, k._param_accepts)
         with nogil:
             if ctx != NULL:
                 pushed = push_if_needed(ctx)

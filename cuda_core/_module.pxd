@@ -36,11 +36,17 @@ cdef class Kernel:
     # the inline storage or at one heap block (freed in __dealloc__).
     cdef Py_ssize_t _num_params
     cdef size_t* _param_sizes
+    # The declared parameter types, where the kernel's mangled name tells them and they match
+    # the driver's parameter count: a table of _num_params masks (what each parameter accepts)
+    # then the type names (_param_types.pxd), pointing into _param_table. NULL when not known
+    # (extern "C"): a launch then checks sizes only.
+    cdef const unsigned char* _param_accepts
     cdef size_t* _param_offsets
     cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
     cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
     # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod).
     cdef ObjectCode _owner
+    cdef bytes _param_table
     cdef object __weakref__
 
     cdef int _load_param_info(self) except -1

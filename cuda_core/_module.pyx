@@ -27,6 +27,7 @@ from cuda_core._context cimport (Context, adopt_primary, pop_pushed, primary_con
                                  push_if_needed)
 from cuda_core._driver cimport device_count, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, warn_cleanup
+from cuda_core._param_types cimport param_table, table_types
 from cuda_core._stream cimport Stream, as_stream
 
 from cuda.bindings import driver as _driver_py
@@ -440,6 +441,7 @@ cdef Kernel make_kernel(CUkernel handle, ObjectCode owner):
     k._num_params = -1
     k._param_offsets = NULL
     k._param_sizes = NULL
+    k._param_accepts = NULL
     k._functions = NULL
     k._num_functions = 0
     return k
@@ -474,6 +476,7 @@ cdef class Kernel:
             free(self._param_offsets)
         self._param_offsets = NULL
         self._param_sizes = NULL
+        self._param_accepts = NULL  # points into _param_table, which Cython releases
         free(self._functions)
         self._functions = NULL
 
@@ -511,6 +514,8 @@ cdef class Kernel:
         cdef size_t index = 0, offset = 0, size = 0, n, i
         cdef CUresult err
         cdef size_t* block
+        cdef const char* symbol = NULL
+        cdef bytes table = None
         if self._num_params >= 0:
             return 0
         ensure_driver()
@@ -523,6 +528,15 @@ cdef class Kernel:
             sizes.push_back(size)
             index += 1
         n = offsets.size()
+        # The declared types, from the kernel's symbol: a C++ kernel's mangled name lists them.
+        # They only add a check, so a driver that cannot name the kernel leaves them unknown.
+        if cydriver.cuKernelGetName(&symbol, self._handle) == CUDA_SUCCESS and symbol != NULL:
+            table = param_table(symbol, <Py_ssize_t>n)
+        if self._num_params >= 0:
+            return 0  # another thread finished first while the name was parsed (in Python)
+        if table is not None:
+            self._param_table = table
+            self._param_accepts = <const unsigned char*><const char*>table
         if n <= KERNEL_INLINE_PARAMS:
             self._param_offsets = self._inline_offsets
             self._param_sizes = self._inline_sizes
@@ -604,6 +618,19 @@ cdef class Kernel:
         cdef const size_t* sizes
         cdef Py_ssize_t n = kernel_param_layout(self, &offsets, &sizes)
         return [ParamInfo(offsets[i], sizes[i]) for i in range(n)]
+
+    @property
+    def _param_types(self):
+        """The declared parameter types a launch checks arguments against, as the demangler
+        spells them (``('unsigned int*', 'float', 'long long')``); None when they are not
+        known (an ``extern "C"`` kernel, or a name whose parameter count differs from the
+        driver's) or none of them has a checked kind: a launch then checks sizes only."""
+        cdef const size_t* offsets
+        cdef const size_t* sizes
+        cdef Py_ssize_t n = kernel_param_layout(self, &offsets, &sizes)
+        if self._param_accepts == NULL:
+            return None
+        return table_types(self._param_accepts, n)
 
     @property
     def attributes(self):

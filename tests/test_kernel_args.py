@@ -2,6 +2,7 @@
 
 import ctypes
 import enum
+import re
 import struct
 
 import numpy as np
@@ -182,3 +183,292 @@ def test_buffer_subclass_takes_the_isinstance_path():
 
     view = ManagedBuffer.from_handle(0x1000, 16)
     assert packed(np.int32(1), view) == [struct.pack("<i", 1), struct.pack("<Q", 0x1000)]
+
+
+# -- declared parameter types: argument kinds checked against them ------------------------------
+# A C++ kernel's mangled name gives its parameter types (cuda_core._param_types); the packer
+# then refuses an argument of the wrong kind. Here the declared types are given directly
+# (``declared=``), as a kernel's first launch would find them.
+
+from cuda_core._param_types import (_checked_parameters, _declared_kind,  # noqa: E402
+                                    _demangled_parameters)
+
+
+class _DeviceArray:
+    __cuda_array_interface__ = {"data": (0x7F0000002000, False), "shape": (4,),
+                                "typestr": "<f4", "version": 3}
+
+
+class _Flag(enum.IntEnum):
+    ON = 3
+
+
+class _MyFloat(float):
+    pass
+
+
+def _kind_cases():
+    """(argument, its kind) for every kind the packer tells apart, fast path and slow path."""
+    from cuda_core import Buffer
+
+    record = np.array([(1, 2.0)], dtype=[("a", "i4"), ("b", "f8")])[0]
+    return [
+        (Buffer.from_handle(0x7F00DEAD0000, 64), "pointer"),
+        (_DeviceArray(), "pointer"),
+        (ctypes.c_void_p(0x1000), "pointer"),
+        (ctypes.pointer(ctypes.c_int(1)), "pointer"),
+        (0x1000, "int"),
+        (_Flag.ON, "int"),
+        (True, "integer"),
+        (np.int32(-1), "integer"),
+        (np.uint64(2), "integer"),
+        (np.int8(1), "integer"),
+        (np.bool_(True), "integer"),
+        (ctypes.c_int32(5), "integer"),
+        (ctypes.c_uint64(5), "integer"),
+        (ctypes.c_bool(True), "integer"),
+        (ctypes.c_char(b"x"), "integer"),
+        (1.5, "float"),
+        (_MyFloat(2.5), "float"),
+        (np.float16(1), "float"),
+        (np.float32(1), "float"),
+        (np.float64(1), "float"),
+        (np.longdouble(1), "float"),
+        (ctypes.c_float(1), "float"),
+        (ctypes.c_double(1), "float"),
+        (complex(1, 2), "complex"),
+        (np.complex64(1j), "complex"),
+        (np.complex128(1j), "complex"),
+        (Pair(b"q", 2.5, -7), "opaque"),
+        ((ctypes.c_float * 2)(1, 2), "opaque"),
+        (record, "opaque"),
+    ]
+
+
+# What each class of declared parameter accepts (signedness is never checked).
+_ACCEPTS = {
+    "unsigned int*": {"pointer", "int", "opaque"},
+    "long long": {"integer", "int", "opaque"},
+    "double": {"float", "opaque"},
+    "Vec3<float>": {"pointer", "int", "integer", "float", "complex", "opaque"},  # unknown
+}
+
+
+@pytest.mark.parametrize("declared", sorted(_ACCEPTS))
+def test_each_argument_kind_against_each_declared_kind(declared):
+    cases = _kind_cases()
+    assert {kind for _, kind in cases} == _ACCEPTS["Vec3<float>"]  # every kind is covered
+    for arg, kind in cases:
+        # Padding: the argument under test is not the first, so the index must be right.
+        args, types = (np.int32(0), arg), ["int", declared]
+        if kind in _ACCEPTS[declared]:
+            assert packed(*args, declared=types) == packed(*args), (arg, declared)
+        else:
+            with pytest.raises(TypeError) as info:
+                packed(*args, declared=types)
+            assert str(info.value).startswith(
+                f"kernel argument 1: {type(arg).__name__} given for parameter 1 declared "
+                f"'{declared}' ({_declared_kind(declared)}); pass "), (arg, declared)
+
+
+def test_the_issue_case_names_index_type_and_declared_type():
+    # k(unsigned* p, float x, long long n) given 1.5 for p: same size (8 bytes), wrong kind.
+    with pytest.raises(TypeError, match=r"^kernel argument 0: float given for parameter 0 "
+                                        r"declared 'unsigned int\*' \(a pointer\); pass a "
+                                        r"Buffer, a device array .* or the device address as "
+                                        r"a Python int$"):
+        packed(1.5, np.uint32(12345), np.int64(0),
+               declared=["unsigned int*", "float", "long long"], sizes=[8, 4, 8])
+    good = packed(0x1000, np.float32(2), np.int64(3),
+                  declared=["unsigned int*", "float", "long long"], sizes=[8, 4, 8])
+    assert good == [struct.pack("<Q", 0x1000), struct.pack("<f", 2), struct.pack("<q", 3)]
+
+
+@pytest.mark.parametrize("arg, declared, size, hint", [
+    (np.float64(1), "int", 4, r"an integer\); pass an integer of 4 bytes, e\.g\. numpy\.int32"),
+    (1.5, "unsigned short", 2, r"pass an integer of 2 bytes, e\.g\. numpy\.uint16\(x\)$"),
+    (2.0, "unsigned long long", 8, r"numpy\.uint64\(x\) or a Python int$"),
+    (0.5, "bool", 1, r"pass a bool or numpy\.bool_\(x\)$"),
+    (np.int32(1), "float", 4, r"a floating-point type\); pass numpy\.float32\(x\)$"),
+    (7, "double", 8, r"pass a float or numpy\.float64\(x\)$"),
+    (np.int16(1), "_Float16", 2, r"pass numpy\.float16\(x\)$"),
+    (np.uint64(0x1000), "float*", 8, r"as a Python int, e\.g\. int\(x\)$"),
+    (np.int32(1), "int*", 8, r"a pointer\); pass a Buffer"),
+])
+def test_a_kind_mismatch_wins_over_a_size_mismatch_and_hints_the_fix(arg, declared, size, hint):
+    # Most of these are also the wrong size; the kind says more, so it is what is reported.
+    with pytest.raises(TypeError, match=f"kernel argument 0: {type(arg).__name__} given for "
+                                        f"parameter 0 declared '{re.escape(declared)}' .*{hint}"):
+        packed(arg, declared=[declared], sizes=[size])
+
+
+def test_sizes_are_still_checked_where_the_kind_is_right():
+    with pytest.raises(TypeError, match=r"kernel argument 0: int packs to 8 bytes but the "
+                                        r"kernel's parameter 0 is 4 bytes.*numpy\.int32"):
+        packed(5, declared=["int"], sizes=[4])
+    with pytest.raises(TypeError, match=r"kernel argument 0: float packs to 8 bytes but the "
+                                        r"kernel's parameter 0 is 4 bytes.*numpy\.float32"):
+        packed(1.5, declared=["float"], sizes=[4])
+    with pytest.raises(TypeError, match="kernel argument 0: float16 packs to 2 bytes"):
+        packed(np.float16(1), declared=["float"], sizes=[4])
+
+
+def test_signedness_differences_are_accepted():
+    assert packed(np.int32(-1), np.uint32(7), np.int8(-2), np.uint64(9),
+                  declared=["unsigned int", "int", "unsigned char", "long"],
+                  sizes=[4, 4, 1, 8]) == [b"\xff\xff\xff\xff", struct.pack("<I", 7), b"\xfe",
+                                          struct.pack("<Q", 9)]
+
+
+def test_unknown_declared_types_check_nothing():
+    # No parameter of a known kind: no table at all, the size-only path.
+    args = (1.5, np.int32(1), complex(1, 1))
+    assert packed(*args, declared=["S", "__half", "float2"]) == packed(*args)
+
+
+def test_declared_types_in_the_heap_path():
+    n = 40  # beyond the inline argument arrays
+    types = ["int"] * (n - 1) + ["float const*"]
+    args = [np.int32(i) for i in range(n - 1)]
+    assert len(packed(*args, 0x1000, declared=types)) == n
+    for _ in range(200):  # the heap block is released on the error path too
+        with pytest.raises(TypeError, match=f"kernel argument {n - 1}: float given for parameter "
+                                            f"{n - 1} declared 'float const\\*'"):
+            packed(*args, 2.5, declared=types)
+
+
+def test_declared_and_sizes_must_match_the_arguments():
+    with pytest.raises(ValueError, match="declared has 1 types for 2 arguments"):
+        packed(1, 2, declared=["int*"])
+    with pytest.raises(ValueError, match="sizes has 3 entries for 2 arguments"):
+        packed(1, 2, sizes=[8, 8, 8])
+    with pytest.raises(TypeError, match="must be a str, not int"):
+        packed(1, declared=[4])
+
+
+# -- the demangler: declared types from mangled names -------------------------------------------
+
+@pytest.mark.parametrize("symbol, params", [
+    ("_Z1kPjfx", ("unsigned int*", "float", "long long")),
+    ("_Z1kIfEvPjT_x", ("unsigned int*", "float", "long long")),  # k<float>, with return type
+    ("_Z1cILc3EEvPi", ("int*",)),                                # c<(char)3>: parens in <>
+    ("_Z1kIXgtLi1ELi2EEEvPif", ("int*", "float")),               # k<((1)>(2))>: '>' in parens
+    ("_Z1kPFviEPA3_iDnPrKfPVKi", ("void (*)(int)", "int (*) [3]", "decltype(nullptr)",
+                                  "float const restrict*", "int const volatile*")),
+    ("_ZN2ns1kEPiRiOi", ("int*", "int&", "int&&")),
+    ("_ZN12_GLOBAL__N_11kEPi", ("int*",)),                       # (anonymous namespace)::k
+    ("_Z1kIZ4mainEUliE_EvT_Pi", ("main::{lambda(int)#1}", "int*")),
+    ("_Z1kI3FooIPFviEEEvT_d", ("Foo<void (*)(int)>", "double")),
+    ("_Z1kIJifEEvDpT_", ("int", "float")),                       # a parameter pack, expanded
+    ("_Z1knoe", ("__int128", "unsigned __int128", "long double")),
+    ("_Z1kv", ()),
+    (b"_Z5plainPKfdb6__half", ("float const*", "double", "bool", "__half")),
+])
+def test_demangled_parameter_lists(symbol, params):
+    assert _demangled_parameters(symbol) == params
+
+
+@pytest.mark.parametrize("symbol", [
+    "saxpy",        # extern "C": not mangled
+    "_Zgarbage",    # the demangler refuses it
+    "_Z1",
+    "",
+    "_Z1kz",        # variadic: no fixed count
+    "_ZNK1S1kEi",   # a const member function: no kernel
+    "_ZN1S1xE",     # a variable
+])
+def test_names_without_a_parameter_list_give_none(symbol):
+    assert _demangled_parameters(symbol) is None
+    assert _checked_parameters(symbol, 1) is None
+
+
+@pytest.mark.parametrize("ctype, kind", [
+    ("int*", "a pointer"), ("float const*", "a pointer"), ("char**", "a pointer"),
+    ("int const volatile*", "a pointer"), ("float const restrict*", "a pointer"),
+    ("int&", "a pointer"), ("int&&", "a pointer"), ("void (*)(int)", "a pointer"),
+    ("int* (*)()", "a pointer"), ("int (*) [3]", "a pointer"), ("decltype(nullptr)", "a pointer"),
+    ("std::nullptr_t", "a pointer"), ("Foo<int>::type*", "a pointer"),
+    ("(anonymous namespace)::S*", "a pointer"),
+    ("bool", "an integer"), ("char", "an integer"), ("signed char", "an integer"),
+    ("unsigned char", "an integer"), ("wchar_t", "an integer"), ("char8_t", "an integer"),
+    ("char16_t", "an integer"), ("char32_t", "an integer"), ("short", "an integer"),
+    ("unsigned short", "an integer"), ("int", "an integer"), ("unsigned int", "an integer"),
+    ("long", "an integer"), ("unsigned long", "an integer"), ("long long", "an integer"),
+    ("unsigned long long", "an integer"), ("__int128", "an integer"),
+    ("unsigned __int128", "an integer"), ("int const", "an integer"),
+    ("volatile unsigned int", "an integer"),
+    ("float", "a floating-point type"), ("double", "a floating-point type"),
+    ("long double", "a floating-point type"), ("double const", "a floating-point type"),
+    ("S", None), ("__half", None), ("__nv_bfloat16", None), ("float2", None),
+    ("CUtensorMap_st", None), ("Color", None), ("Vec<float, 3>", None),
+    ("Foo<void (*)(int)>", None), ("Foo<int>::type", None), ("main::{lambda(int)#1}", None),
+    ("float _Complex", None), ("void (S::*)(int)", None), ("int S::*", None),
+    ("Array<float, 1, C, mutable, aligned>", None), ("decltype ((float)() + 1)", None),
+])
+def test_declared_kinds(ctype, kind):
+    assert _declared_kind(ctype) == kind
+
+
+def test_types_apply_only_when_the_counts_match():
+    # numba-cuda style: one Array<...> parameter in the name, flattened into several (here 7)
+    # by the compiler. A count that differs from the driver's means unknown, never a refusal.
+    numba_like = "_ZN6cudapy8__main__3addB2v1E5ArrayIfLi1E1C7mutable7alignedEf"
+    assert _demangled_parameters(numba_like) == ("Array<float, 1, C, mutable, aligned>", "float")
+    assert _checked_parameters(numba_like, 8) is None
+    assert _checked_parameters(numba_like, 2) == ("Array<float, 1, C, mutable, aligned>", "float")
+    assert _checked_parameters("_Z1kPjfx", 3) == ("unsigned int*", "float", "long long")
+    assert _checked_parameters("_Z1kPjfx", 4) is None
+    assert _checked_parameters("_Z1kPjfx", 2) is None
+    # Parameters all of unknown kinds: nothing to check.
+    assert _checked_parameters("_Z1k6__half6float2", 2) is None
+
+
+_NVRTC_SOURCE = r"""
+#include <cuda_fp16.h>
+struct S { int a; double b; };
+template <class T> __global__ void k(unsigned* p, T x, long long n) {}
+template <char C> __global__ void c(int* p, float f) {}
+namespace { __global__ void anon(float* f, S s, void (*fp)(int), size_t n) {} }
+__global__ void plain(const float* __restrict__ x, double d, bool b, __half h) {}
+__global__ void nul(decltype(nullptr) z, int (*a)[3], const volatile int* cv, char c) {}
+extern "C" __global__ void ec(int* p, float f) {}
+"""
+
+_NVRTC_EXPECTED = {
+    "k<float>": ("unsigned int*", "float", "long long"),
+    "k<int>": ("unsigned int*", "int", "long long"),
+    "k<const int*>": ("unsigned int*", "int const*", "long long"),
+    "k<S>": ("unsigned int*", "S", "long long"),
+    "k<__half>": ("unsigned int*", "__half", "long long"),
+    "c<3>": ("int*", "float"),
+    "anon": ("float*", "S", "void (*)(int)", "unsigned long"),
+    "plain": ("float const*", "double", "bool", "__half"),
+    "nul": ("decltype(nullptr)", "int (*) [3]", "int const volatile*", "char"),
+    "ec": None,
+}
+
+
+def _ptx_param_counts(ptx):
+    """The parameter count of each .entry in PTX text: what the driver will report."""
+    counts = {}
+    for name, params in re.findall(r"\.entry\s+(\S+)\s*\(([^)]*)\)", ptx):
+        counts[name] = params.count(".param")
+    return counts
+
+
+def test_names_that_nvrtc_lowers_demangle_to_their_declared_types():
+    from helpers import cuda_include_dir
+    from cuda_core import Program, ProgramOptions
+
+    opts = ProgramOptions(arch="sm_80", include_path=cuda_include_dir())
+    obj = Program(_NVRTC_SOURCE, "c++", opts).compile("ptx", name_expressions=list(_NVRTC_EXPECTED))
+    counts = _ptx_param_counts(bytes(obj.code).decode())
+    for name, expected in _NVRTC_EXPECTED.items():
+        symbol = obj.symbol_mapping[name]
+        assert symbol in counts, (name, symbol)
+        assert _demangled_parameters(symbol) == expected, name
+        if expected is not None:
+            assert counts[symbol] == len(expected), name  # the driver's count will match
+            assert _checked_parameters(symbol, counts[symbol]) == expected, name
+        else:
+            assert _checked_parameters(symbol, counts[symbol]) is None
