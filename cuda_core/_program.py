@@ -431,6 +431,8 @@ class ProgramOptions:
         for field, value in self.__dict__.items():
             norm = _KEY_NORM.get(field, _AS_IS)
             if norm is not _AS_IS:
+                if norm is _SKIP:
+                    continue
                 value = norm(value)
                 if value is _SKIP:
                     continue
@@ -477,7 +479,7 @@ def _frandom_seed_check(value: Any) -> None:
 _CHECKS: dict[str, Any] = {field: _bool_check(field) for field in _BOOL_FIELDS}
 _CHECKS.update({
     "name": lambda v: _cu.check_str(_CLS, "name", v),
-    "arch": lambda v: _cu.check_arch(_CLS, v),
+    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else _cu.check_arch(_CLS, v),
     "max_register_count": lambda v: _cu.check_int(_CLS, "max_register_count", v, 1),
     "split_compile": lambda v: _cu.check_int(_CLS, "split_compile", v, 0),
     "ptxas_options": lambda v: _cu.str_list(_CLS, "ptxas_options", v),
@@ -621,8 +623,9 @@ assert set(_NVRTC_RENDER) == set(_FIELD_ORDER) - {"name", "link_time_optimizatio
 assert set(_NVVM_RENDER) == _NVVM_FIELDS - {"link_time_optimization", "extra_sources",
                                             "use_libdevice"}
 
-# The cache key: field -> value -> its normalized form (or _SKIP: as if unset). A field not
-# listed is keyed as it is (its values are already canonical: a tri-state bool, a str).
+# The cache key: field -> value -> its normalized form (or _SKIP: as if unset); _SKIP in place
+# of the function leaves the field out. A field not listed is keyed as it is (its values are
+# already canonical: a tri-state bool, a str).
 _SKIP = object()
 _AS_IS = object()
 
@@ -651,7 +654,7 @@ _PRESENCE_FIELDS = frozenset((
 _KEY_NORM: dict[str, Any] = dict.fromkeys(_PRESENCE_FIELDS, _key_flag)
 _KEY_NORM.update({
     "name": lambda v: _SKIP if v == "default_program" else v,
-    "arch": lambda v: _SKIP,
+    "arch": _SKIP,
     "ptxas_options": _key_str_list("ptxas_options"),
     "undefine_macro": _key_str_list("undefine_macro"),
     "include_path": _key_str_list("include_path", True),

@@ -526,7 +526,7 @@ class FileStreamProgramCache(ProgramCacheResource):
       RuntimeError. ``close()`` may be called more than once.
     """
 
-    __slots__ = ("_path", "_max", "_closed")
+    __slots__ = ("_path", "_prefix", "_max", "_closed")
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  max_size_bytes: int | None = None):
@@ -547,6 +547,7 @@ class FileStreamProgramCache(ProgramCacheResource):
         if os.path.exists(path) and not os.path.isdir(path):
             raise ValueError(f"path {path!r} exists and is not a directory")
         self._path = path
+        self._prefix = os.path.join(path, "")  # the directory and a separator: + file name
         self._closed = False
 
     @property
@@ -569,7 +570,7 @@ class FileStreamProgramCache(ProgramCacheResource):
             raise RuntimeError("this FileStreamProgramCache is closed")
 
     def _entry_path(self, k: bytes) -> str:
-        return os.path.join(self._path, hashlib.sha256(k).hexdigest())
+        return self._prefix + hashlib.sha256(k).hexdigest()
 
     def _load(self, path: str, touch: bool) -> tuple[bytes, str, dict | None] | None:
         """The entry in ``path``, or None on a miss (a damaged file is deleted); ``touch``
@@ -618,7 +619,7 @@ class FileStreamProgramCache(ProgramCacheResource):
         """The entry under ``key`` (bytes), or None; a hit's time is refreshed."""
         if self._closed:
             self._check_open()
-        return self._load(os.path.join(self._path, hashlib.sha256(key).hexdigest()), True)
+        return self._load(self._prefix + hashlib.sha256(key).hexdigest(), True)
 
     def __getitem__(self, key) -> bytes:
         entry = self._get_record(_key_bytes(key))
@@ -897,8 +898,11 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     those files yourself and pass the digest, so that editing one changes the key. Headers the
     compiler ships are covered by the compiler identity.
     """
-    from cuda_core import _program
-
+    # cuda_core._program imports this module, so it is loaded by now; the look-up is cheaper
+    # than an import statement on every call.
+    _program = sys.modules.get("cuda_core._program")
+    if _program is None:
+        from cuda_core import _program
     if isinstance(code, str):
         pass
     elif isinstance(code, (bytes, bytearray)):
