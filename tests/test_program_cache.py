@@ -109,6 +109,25 @@ def test_public_names():
         ProgramCacheResource()
 
 
+def test_signatures_are_cuda_cores():
+    import inspect
+
+    def shape(fn):
+        return [(p.name, p.kind.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    empty = inspect.Parameter.empty
+    assert shape(make_program_cache_key) == [
+        ("code", "KEYWORD_ONLY", empty), ("code_type", "KEYWORD_ONLY", empty),
+        ("options", "KEYWORD_ONLY", empty), ("target_type", "KEYWORD_ONLY", empty),
+        ("name_expressions", "KEYWORD_ONLY", ()), ("extra_digest", "KEYWORD_ONLY", None)]
+    assert shape(InMemoryProgramCache) == [("max_size_bytes", "KEYWORD_ONLY", None)]
+    assert shape(FileStreamProgramCache) == [("path", "POSITIONAL_OR_KEYWORD", None),
+                                             ("max_size_bytes", "KEYWORD_ONLY", None)]
+    assert shape(ProgramCacheResource.get)[1:] == [("key", "POSITIONAL_OR_KEYWORD", empty),
+                                                   ("default", "POSITIONAL_OR_KEYWORD", None)]
+    assert shape(ProgramCacheResource.update)[1:] == [("items", "POSITIONAL_ONLY", empty)]
+
+
 def test_import_loads_no_cuda_library():
     code = (
         "import cuda_core.utils\n"
@@ -916,10 +935,15 @@ def damage_bad_code_type(data):
     return bytes(b)
 
 
+def damage_huge_length(data):
+    # A header that claims far more than any file holds: a miss, with nothing allocated.
+    return data[:16] + (1 << 60).to_bytes(8, "little") + data[24:]
+
+
 @pytest.mark.parametrize("damage", [
     lambda d: b"", lambda d: d[:10], damage_truncate, damage_flip_code_byte,
     damage_flip_metadata_byte, damage_bad_magic, damage_extra_bytes, damage_bad_length,
-    damage_bad_code_type, lambda d: b"garbage" * 50,
+    damage_bad_code_type, damage_huge_length, lambda d: b"garbage" * 50,
 ])
 def test_a_damaged_file_is_a_miss_and_is_deleted(tmp_path, damage):
     cache = FileStreamProgramCache(tmp_path)

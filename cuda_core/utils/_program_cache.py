@@ -278,18 +278,19 @@ class ProgramCacheResource(abc.ABC):
         except KeyError:
             return default
 
-    def update(self, mapping_or_iterable: Mapping | Iterable = ()) -> None:
-        """Store every entry of a mapping, or of an iterable of ``(key, value)`` pairs."""
-        if isinstance(mapping_or_iterable, Mapping) or hasattr(mapping_or_iterable, "keys"):
-            for key in mapping_or_iterable.keys():
-                self[key] = mapping_or_iterable[key]
+    def update(self, items: Mapping | Iterable, /) -> None:
+        """Store every entry of a mapping, or of an iterable of ``(key, value)`` pairs, one
+        ``self[key] = value`` after the other (an error leaves the earlier ones stored)."""
+        if isinstance(items, Mapping) or hasattr(items, "keys"):
+            for key in items.keys():
+                self[key] = items[key]
             return
         try:
-            items = iter(mapping_or_iterable)
+            pairs = iter(items)
         except TypeError:
             raise TypeError(f"update() takes a mapping or an iterable of (key, value) pairs, "
-                            f"not {type(mapping_or_iterable).__name__}") from None
-        for i, item in enumerate(items):
+                            f"not {type(items).__name__}") from None
+        for i, item in enumerate(pairs):
             try:
                 key, value = item
             except (TypeError, ValueError):
@@ -440,6 +441,8 @@ _TMP_PREFIX = ".tmp-"
 # renaming it; the next eviction pass or clear() removes it.
 _STALE_TMP_NS = 3600 * 10**9
 _O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# A record body larger than this is read only once the file's size confirms its header.
+_LARGE_BODY = 1 << 24
 # Refreshing an entry's time through the descriptor already open saves a path lookup.
 _UTIME_FD = os.utime in os.supports_fd
 
@@ -582,7 +585,11 @@ class FileStreamProgramCache(ProgramCacheResource):
         try:
             try:
                 fields = _check_header(os.read(fd, _HEADER.size))
-                entry = _decode_body(*fields, _read_exactly(fd, fields[1] + fields[2]))
+                n = fields[1] + fields[2]
+                if n > _LARGE_BODY and n + _HEADER.size != os.fstat(fd).st_size:
+                    # A damaged header must not make us allocate what it claims.
+                    raise _UnreadableRecord(f"the header claims {n} bytes; the file is smaller")
+                entry = _decode_body(*fields, _read_exactly(fd, n))
             except _UnreadableRecord as exc:
                 if exc.damaged:
                     self._unlink_if_same(path, os.fstat(fd))
