@@ -1,21 +1,50 @@
-"""Compile latency: a cold NVRTC compile against a warm program-cache hit, each followed by
-loading the result (``get_kernel``), for cuda_core and for NVIDIA's cuda.core in one process.
+"""Compile path: the host cost of the calls around a compilation, and a cold compile against a
+program-cache hit, for cuda_core (ours) and NVIDIA's cuda.core 1.2 in one process.
 
-    python benchmarks/compile.py [--cold N] [--warm N]
+    python benchmarks/compile.py [harness options] [--cold N] [--warm N] [--no-cold]
 
-Prints one table of medians (milliseconds) and the ratio NVIDIA / ours. The target for cuda_core
-is a warm hit plus load under 1 ms. The caches come from ``cuda_core.utils`` and
-``cuda.core.utils`` (1.2); a row is "n/a" with the reason where a package or API is missing.
-Without a GPU the rows time compilation and the cache alone (no load), and say so.
+Part 1, host cost (no GPU needed, nothing is loaded), through the harness (``_harness.py``):
+rounds alternate between the two libraries, medians per call. Target: each case at most
+0.5x cuda.core's.
+
+* ``InMemoryProgramCache hit`` / ``FileStreamProgramCache hit``:
+  ``Program(src, "c++", opts).compile("cubin", cache=cache)`` answered by a warm cache: a new
+  Program, the key, the look-up, and the ObjectCode built from the cached bytes. ``opts`` is
+  made once (``ProgramOptions(arch=...)``).
+* ``make_program_cache_key``: ``make_program_cache_key(code=src, code_type="c++",
+  options=opts, target_type="cubin")``, 32 bytes on both sides.
+* ``Program(src, "c++", opts)``: construction only (neither library makes the compiler's
+  program before it compiles).
+* ``ProgramOptions(arch=...)``: construction with one field.
+* ``cache.get(key)`` (memory / file), without a target: the look-up alone, bytes on both
+  sides.
+
+Part 2, the compiler's own cost (``--cold`` compiles and ``--warm`` hits per library, rounds
+alternated), in milliseconds: a cold NVRTC compile (a distinct source each time, so that no
+cache can answer) and the warm hits, each followed by ``get_kernel`` where there is a GPU.
+
+The source is a ~50-line 1D stencil kernel (templates, inlining, no headers). The report exits
+0 once printed; without cuda.core the host-cost rows show ``n/a``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _harness import Case, Contender, Target, add_arguments, finish, run_cases  # noqa: E402
+
+OURS = "cuda_core"
+NVIDIA = "cuda.core"
+RATIO = 0.5
+DEFAULT_ARCH = "sm_90"
 
 # A ~50-line kernel: a 1D 5-point stencil with a few device helpers, so that NVRTC has some
 # real work (templates, inlining) but no headers.
@@ -69,14 +98,132 @@ extern "C" __global__ void stencil5(const float* __restrict__ in, float* __restr
 KERNEL_NAME = "stencil5"
 
 
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+# -- the two libraries --------------------------------------------------------------------------
 
+class Side:
+    """One library's Program, ProgramOptions and cache module."""
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == OURS:
+            import cuda_core as core
+            import cuda_core.utils as utils
+        else:
+            import cuda.core as core
+            import cuda.core.utils as utils
+        self.core = core
+        self.utils = utils
+        self.Program = core.Program
+        self.ProgramOptions = core.ProgramOptions
+
+    def cache(self, kind: str, tmp_root: str):
+        """A new cache of ``kind`` ("memory" or "file") and its cleanup."""
+        if kind == "memory":
+            cache = self.utils.InMemoryProgramCache()
+            return cache, cache.close
+        path = tempfile.mkdtemp(prefix=f"compile-bench-{self.name}-", dir=tmp_root)
+        cache = self.utils.FileStreamProgramCache(path)
+
+        def cleanup():
+            cache.close()
+            shutil.rmtree(path, ignore_errors=True)
+        return cache, cleanup
+
+
+def _side(name: str) -> Side:
+    return Side(name)
+
+
+# -- part 1: host cost through the harness -----------------------------------------------------
+
+def _hit_setup(name: str, kind: str, arch: str, tmp_root: str):
+    def setup():
+        side = _side(name)
+        opts = side.ProgramOptions(arch=arch)
+        cache, cleanup = side.cache(kind, tmp_root)
+        # The miss that fills the cache; both libraries return an ObjectCode on the hit.
+        first = side.Program(KERNEL, "c++", opts).compile("cubin", cache=cache)
+        hit = side.Program(KERNEL, "c++", opts).compile("cubin", cache=cache)
+        if bytes(hit.code) != bytes(first.code) or hit.code_type != "cubin":
+            raise RuntimeError(f"{name}: the hit is not the compiled cubin")
+        return {"P": side.Program, "src": KERNEL, "opts": opts, "cache": cache}, cleanup
+    return setup
+
+
+def _get_setup(name: str, kind: str, arch: str, tmp_root: str):
+    def setup():
+        side = _side(name)
+        opts = side.ProgramOptions(arch=arch)
+        cache, cleanup = side.cache(kind, tmp_root)
+        obj = side.Program(KERNEL, "c++", opts).compile("cubin")
+        key = side.utils.make_program_cache_key(code=KERNEL, code_type="c++", options=opts,
+                                                target_type="cubin")
+        cache[key] = obj
+        got = cache.get(key)
+        if type(got) is not bytes or got != bytes(obj.code):
+            raise RuntimeError(f"{name}: cache.get() returned {type(got).__name__}, not the "
+                               f"cubin's bytes")
+        return {"cache": cache, "key": key}, cleanup
+    return setup
+
+
+def _key_setup(name: str, arch: str):
+    def setup():
+        side = _side(name)
+        opts = side.ProgramOptions(arch=arch)
+        key = side.utils.make_program_cache_key
+        k = key(code=KERNEL, code_type="c++", options=opts, target_type="cubin")
+        if type(k) is not bytes or len(k) != 32:
+            raise RuntimeError(f"{name}: the key is not 32 bytes")
+        return {"K": key, "src": KERNEL, "opts": opts}
+    return setup
+
+
+def _program_setup(name: str, arch: str):
+    def setup():
+        side = _side(name)
+        return {"P": side.Program, "src": KERNEL, "opts": side.ProgramOptions(arch=arch)}
+    return setup
+
+
+def _options_setup(name: str, arch: str):
+    def setup():
+        return {"PO": _side(name).ProgramOptions, "arch": arch}
+    return setup
+
+
+HOST_CASES = ("InMemoryProgramCache hit", "FileStreamProgramCache hit", "make_program_cache_key",
+              'Program(src, "c++", opts)', "ProgramOptions(arch=...)")
+
+
+def host_cases(arch: str, tmp_root: str) -> list[Case]:
+    def pair(make, stmt):
+        return [Contender(OURS, setup=make(OURS), stmt=stmt),
+                Contender(NVIDIA, setup=make(NVIDIA), stmt=stmt, requires=("cuda.core",))]
+
+    hit = 'P(src, "c++", opts).compile("cubin", cache=cache)'
+    return [
+        Case(HOST_CASES[0], pair(lambda n: _hit_setup(n, "memory", arch, tmp_root), hit),
+             note="a new Program, the key, the look-up, an ObjectCode from the cached bytes"),
+        Case(HOST_CASES[1], pair(lambda n: _hit_setup(n, "file", arch, tmp_root), hit),
+             note="as above, the entry read from its file (and its time refreshed)"),
+        Case(HOST_CASES[2], pair(lambda n: _key_setup(n, arch),
+                                 'K(code=src, code_type="c++", options=opts, '
+                                 'target_type="cubin")'),
+             note=f"a {len(KERNEL)}-character source, ProgramOptions(arch=...)"),
+        Case(HOST_CASES[3], pair(lambda n: _program_setup(n, arch), 'P(src, "c++", opts)'),
+             note="construction only: no compiler handle yet on either side"),
+        Case(HOST_CASES[4], pair(lambda n: _options_setup(n, arch), "PO(arch=arch)")),
+        Case("InMemoryProgramCache.get(key)",
+             pair(lambda n: _get_setup(n, "memory", arch, tmp_root), "cache.get(key)"),
+             note="the look-up alone; bytes on both sides; no target"),
+        Case("FileStreamProgramCache.get(key)",
+             pair(lambda n: _get_setup(n, "file", arch, tmp_root), "cache.get(key)"),
+             note="the look-up alone; bytes on both sides; no target"),
+    ]
+
+
+# -- part 2: the compiler's cost (milliseconds) --------------------------------------------------
 
 def gpu_arch() -> str | None:
     """``"sm_XY"`` of device 0 with its context made current, or None without a GPU."""
@@ -85,142 +232,141 @@ def gpu_arch() -> str | None:
     try:
         dev = Device(0)
         dev.set_current()
-    except CUDAError:
+    except (CUDAError, RuntimeError):
         return None
     return "sm_" + dev.arch
 
 
-class Side:
-    """One library's Program, ProgramOptions and caches."""
-
-    def __init__(self, name, program, options, caches_module, load):
-        self.name = name
-        self.program = program
-        self.options = options
-        self.caches = caches_module
-        self.load = load
-
-
-def ours(load: bool) -> Side:
-    import cuda_core
-
-    try:
-        import cuda_core.utils as caches
-    except ImportError:
-        caches = None
-    return Side("cuda_core", cuda_core.Program, cuda_core.ProgramOptions, caches, load)
-
-
-def nvidia(load: bool) -> Side:
-    from cuda.core import Program as NvProgram
-    from cuda.core import ProgramOptions as NvProgramOptions
-
+def compile_costs(sides: list[Side], arch: str, load: bool, cold_runs: int, warm_runs: int,
+                  tmp_root: str) -> dict[str, dict[str, list[float]]]:
+    """Per row, per library: the times in ms. Each round times every library once, the order
+    rotating."""
     if load:
-        from cuda.core import Device as NvDevice
-
-        NvDevice(0).set_current()
-    try:
-        import cuda.core.utils as caches
-    except ImportError:
-        caches = None
-    return Side("cuda.core", NvProgram, NvProgramOptions, caches, load)
-
-
-def measure(side: Side, arch: str, cold_runs: int, warm_runs: int, cache_dir: str) -> dict:
-    results = {}
+        for side in sides:
+            if side.name == NVIDIA:
+                side.core.Device(0).set_current()
     counter = iter(range(10**9))
+    rows: dict[str, dict[str, list[float]]] = {}
 
-    def cold():
-        # A distinct comment each time, so that no compiler-side cache can answer.
-        src = f"// cold run {next(counter)} of {side.name}\n" + KERNEL
-        obj = side.program(src, "c++", side.options(arch=arch)).compile("cubin")
-        if side.load:
-            obj.get_kernel(KERNEL_NAME)
+    def timed(fn) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
 
-    cold()  # the first compile pays for loading NVRTC; not counted
-    results["cold compile + load"] = median_ms(cold, cold_runs)
-
-    def warm(cache):
+    def cold(side):
         def run():
-            obj = side.program(KERNEL, "c++", side.options(arch=arch)).compile("cubin",
-                                                                             cache=cache)
-            if side.load:
+            # A distinct comment each time, so that no cache can answer.
+            src = f"// cold run {next(counter)} of {side.name}\n" + KERNEL
+            obj = side.Program(src, "c++", side.ProgramOptions(arch=arch)).compile("cubin")
+            if load:
                 obj.get_kernel(KERNEL_NAME)
-        run()  # the miss that fills the cache
-        run()
-        return median_ms(run, warm_runs)
+        return run
 
-    for label, cls_name, args in (("warm hit (memory) + load", "InMemoryProgramCache", ()),
-                                  ("warm hit (file) + load", "FileStreamProgramCache",
-                                   (cache_dir,))):
-        if side.caches is None:
-            results[label] = "n/a: no utils module"
-            continue
-        cls = getattr(side.caches, cls_name, None)
-        if cls is None:
-            results[label] = f"n/a: no {cls_name}"
-            continue
-        cache = cls(*args)
-        try:
-            results[label] = warm(cache)
-        except Exception as exc:
-            if side.name == "cuda_core":
-                raise  # ours must work; only the peer's missing APIs become "n/a"
-            results[label] = f"n/a: {type(exc).__name__}: {exc}"
-        finally:
-            close = getattr(cache, "close", None)
-            if close is not None:
-                close()
-    return results
+    def warm(side, cache):
+        def run():
+            obj = side.Program(KERNEL, "c++", side.ProgramOptions(arch=arch)).compile(
+                "cubin", cache=cache)
+            if load:
+                obj.get_kernel(KERNEL_NAME)
+        return run
+
+    suffix = " + load" if load else " (no load)"
+    plans = [(f"cold compile{suffix}", cold_runs, {s.name: cold(s) for s in sides})]
+    cleanups = []
+    for kind, label in (("memory", "warm hit, memory"), ("file", "warm hit, file")):
+        fns = {}
+        for side in sides:
+            cache, cleanup = side.cache(kind, tmp_root)
+            cleanups.append(cleanup)
+            fns[side.name] = warm(side, cache)
+            fns[side.name]()  # the miss that fills the cache
+        plans.append((label + suffix, warm_runs, fns))
+    try:
+        for label, runs, fns in plans:
+            names = list(fns)
+            for fn in fns.values():
+                fn()  # the first compile loads NVRTC; not counted
+            times = {n: [] for n in names}
+            for r in range(runs):
+                k = r % len(names)
+                for n in names[k:] + names[:k]:
+                    times[n].append(timed(fns[n]))
+            rows[label] = times
+    finally:
+        for cleanup in cleanups:
+            cleanup()
+    return rows
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def print_compile_costs(rows: dict[str, dict[str, list[float]]]) -> None:
+    title = "The compiler's cost (ms, medians; rounds alternated)"
+    print(f"\n{title}\n{'=' * len(title)}")
+    header = f"{'':<32}{OURS:>12}{NVIDIA:>12}{'ours / cuda.core':>20}"
+    print(header)
+    print("-" * len(header))
+    for label, times in rows.items():
+        ours = statistics.median(times[OURS])
+        theirs = statistics.median(times[NVIDIA]) if NVIDIA in times else None
+        ratio = f"{ours / theirs:.2f}x" if theirs else "-"
+        fb = f"{theirs:.3f}" if theirs is not None else "n/a"
+        print(f"{label:<32}{ours:>12.3f}{fb:>12}{ratio:>20}")
+    print()
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="compile.py",
+        description="Host cost of the compile path (program-cache hits, make_program_cache_key, "
+                    "Program and ProgramOptions construction), cuda_core against NVIDIA's "
+                    f"cuda.core; target: each at most {RATIO:g}x cuda.core's. Then a cold "
+                    "compile against warm hits, in milliseconds. Runs without a GPU.")
+    add_arguments(parser)
     parser.add_argument("--cold", type=int, default=10, help="cold compiles per library")
-    parser.add_argument("--warm", type=int, default=300, help="warm hits per cache")
-    args = parser.parse_args()
+    parser.add_argument("--warm", type=int, default=200,
+                        help="warm hits per cache and library in part 2")
+    parser.add_argument("--no-cold", action="store_true",
+                        help="only part 1 (the host cost)")
+    args = parser.parse_args(argv)
 
+    try:
+        import cuda_core  # noqa: F401
+    except ImportError as exc:
+        print(f"compile.py: cannot import cuda_core: {exc}", file=sys.stderr)
+        return 1
     arch = gpu_arch()
     load = arch is not None
     if arch is None:
-        arch = "sm_90"
-        print("No GPU: timing compilation and cache look-ups only, without loading.\n")
+        arch = DEFAULT_ARCH
+    from importlib import metadata
 
-    sides = [ours(load)]
+    meta = {"arch": arch + ("" if load else " (no GPU: nothing is loaded)")}
+    for dist in ("cuda-core-cy", "cuda-core", "cuda-bindings", "nvidia-cuda-nvrtc"):
+        try:
+            meta[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            meta[dist] = "not installed"
+
+    tmp_root = tempfile.mkdtemp(prefix="compile-bench-")
     try:
-        sides.append(nvidia(load))
-        nv_error = None
-    except ImportError as exc:
-        nv_error = f"n/a: {exc}"
-
-    table = {}
-    for side in sides:
-        with tempfile.TemporaryDirectory() as tmp:
-            table[side.name] = measure(side, arch, args.cold, args.warm, tmp)
-
-    rows = list(table["cuda_core"])
-    suffix = "" if load else " (no load)"
-    header = f"{'median, ms':<40}{'cuda_core':>14}{'cuda.core':>14}{'cuda.core / ours':>18}"
-    print(header)
-    print("-" * len(header))
-    for row in rows:
-        a = table["cuda_core"][row]
-        b = table.get("cuda.core", {}).get(row, nv_error)
-        fa = f"{a:.3f}" if isinstance(a, float) else "n/a"
-        fb = f"{b:.3f}" if isinstance(b, float) else "n/a"
-        ratio = f"{b / a:.2f}x" if isinstance(a, float) and isinstance(b, float) else ""
-        print(f"{row + suffix:<40}{fa:>14}{fb:>14}{ratio:>18}")
-    notes = {f"{name}: {row}": v for name, res in table.items() for row, v in res.items()
-             if isinstance(v, str)}
-    if nv_error:
-        notes["cuda.core"] = nv_error
-    for where, why in notes.items():
-        print(f"  {where}: {why}")
-    hit = table["cuda_core"].get("warm hit (memory) + load")
-    if isinstance(hit, float):
-        verdict = "met" if hit < 1.0 else "NOT met"
-        print(f"\nTarget (cuda_core warm hit + load < 1 ms): {verdict} ({hit:.3f} ms)"
-              + ("" if load else " [without load: no GPU]"))
+        report = run_cases(host_cases(arch, tmp_root), args,
+                           title="Compile path: host cost per call",
+                           subject=OURS, baseline=NVIDIA,
+                           target=f"each at most {RATIO:g}x cuda.core's",
+                           meta=meta,
+                           targets=[Target(OURS, NVIDIA, RATIO, cases=HOST_CASES)])
+        finish(report, args)
+        if not args.no_cold:
+            sides = [_side(OURS)]
+            try:
+                sides.append(_side(NVIDIA))
+            except ImportError as exc:
+                print(f"cuda.core: n/a ({exc})")
+            print_compile_costs(compile_costs(sides, arch, load, args.cold, args.warm,
+                                              tmp_root))
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
     return 0
 
 

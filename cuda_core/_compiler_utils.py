@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -89,8 +90,14 @@ def check_choice(cls_name: str, field: str, value: Any, choices: tuple[str, ...]
                          f"got {value!r}")
 
 
+@functools.lru_cache(maxsize=128)
+def arch_ok(value: str) -> bool:
+    """Whether ``value`` (a str) is a valid arch string; remembered, as a program uses few."""
+    return _ARCH_RE.match(value) is not None
+
+
 def check_arch(cls_name: str, value: Any) -> None:
-    if value is None:
+    if value is None or (type(value) is str and arch_ok(value)):
         return
     if not isinstance(value, str):
         raise TypeError(f"{cls_name}.arch must be a str such as 'sm_90' or 'compute_90', not "

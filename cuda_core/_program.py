@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
+import inspect
 import os
 import threading
 import weakref
@@ -24,6 +26,7 @@ from cuda_core._linker import Linker, LinkerOptions
 from cuda_core._module import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType, PCHStatusType
+from cuda_core.utils import _program_cache as _pc
 
 __all__ = ["Program", "ProgramOptions"]
 
@@ -57,10 +60,6 @@ _NVRTC_ONLY_EXCLUDED = frozenset(("extra_sources", "use_libdevice"))
 # Targets per source language, in the order error messages list them.
 _TARGETS = {"c++": ("ptx", "cubin", "ltoir"), "nvvm": ("ptx", "ltoir"), "ptx": ("cubin", "ptx")}
 _BACKEND_OF = {"c++": "NVRTC", "nvvm": "NVVM", "ptx": "nvJitLink"}
-
-
-def _tf(value: bool) -> str:
-    return "true" if value else "false"
 
 
 def _user_cache_dir() -> str:
@@ -148,8 +147,10 @@ def _extra_sources(value: Any) -> list[tuple[str, bytes]]:
 @dataclasses.dataclass
 class ProgramOptions:
     """Options for :class:`Program`. Every field but ``name`` defaults to None, meaning "do not
-    pass": the compiler's own default applies. Fields are checked when the object is made; a
-    field the chosen backend cannot honour is a ValueError at ``Program(...)``.
+    pass": the compiler's own default applies. Fields are checked when the object is made and
+    when one is assigned (an unknown attribute name is an AttributeError; None resets a field
+    to its default); a field the chosen backend cannot honour is a ValueError at
+    ``Program(...)``.
 
     NVRTC flags are given in brackets; NVVM and nvJitLink (PTX input) spellings are listed
     where those backends support the field.
@@ -286,44 +287,52 @@ class ProgramOptions:
     use_libdevice: bool | None = None
     numba_debug: bool | None = None
 
-    def __post_init__(self):
-        cls = "ProgramOptions"
-        if self.name is None:
-            self.name = "default_program"
-        _cu.check_str(cls, "name", self.name)
-        _cu.check_arch(cls, self.arch)
-        for field in _BOOL_FIELDS:
-            _cu.check_bool(cls, field, getattr(self, field))
-        _cu.check_int(cls, "max_register_count", self.max_register_count, 1)
-        _cu.check_int(cls, "split_compile", self.split_compile, 0)
-        _cu.str_list(cls, "ptxas_options", self.ptxas_options)
-        _cu.str_list(cls, "undefine_macro", self.undefine_macro)
-        _cu.str_list(cls, "include_path", self.include_path, pathlike=True)
-        _cu.str_list(cls, "pre_include", self.pre_include, pathlike=True)
-        _macro_list(self.define_macro)
-        _cu.check_choice(cls, "std", self.std, _STD_VALUES)
-        _cu.check_choice(cls, "optimization_info", self.optimization_info,
-                         _OPTIMIZATION_INFO_VALUES)
-        _cu.check_choice(cls, "ofast_compile", self.ofast_compile, _OFAST_VALUES)
-        for field in ("diag_error", "diag_suppress", "diag_warn"):
-            _cu.int_list(cls, field, getattr(self, field))
-        for field in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
-            _cu.check_str(cls, field, getattr(self, field), pathlike=True)
-        if self.frandom_seed is not None:
-            if type(self.frandom_seed) is bool or not isinstance(self.frandom_seed, (str, int)):
-                raise TypeError(f"{cls}.frandom_seed must be a str or int, not "
-                                f"{type(self.frandom_seed).__name__}")
-            if isinstance(self.frandom_seed, str):
-                _cu.check_str(cls, "frandom_seed", self.frandom_seed)
-        _extra_sources(self.extra_sources)
+
+    # Construction stores only the fields given (not None) in the instance's __dict__; the
+    # others read as the class-level defaults. So the fields that are set are ``vars(opts)``,
+    # which keeps construction, the backend checks and the cache key proportional to the
+    # handful of fields a caller sets rather than to all 55.
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The signature shown by help() and inspect is the dataclass one (set below the class).
+        if args:
+            kwargs = _positional_options(args, kwargs)
+        d = self.__dict__
+        checks = _CHECKS
+        for field, value in kwargs.items():
+            check = checks.get(field)
+            if check is None:
+                raise TypeError(f"ProgramOptions() got an unexpected keyword argument {field!r}")
+            if value is not None:
+                check(value)
+                d[field] = value
+
+    def __setattr__(self, field: str, value: Any) -> None:
+        check = _CHECKS.get(field)
+        if check is None:
+            raise AttributeError(f"ProgramOptions has no field {field!r}")
+        if value is None:
+            self.__dict__.pop(field, None)  # back to the default
+        else:
+            check(value)
+            self.__dict__[field] = value
+
+    def __repr__(self) -> str:
+        d = self.__dict__
+        shown = [f"name={self.name!r}"] + [f"{f}={d[f]!r}" for f in _FIELD_ORDER
+                                           if f != "name" and f in d]
+        return f"ProgramOptions({', '.join(shown)})"
 
     # -- rendering --------------------------------------------------------------------------
 
     def _set_fields(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self)
-                if f.name != "name" and getattr(self, f.name) not in (None, False)]
+        """The fields set to something other than None or False, ``name`` aside, in field
+        order."""
+        d = self.__dict__
+        return [f for f in _FIELD_ORDER if f != "name" and f in d and d[f] is not False]
 
     def _check_backend(self, backend: str) -> None:
+        """ValueError for a field the backend cannot honour (``backend`` as in
+        ``_BACKEND_OF``)."""
         if backend == "NVRTC":
             bad = [f for f in self._set_fields() if f in _NVRTC_ONLY_EXCLUDED]
         elif backend == "NVVM":
@@ -335,6 +344,11 @@ class ProgramOptions:
                      "nvJitLink": "PTX input (the linker)"}[backend]
             raise ValueError(f"ProgramOptions.{', ProgramOptions.'.join(bad)} cannot be used "
                              f"with {where}")
+        if backend == "NVRTC" and self.device_code_optimize is False:
+            # NVRTC takes --dopt=on only: device code is optimized unless -G is given.
+            raise ValueError("ProgramOptions.device_code_optimize=False cannot be passed to "
+                             "NVRTC, which only takes --dopt=on; device code is optimized "
+                             "unless debug=True")
 
     def as_bytes(self, backend: CompilerBackendType | str,
                  target_type: str | None = None) -> list[bytes]:
@@ -371,143 +385,29 @@ class ProgramOptions:
                                          _TARGETS[source])
         self._check_backend(which)
         if which == "NVRTC":
-            flags = self._nvrtc_flags(target_type)
+            flags = self._render(_NVRTC_RENDER, _FIELD_ORDER, target_type == "ltoir",
+                                 "--dlink-time-opt")
         elif which == "NVVM":
-            flags = self._nvvm_flags(target_type)
+            flags = self._render(_NVVM_RENDER, _NVVM_ORDER, target_type == "ltoir", "-gen-lto")
         else:
             flags = self._linker_options()._nvjitlink_flags()
         return [flag.encode() for flag in flags]
 
-    def _nvrtc_flags(self, target_type: str | None) -> list[str]:
-        cls = "ProgramOptions"
-        f: list[str] = []
-        if self.arch is not None:
-            f.append(f"--gpu-architecture={self.arch}")
-        if self.relocatable_device_code is not None:
-            f.append(f"--relocatable-device-code={_tf(self.relocatable_device_code)}")
-        if self.extensible_whole_program:
-            f.append("--extensible-whole-program")
-        if self.debug:
-            f.append("--device-debug")
-        if self.lineinfo:
-            f.append("--generate-line-info")
-        if self.device_code_optimize:
-            f.append("--dopt=on")
-        elif self.device_code_optimize is not None:
-            # NVRTC takes --dopt=on only: device code is optimized unless -G is given.
-            raise ValueError("ProgramOptions.device_code_optimize=False cannot be passed to "
-                             "NVRTC, which only takes --dopt=on; device code is optimized "
-                             "unless debug=True")
-        f += [f"--ptxas-options={o}" for o in _cu.str_list(cls, "ptxas_options",
-                                                            self.ptxas_options)]
-        if self.max_register_count is not None:
-            f.append(f"--maxrregcount={self.max_register_count}")
-        for field, flag in (("ftz", "--ftz"), ("prec_sqrt", "--prec-sqrt"),
-                            ("prec_div", "--prec-div"), ("fma", "--fmad")):
-            value = getattr(self, field)
-            if value is not None:
-                f.append(f"{flag}={_tf(value)}")
-        if self.use_fast_math:
-            f.append("--use_fast_math")
-        if self.extra_device_vectorization:
-            f.append("--extra-device-vectorization")
-        if self.link_time_optimization or target_type == "ltoir":
-            f.append("--dlink-time-opt")
-        if self.gen_opt_lto:
-            f.append("--gen-opt-lto")
-        f += [f"--define-macro={m}" for m in _macro_list(self.define_macro)]
-        f += [f"--undefine-macro={m}" for m in _cu.str_list(cls, "undefine_macro",
-                                                             self.undefine_macro)]
-        f += [f"--include-path={p}" for p in _cu.str_list(cls, "include_path", self.include_path,
-                                                           pathlike=True)]
-        if self.use_bundled_headers:
-            f.append(f"--use-bundled-headers={_bundled_headers_dir()}")
-        f += [f"--pre-include={p}" for p in _cu.str_list(cls, "pre_include", self.pre_include,
-                                                          pathlike=True)]
-        if self.no_source_include:
-            f.append("--no-source-include")
-        if self.std is not None:
-            f.append(f"--std={self.std}")
-        if self.builtin_move_forward is not None:
-            f.append(f"--builtin-move-forward={_tf(self.builtin_move_forward)}")
-        if self.builtin_initializer_list is not None:
-            f.append(f"--builtin-initializer-list={_tf(self.builtin_initializer_list)}")
-        if self.disable_warnings:
-            f.append("--disable-warnings")
-        if self.restrict:
-            f.append("--restrict")
-        if self.device_as_default_execution_space:
-            f.append("--device-as-default-execution-space")
-        if self.device_int128:
-            f.append("--device-int128")
-        if self.optimization_info is not None:
-            f.append(f"--optimization-info={self.optimization_info}")
-        if self.no_display_error_number:
-            f.append("--no-display-error-number")
-        for field, flag in (("diag_error", "--diag-error"), ("diag_suppress", "--diag-suppress"),
-                            ("diag_warn", "--diag-warn")):
-            numbers = _cu.int_list(cls, field, getattr(self, field))
-            if numbers:
-                f.append(f"{flag}={','.join(map(str, numbers))}")
-        if self.brief_diagnostics is not None:
-            f.append(f"--brief-diagnostics={_tf(self.brief_diagnostics)}")
-        if self.time is not None:
-            f.append(f"--time={os.fspath(self.time)}")
-        if self.split_compile is not None:
-            f.append(f"--split-compile={self.split_compile}")
-        if self.fdevice_syntax_only:
-            f.append("--fdevice-syntax-only")
-        if self.minimal:
-            f.append("--minimal")
-        if self.no_cache:
-            f.append("--no-cache")
-        if self.fdevice_time_trace is not None:
-            f.append(f"--fdevice-time-trace={os.fspath(self.fdevice_time_trace)}")
-        if self.device_float128:
-            f.append("--device-float128")
-        if self.frandom_seed is not None:
-            f.append(f"--frandom-seed={self.frandom_seed}")
-        if self.ofast_compile is not None:
-            f.append(f"--Ofast-compile={self.ofast_compile}")
-        if self.pch:
-            f.append("--pch")
-        if self.create_pch is not None:
-            f.append(f"--create-pch={os.fspath(self.create_pch)}")
-        if self.use_pch is not None:
-            f.append(f"--use-pch={os.fspath(self.use_pch)}")
-        if self.pch_dir is not None:
-            f.append(f"--pch-dir={os.fspath(self.pch_dir)}")
-        if self.pch_verbose is not None:
-            f.append(f"--pch-verbose={_tf(self.pch_verbose)}")
-        if self.pch_messages is not None:
-            f.append(f"--pch-messages={_tf(self.pch_messages)}")
-        if self.instantiate_templates_in_pch is not None:
-            f.append(f"--instantiate-templates-in-pch={_tf(self.instantiate_templates_in_pch)}")
-        if self.numba_debug:
-            f.append("--numba-debug")
-        return f
-
-    def _nvvm_flags(self, target_type: str | None) -> list[str]:
-        f: list[str] = []
-        if self.arch is not None:
-            _, number, suffix = _cu.arch_parts(self.arch)
-            f.append(f"-arch=compute_{number}{suffix}")  # libNVVM takes virtual archs only
-        if self.device_code_optimize is not None:
-            f.append(f"-opt={3 if self.device_code_optimize else 0}")
-        if self.debug:
-            f.append("-g")
-        if self.lineinfo:
-            f.append("-generate-line-info")
-        for field, flag in (("ftz", "-ftz"), ("prec_sqrt", "-prec-sqrt"),
-                            ("prec_div", "-prec-div"), ("fma", "-fma")):
-            value = getattr(self, field)
-            if value is not None:
-                f.append(f"{flag}={int(value)}")
-        if self.link_time_optimization or target_type == "ltoir":
-            f.append("-gen-lto")
-        if self.numba_debug:
-            f.append("-numba-debug")
-        return f
+    def _render(self, table: dict, order: tuple, ltoir: bool, lto_flag: str) -> list[str]:
+        """The flags of the set fields, in ``order``; ``lto_flag`` where the target is LTO IR
+        or ``link_time_optimization`` is set (once)."""
+        d = self.__dict__
+        flags: list[str] = []
+        for field in order:
+            if field == "link_time_optimization":
+                if ltoir or d.get(field):
+                    flags.append(lto_flag)
+                continue
+            if field in d:
+                render = table.get(field)
+                if render is not None:
+                    flags += render(d[field])
+        return flags
 
     def _linker_options(self) -> LinkerOptions:
         """The LinkerOptions that carry these options for PTX input."""
@@ -520,6 +420,255 @@ class ProgramOptions:
             ftz=self.ftz, prec_div=self.prec_div, prec_sqrt=self.prec_sqrt, fma=self.fma,
             ptxas_options=self.ptxas_options, split_compile=self.split_compile,
             no_cache=self.no_cache)
+
+    def _key_fields(self) -> tuple:
+        """The set fields as ``(field, normalized value)`` pairs, sorted, for the cache key:
+        spellings that reach the compiler as the same flags (``"X"`` and ``["X"]``, a path and
+        its str, ``False`` and unset for a flag that is only ever switched on) give the same
+        pairs. ``arch`` is left out (the key takes the resolved one), and so is the default
+        ``name``."""
+        parts = []
+        for field, value in self.__dict__.items():
+            norm = _KEY_NORM.get(field, _AS_IS)
+            if norm is not _AS_IS:
+                if norm is _SKIP:
+                    continue
+                value = norm(value)
+                if value is _SKIP:
+                    continue
+            parts.append((field, value))
+        if len(parts) > 1:
+            parts.sort()
+        return tuple(parts)
+
+
+# -- ProgramOptions tables ----------------------------------------------------------------------
+
+_FIELD_ORDER = tuple(f.name for f in dataclasses.fields(ProgramOptions))
+_CLS = "ProgramOptions"
+
+
+def _positional_options(args: tuple, kwargs: dict) -> dict:
+    if len(args) > len(_FIELD_ORDER):
+        raise TypeError(f"ProgramOptions() takes at most {len(_FIELD_ORDER)} positional "
+                        f"arguments ({len(args)} given)")
+    merged = dict(zip(_FIELD_ORDER, args))
+    for field in kwargs:
+        if field in merged:
+            raise TypeError(f"ProgramOptions() got multiple values for argument {field!r}")
+    merged.update(kwargs)
+    return merged
+
+
+def _bool_check(field: str):
+    def check(value: Any) -> None:
+        if type(value) is not bool:
+            raise TypeError(f"ProgramOptions.{field} must be a bool or None, not "
+                            f"{type(value).__name__}")
+    return check
+
+
+def _frandom_seed_check(value: Any) -> None:
+    if type(value) is bool or not isinstance(value, (str, int)):
+        raise TypeError(f"ProgramOptions.frandom_seed must be a str or int, not "
+                        f"{type(value).__name__}")
+    if isinstance(value, str):
+        _cu.check_str(_CLS, "frandom_seed", value)
+
+
+_CHECKS: dict[str, Any] = {field: _bool_check(field) for field in _BOOL_FIELDS}
+_CHECKS.update({
+    "name": lambda v: _cu.check_str(_CLS, "name", v),
+    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else _cu.check_arch(_CLS, v),
+    "max_register_count": lambda v: _cu.check_int(_CLS, "max_register_count", v, 1),
+    "split_compile": lambda v: _cu.check_int(_CLS, "split_compile", v, 0),
+    "ptxas_options": lambda v: _cu.str_list(_CLS, "ptxas_options", v),
+    "undefine_macro": lambda v: _cu.str_list(_CLS, "undefine_macro", v),
+    "include_path": lambda v: _cu.str_list(_CLS, "include_path", v, pathlike=True),
+    "pre_include": lambda v: _cu.str_list(_CLS, "pre_include", v, pathlike=True),
+    "define_macro": _macro_list,
+    "std": lambda v: _cu.check_choice(_CLS, "std", v, _STD_VALUES),
+    "optimization_info": lambda v: _cu.check_choice(_CLS, "optimization_info", v,
+                                                    _OPTIMIZATION_INFO_VALUES),
+    "ofast_compile": lambda v: _cu.check_choice(_CLS, "ofast_compile", v, _OFAST_VALUES),
+    "frandom_seed": _frandom_seed_check,
+    "extra_sources": _extra_sources,
+})
+for _f in ("diag_error", "diag_suppress", "diag_warn"):
+    _CHECKS[_f] = (lambda f: lambda v: _cu.int_list(_CLS, f, v))(_f)
+for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
+    _CHECKS[_f] = (lambda f: lambda v: _cu.check_str(_CLS, f, v, pathlike=True))(_f)
+assert set(_CHECKS) == set(_FIELD_ORDER), set(_FIELD_ORDER) ^ set(_CHECKS)
+
+# help(ProgramOptions) and inspect.signature show the fields, as for a generated __init__.
+ProgramOptions.__init__.__signature__ = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default,
+                         annotation=f.type) for f in dataclasses.fields(ProgramOptions)])
+
+
+# Rendering: field -> value -> flags. Only set fields are rendered, in field order.
+def _flag(flag: str):
+    """A flag that a true value switches on; False renders nothing."""
+    return lambda v: (flag,) if v else ()
+
+
+def _tf_flag(flag: str, true: str = "true", false: str = "false"):
+    """``flag=true`` / ``flag=false``."""
+    return lambda v: (f"{flag}={true if v else false}",)
+
+
+def _each(flag: str, items):
+    return lambda v: tuple(f"{flag}={x}" for x in items(v))
+
+
+def _path(flag: str):
+    return lambda v: (f"{flag}={os.fspath(v)}",)
+
+
+def _value(flag: str):
+    return lambda v: (f"{flag}={v}",)
+
+
+def _nvrtc_device_code_optimize(value: bool) -> tuple[str, ...]:
+    if value:
+        return ("--dopt=on",)
+    raise ValueError("ProgramOptions.device_code_optimize=False cannot be passed to NVRTC, "
+                     "which only takes --dopt=on; device code is optimized unless debug=True")
+
+
+def _diag(flag: str, field: str):
+    return lambda v: (f"{flag}={','.join(map(str, _cu.int_list(_CLS, field, v)))}",)
+
+
+_NVRTC_RENDER = {
+    "arch": _value("--gpu-architecture"),
+    "relocatable_device_code": _tf_flag("--relocatable-device-code"),
+    "extensible_whole_program": _flag("--extensible-whole-program"),
+    "debug": _flag("--device-debug"),
+    "lineinfo": _flag("--generate-line-info"),
+    "device_code_optimize": _nvrtc_device_code_optimize,
+    "ptxas_options": _each("--ptxas-options", lambda v: _cu.str_list(_CLS, "ptxas_options", v)),
+    "max_register_count": _value("--maxrregcount"),
+    "ftz": _tf_flag("--ftz"),
+    "prec_sqrt": _tf_flag("--prec-sqrt"),
+    "prec_div": _tf_flag("--prec-div"),
+    "fma": _tf_flag("--fmad"),
+    "use_fast_math": _flag("--use_fast_math"),
+    "extra_device_vectorization": _flag("--extra-device-vectorization"),
+    "gen_opt_lto": _flag("--gen-opt-lto"),
+    "define_macro": _each("--define-macro", _macro_list),
+    "undefine_macro": _each("--undefine-macro",
+                            lambda v: _cu.str_list(_CLS, "undefine_macro", v)),
+    "include_path": _each("--include-path",
+                          lambda v: _cu.str_list(_CLS, "include_path", v, pathlike=True)),
+    "use_bundled_headers": lambda v: ((f"--use-bundled-headers={_bundled_headers_dir()}",)
+                                      if v else ()),
+    "pre_include": _each("--pre-include",
+                         lambda v: _cu.str_list(_CLS, "pre_include", v, pathlike=True)),
+    "no_source_include": _flag("--no-source-include"),
+    "std": _value("--std"),
+    "builtin_move_forward": _tf_flag("--builtin-move-forward"),
+    "builtin_initializer_list": _tf_flag("--builtin-initializer-list"),
+    "disable_warnings": _flag("--disable-warnings"),
+    "restrict": _flag("--restrict"),
+    "device_as_default_execution_space": _flag("--device-as-default-execution-space"),
+    "device_int128": _flag("--device-int128"),
+    "optimization_info": _value("--optimization-info"),
+    "no_display_error_number": _flag("--no-display-error-number"),
+    "diag_error": _diag("--diag-error", "diag_error"),
+    "diag_suppress": _diag("--diag-suppress", "diag_suppress"),
+    "diag_warn": _diag("--diag-warn", "diag_warn"),
+    "brief_diagnostics": _tf_flag("--brief-diagnostics"),
+    "time": _path("--time"),
+    "split_compile": _value("--split-compile"),
+    "fdevice_syntax_only": _flag("--fdevice-syntax-only"),
+    "minimal": _flag("--minimal"),
+    "no_cache": _flag("--no-cache"),
+    "fdevice_time_trace": _path("--fdevice-time-trace"),
+    "device_float128": _flag("--device-float128"),
+    "frandom_seed": _value("--frandom-seed"),
+    "ofast_compile": _value("--Ofast-compile"),
+    "pch": _flag("--pch"),
+    "create_pch": _path("--create-pch"),
+    "use_pch": _path("--use-pch"),
+    "pch_dir": _path("--pch-dir"),
+    "pch_verbose": _tf_flag("--pch-verbose"),
+    "pch_messages": _tf_flag("--pch-messages"),
+    "instantiate_templates_in_pch": _tf_flag("--instantiate-templates-in-pch"),
+    "numba_debug": _flag("--numba-debug"),
+}
+
+
+def _nvvm_arch(value: str) -> tuple[str, ...]:
+    _, number, suffix = _cu.arch_parts(value)
+    return (f"-arch=compute_{number}{suffix}",)  # libNVVM takes virtual archs only
+
+
+_NVVM_RENDER = {
+    "arch": _nvvm_arch,
+    "device_code_optimize": _tf_flag("-opt", "3", "0"),
+    "debug": _flag("-g"),
+    "lineinfo": _flag("-generate-line-info"),
+    "ftz": _tf_flag("-ftz", "1", "0"),
+    "prec_sqrt": _tf_flag("-prec-sqrt", "1", "0"),
+    "prec_div": _tf_flag("-prec-div", "1", "0"),
+    "fma": _tf_flag("-fma", "1", "0"),
+    "numba_debug": _flag("-numba-debug"),
+}
+_NVVM_ORDER = ("arch", "device_code_optimize", "debug", "lineinfo", "ftz", "prec_sqrt",
+               "prec_div", "fma", "link_time_optimization", "numba_debug")
+assert set(_NVRTC_RENDER) == set(_FIELD_ORDER) - {"name", "link_time_optimization"} \
+    - _NVRTC_ONLY_EXCLUDED
+assert set(_NVVM_RENDER) == _NVVM_FIELDS - {"link_time_optimization", "extra_sources",
+                                            "use_libdevice"}
+
+# The cache key: field -> value -> its normalized form (or _SKIP: as if unset); _SKIP in place
+# of the function leaves the field out. A field not listed is keyed as it is (its values are
+# already canonical: a tri-state bool, a str).
+_SKIP = object()
+_AS_IS = object()
+
+
+def _key_flag(value: bool) -> Any:
+    return True if value else _SKIP
+
+
+def _key_str_list(field: str, pathlike: bool = False):
+    return lambda v: tuple(_cu.str_list(_CLS, field, v, pathlike))
+
+
+def _key_extra_sources(value: Any) -> tuple:
+    return tuple((name, hashlib.sha256(src).hexdigest()) for name, src in _extra_sources(value))
+
+
+# The bool fields whose False renders nothing (in NVRTC, NVVM and the linker alike): False
+# and unset are one key. The others render False as a flag of its own (``--ftz=false``).
+_PRESENCE_FIELDS = frozenset((
+    "extensible_whole_program", "debug", "lineinfo", "use_fast_math",
+    "extra_device_vectorization", "link_time_optimization", "gen_opt_lto", "use_bundled_headers",
+    "no_source_include", "disable_warnings", "restrict", "device_as_default_execution_space",
+    "device_int128", "no_display_error_number", "fdevice_syntax_only", "minimal", "no_cache",
+    "device_float128", "pch", "numba_debug", "use_libdevice",
+))
+_KEY_NORM: dict[str, Any] = dict.fromkeys(_PRESENCE_FIELDS, _key_flag)
+_KEY_NORM.update({
+    "name": lambda v: _SKIP if v == "default_program" else v,
+    "arch": _SKIP,
+    "ptxas_options": _key_str_list("ptxas_options"),
+    "undefine_macro": _key_str_list("undefine_macro"),
+    "include_path": _key_str_list("include_path", True),
+    "pre_include": _key_str_list("pre_include", True),
+    "define_macro": lambda v: tuple(_macro_list(v)),
+    "diag_error": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_error", v)),
+    "diag_suppress": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_suppress", v)),
+    "diag_warn": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_warn", v)),
+    "max_register_count": int, "split_compile": int, "frandom_seed": str,
+    "std": str.__str__, "optimization_info": str.__str__, "ofast_compile": str.__str__,
+    "extra_sources": _key_extra_sources,
+})
+for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
+    _KEY_NORM[_f] = lambda v: os.fsdecode(os.fspath(v))
 
 
 # -- Program ------------------------------------------------------------------------------------
@@ -566,12 +715,14 @@ def _destroy_nvvm(prog: int) -> None:
         pass
 
 
-def _normalize_code(code: Any, code_type: str) -> bytes:
+def _check_code(code: Any, code_type: str) -> str | bytes:
+    """The slow path of Program's code check: anything but a non-empty str. Returns the code
+    to keep (a bytearray becomes bytes)."""
     if isinstance(code, os.PathLike):
         raise TypeError("Program: code is a path; pass the file's contents instead (for example "
                         "pathlib.Path(p).read_text(), or read_bytes() for NVVM bitcode)")
     if isinstance(code, str):
-        data = code.encode()
+        data = code
     elif isinstance(code, bytes) or (code_type == "nvvm" and isinstance(code, bytearray)):
         data = bytes(code)
     else:
@@ -580,20 +731,118 @@ def _normalize_code(code: Any, code_type: str) -> bytes:
                         f"{type(code).__name__}")
     if not data:
         raise ValueError("Program: code is empty")
-    if code_type != "nvvm" and b"\0" in data:
+    if code_type != "nvvm" and ("\0" if isinstance(data, str) else b"\0") in data:
         raise ValueError(f"Program: {code_type} code must not contain NUL characters")
     return data
 
 
+def _code_bytes(code: str | bytes) -> bytes:
+    """The source as the compiler (and the cache key) sees it: a str as UTF-8."""
+    if type(code) is bytes:
+        return code
+    try:
+        return code.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"Program: code is not valid text: {exc}") from None
+
+
 def _object_code_from_cache(hit: Any, target: str, name: str, has_names: bool) -> ObjectCode | None:
+    """A value read from a cache that is not one of ours (bytes or an ObjectCode) as the
+    ObjectCode compile() returns; None when it cannot serve (compile again)."""
     if isinstance(hit, ObjectCode):
         return hit
     if isinstance(hit, (bytes, bytearray, memoryview)):
-        if has_names:  # raw bytes lost the symbol mapping: compile again
+        if has_names or not hit:  # raw bytes lost the symbol mapping: compile again
             return None
         return ObjectCode._init(bytes(hit), target, name=name)
     raise TypeError(f"Program.compile(): the cache returned a {type(hit).__name__}; expected an "
                     f"ObjectCode or bytes")
+
+
+# -- the cache key ------------------------------------------------------------------------------
+
+# Options whose compile writes a file: a hit would skip the write.
+_SIDE_EFFECT_OPTIONS = {"create_pch": "a precompiled header", "time": "a timing CSV",
+                        "fdevice_time_trace": "a time trace"}
+# Options that make the compiler read files the key cannot see (NVRTC; NVVM's libdevice).
+_FILE_READING_OPTIONS = ("include_path", "pre_include", "pch", "use_pch", "pch_dir",
+                         "use_libdevice")
+_KEY_CHECKED = frozenset(_SIDE_EFFECT_OPTIONS) | frozenset(_FILE_READING_OPTIONS)
+
+
+def _refuse_uncacheable(opts: ProgramOptions, has_digest: bool) -> None:
+    """ValueError for options a key cannot stand for: side effects always; files the compiler
+    reads unless the caller's ``extra_digest`` covers them."""
+    d = opts.__dict__
+    for field, what in _SIDE_EFFECT_OPTIONS.items():
+        if field in d:
+            raise ValueError(f"options.{field} makes the compile write {what}, which a cache hit "
+                             f"would skip: compile without a cache, or unset it")
+    if has_digest:
+        return
+    for field in _FILE_READING_OPTIONS:
+        if d.get(field) not in (None, False):
+            raise ValueError(f"options.{field} makes the compiler read files that the cache key "
+                             f"cannot see: hash their contents and pass the digest as "
+                             f"extra_digest to make_program_cache_key, and use the cache by "
+                             f"hand (Program.compile(cache=...) takes no digest)")
+
+
+def _refuse_name_with_directory(name: str) -> None:
+    raise ValueError(f"options.name={name!r} has a directory part, from which NVRTC resolves "
+                     f"quoted #include files that the cache key cannot see: hash them and pass "
+                     f"the digest as extra_digest to make_program_cache_key, or use a name "
+                     f"without a directory")
+
+
+def _cache_key(code: str | bytes, code_type: str, opts: ProgramOptions, arch: str,
+               target: str, names: tuple, extra_digest: bytes | None) -> bytes:
+    """The key of ``Program(code, code_type, opts).compile(target, names)``; the arguments
+    are checked already (``arch`` is the resolved one)."""
+    d = opts.__dict__
+    if not _KEY_CHECKED.isdisjoint(d):
+        _refuse_uncacheable(opts, extra_digest is not None)
+    if "name" in d and code_type == "c++" and extra_digest is None:
+        name = d["name"]
+        if "/" in name or "\\" in name:
+            _refuse_name_with_directory(name)
+    if len(names) > 1:
+        # Their order does not change the result; str and bytes stay apart.
+        names = tuple(sorted(names, key=lambda n: (type(n) is not str, n)))
+    return _pc._digest(_code_bytes(code), code_type, target, arch, opts._key_fields(), names,
+                       extra_digest)
+
+
+# -- Program ------------------------------------------------------------------------------------
+
+class _ProgramState:
+    """What a Program holds once it is used: the compiler handle and the lock that serializes
+    its use. Made on first need (see Program._get_state)."""
+
+    __slots__ = ("lock", "handle", "finalizer", "used", "closed", "linker", "pch_status",
+                 "code")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.handle = None
+        self.finalizer = None
+        self.used = False
+        self.closed = False
+        self.linker = None
+        self.pch_status = None
+        self.code = None
+
+
+# Guards only the creation of each Program's _ProgramState (a few instructions, once per
+# program): two threads using a new Program at once must end up with the same state.
+_STATE_LOCK = threading.Lock()
+
+_CODE_TYPES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
+_TARGET_OF = {ct: {t: t for t in targets} for ct, targets in _TARGETS.items()}
+# The fields that make Program.__init__ look closer at the options (see _check_backend).
+_NVRTC_INIT_CHECK = _NVRTC_ONLY_EXCLUDED | {"device_code_optimize"}
+_NVVM_ALLOWED = _NVVM_FIELDS | {"name"}
+_PTX_ALLOWED = _PTX_FIELDS | {"name"}
 
 
 class Program:
@@ -607,73 +856,99 @@ class Program:
         ``"c++"`` (NVRTC), ``"nvvm"`` (libNVVM; LLVM IR text or bitcode) or ``"ptx"`` (the
         linker: nvJitLink, or the driver's where nvJitLink is unavailable).
     options : ProgramOptions or dict, optional
-        ``arch`` defaults to the device of the current context.
+        ``arch`` defaults to the device of the current context. The options object is kept,
+        not copied: :meth:`compile` reads it.
 
     Raises
     ------
     TypeError, ValueError
-        Bad code, code type or options; an option the backend cannot honour.
+        Bad code, code type or options; an option the backend cannot honour. (Text that is
+        not valid Unicode, which the check here does not scan for, is a ValueError at
+        :meth:`compile`.)
     RuntimeError
         ``arch`` not given and no context current.
 
-    .. note:: Creates the program with ``nvrtcCreateProgram`` / ``nvvmCreateProgram`` /
-       ``nvJitLinkCreate`` on first use (:attr:`handle` or a :meth:`compile` that is not
-       answered by a cache); :meth:`close` (or garbage collection) destroys it.
+    .. note:: Construction only checks and stores. The program is created with
+       ``nvrtcCreateProgram`` / ``nvvmCreateProgram`` / ``nvJitLinkCreate`` on first use
+       (:attr:`handle`, or a :meth:`compile` that is not answered by a cache); :meth:`close`
+       (or garbage collection) destroys it.
     """
 
-    __slots__ = ("_source", "_code", "_code_type", "_options", "_handle", "_finalizer",
-                 "_used", "_closed", "_linker", "_pch_status", "_lock", "__weakref__")
+    __slots__ = ("_source", "_code_type", "_options", "_state", "__weakref__")
 
     def __init__(self, code: str | bytes | bytearray, code_type: str,
                  options: ProgramOptions | dict | None = None):
-        self._finalizer = None
-        self._handle = None
-        self._linker = None
-        self._used = False
-        self._closed = False
-        self._pch_status = None
-        self._lock = threading.Lock()
-        self._code_type = ct = _cu.enum_value(code_type, "Program: code_type",
-                                              ("c++", "ptx", "nvvm"), casefold=True)
-        self._code = _normalize_code(code, ct)
-        self._source = code if isinstance(code, (str, bytes)) else bytes(code)
-        opts = check_or_create_options(ProgramOptions, options, "Program options")
-        opts.as_bytes(_BACKEND_OF[ct])  # a field the backend cannot honour fails here, not later
-        arch = _cu.resolve_arch("ProgramOptions", opts.arch)
-        if arch != opts.arch:
-            opts = copy.copy(opts)
-            opts.arch = arch
-        self._options = opts
-        # The compiler handle is made on first use (handle or compile), so that a program
-        # answered from a cache never loads the compiler.
+        ct = _CODE_TYPES.get(code_type) if type(code_type) is str else None
+        if ct is None:
+            ct = _cu.enum_value(code_type, "Program: code_type", ("c++", "ptx", "nvvm"),
+                                casefold=True)
+        if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
+            code = _check_code(code, ct)
+        if type(options) is not ProgramOptions:
+            options = check_or_create_options(ProgramOptions, options, "Program options")
+        d = options.__dict__
+        if ct == "c++":
+            if not _NVRTC_INIT_CHECK.isdisjoint(d):
+                options._check_backend("NVRTC")
+        elif not d.keys() <= (_NVVM_ALLOWED if ct == "nvvm" else _PTX_ALLOWED):
+            options._check_backend(_BACKEND_OF[ct])
+        if "arch" not in d:
+            options = copy.copy(options)
+            options.__dict__["arch"] = _cu.resolve_arch("ProgramOptions", None)
+        self._source = code
+        self._code_type = ct
+        self._options = options
+        self._state = None
 
-    def _new_handle(self) -> None:
-        """A fresh compiler handle (NVRTC and NVVM programs are compiled once each)."""
-        if self._finalizer is not None:
-            self._finalizer()
-        self._used = False
+    def _get_state(self) -> _ProgramState:
+        state = self._state
+        if state is None:
+            with _STATE_LOCK:
+                state = self._state
+                if state is None:
+                    state = self._state = _ProgramState()
+        return state
+
+    def _arch(self) -> str:
+        """The options' arch; one unset since construction is filled in again."""
+        arch = self._options.arch
+        if arch is None:
+            opts = copy.copy(self._options)
+            opts.__dict__["arch"] = arch = _cu.resolve_arch("ProgramOptions", None)
+            self._options = opts
+        return arch
+
+    def _new_handle(self, state: _ProgramState) -> None:
+        """A fresh compiler handle (NVRTC and NVVM programs are compiled once each). Called
+        with ``state.lock`` held."""
+        if state.finalizer is not None:
+            state.finalizer()
+        state.used = False
         ct = self._code_type
+        opts = self._options
+        if state.code is None:
+            state.code = _code_bytes(self._source)
         if ct == "c++":
             from cuda.bindings import nvrtc
 
-            err, prog = nvrtc.nvrtcCreateProgram(self._code, self._options.name.encode(), 0, [],
-                                                 [])
+            err, prog = nvrtc.nvrtcCreateProgram(state.code, opts.name.encode(), 0, [], [])
             _nvrtc_check(err, "nvrtcCreateProgram")
-            self._handle = prog
-            self._finalizer = weakref.finalize(self, _destroy_nvrtc, prog)
+            state.handle = prog
+            state.finalizer = weakref.finalize(self, _destroy_nvrtc, prog)
         elif ct == "nvvm":
             from cuda.bindings import nvvm
 
             prog = nvvm.create_program()
-            self._handle = prog
-            self._finalizer = weakref.finalize(self, _destroy_nvvm, prog)
+            state.handle = prog
+            state.finalizer = weakref.finalize(self, _destroy_nvvm, prog)
         else:
-            linker = Linker(ObjectCode._init(self._code, "ptx", name=self._options.name),
+            self._arch()
+            linker = Linker(ObjectCode._init(state.code, "ptx", name=opts.name),
                             options=self._options._linker_options())
-            self._linker = linker
-            self._handle = linker.handle
-            self._finalizer = weakref.finalize(self, Linker.close, linker)
-        self._finalizer.atexit = False
+            state.linker = linker
+            state.handle = linker.handle
+            state.finalizer = weakref.finalize(self, Linker.close, linker)
+        state.finalizer.atexit = False
 
     # -- properties -------------------------------------------------------------------------
 
@@ -691,15 +966,18 @@ class Program:
     def handle(self) -> Any:
         """The compiler handle: an ``nvrtcProgram`` (NVRTC), an int (``nvvmProgram`` or
         nvJitLink handle / ``CUlinkState`` address)."""
-        with self._lock:
-            self._check_open()
-            if self._handle is None:
-                self._new_handle()
-            return self._handle
+        state = self._get_state()
+        with state.lock:
+            if state.closed:
+                raise RuntimeError("this Program is closed")
+            if state.handle is None:
+                self._new_handle(state)
+            return state.handle
 
     @property
     def is_closed(self) -> bool:
-        return self._closed
+        state = self._state
+        return state is not None and state.closed
 
     @property
     def pch_status(self) -> PCHStatusType | None:
@@ -709,13 +987,15 @@ class Program:
 
         .. note:: Reads ``nvrtcGetPCHCreateStatus``.
         """
-        return self._pch_status
+        state = self._state
+        return None if state is None else state.pch_status
 
     def close(self) -> None:
         """Destroy the compiler handle; idempotent."""
-        self._closed = True
-        if self._finalizer is not None:
-            self._finalizer()
+        state = self._get_state()
+        state.closed = True
+        if state.finalizer is not None:
+            state.finalizer()
 
     def _check_open(self) -> None:
         if self.is_closed:
@@ -745,11 +1025,14 @@ class Program:
             Receives the compiler's log (warnings) when it is not empty. Nothing is written
             on a cache hit.
         cache : ProgramCacheResource, optional
-            Keyword-only. Looked up with
+            Keyword-only. Looked up with the key
             ``cuda_core.utils.make_program_cache_key(code=..., code_type=..., options=...,
-            target_type=..., name_expressions=...)`` (``options`` with ``arch`` filled in); a
-            hit is returned as is (an ObjectCode keeps its symbol mapping, so name
-            expressions work with a cache), a miss compiles and stores ``cache[key] = result``.
+            target_type=..., name_expressions=...)`` gives for this program (``options`` with
+            ``arch`` filled in); on a hit no compiler runs and a new ObjectCode is made from
+            the cached code; a miss compiles and stores ``cache[key] = result``. The caches
+            of :mod:`cuda_core.utils` keep the symbol mapping with the code, so name
+            expressions work with a cache. Options a key cannot stand for are refused (see
+            :func:`~cuda_core.utils.make_program_cache_key`).
 
         Returns
         -------
@@ -760,13 +1043,68 @@ class Program:
         ------
         ValueError
             A target the backend cannot produce (the message names those it can), name
-            expressions for a non-C++ program, ``"cubin"`` with a ``compute_XX`` arch.
+            expressions for a non-C++ program, ``"cubin"`` with a ``compute_XX`` arch; with
+            ``cache``, options a cache key cannot stand for.
         NVRTCError
             Compilation failed; the message and ``log`` hold the compiler's log.
 
         .. note:: Calls ``nvrtcCompileProgram`` (``nvrtcAddNameExpression``,
            ``nvrtcGetLoweredName``), ``nvvmCompileProgram`` or ``nvJitLinkComplete``.
         """
+        ct = self._code_type
+        target = _TARGET_OF[ct].get(target_type) if type(target_type) is str else None
+        if target is None:
+            target = self._check_target(target_type)
+        if type(name_expressions) is tuple and not name_expressions:
+            names = ()
+        else:
+            names = self._check_name_expressions(name_expressions)
+        if logs is not None:
+            _cu.check_logs(logs)
+        state = self._state
+        if state is not None and state.closed:
+            raise RuntimeError("this Program is closed")
+        opts = self._options
+        arch = opts.arch
+        if arch is None:
+            arch = self._arch()
+            opts = self._options
+        if target == "cubin" and ct != "ptx" and arch.startswith("compute_"):
+            raise ValueError(f"Program.compile('cubin') needs a real architecture: "
+                             f"ProgramOptions.arch is {arch!r}; use 'sm_{arch[8:]}' or compile "
+                             f"to 'ptx'")
+        if target != "ltoir" and ct != "ptx" and opts.link_time_optimization:
+            raise ValueError(f"Program.compile({target!r}): "
+                             f"ProgramOptions.link_time_optimization=True makes LTO IR; compile "
+                             f"to 'ltoir'")
+        if cache is None:
+            return self._compile(target, names, logs)
+        key = _cache_key(self._source, ct, opts, arch, target, names, None)
+        lookup = getattr(cache, "_get_record", None)
+        if lookup is not None:
+            # One of our caches: the code with its code type and symbol mapping.
+            record = lookup(key)
+            if record is not None:
+                code, code_type, mapping = record
+                if ((code_type == target or not code_type)
+                        and (not names or (mapping is not None
+                                           and all(n in mapping for n in names)))):
+                    return ObjectCode._init(code, target, name=opts.name,
+                                            symbol_mapping=mapping)
+        else:
+            try:
+                hit = cache[key]
+            except KeyError:
+                hit = None
+            if hit is not None:
+                found = _object_code_from_cache(hit, target, opts.name, bool(names))
+                if found is not None:
+                    return found
+        result = self._compile(target, names, logs)
+        cache[key] = result
+        return result
+
+    def _check_target(self, target_type: Any) -> str:
         ct = self._code_type
         supported = _TARGETS[ct]
         if not isinstance(target_type, str):
@@ -776,34 +1114,7 @@ class Program:
         if target not in supported:
             raise ValueError(f"Program.compile(): a {ct} program compiles to "
                              f"{', '.join(map(repr, supported))}, not {target_type!r}")
-        names = self._check_name_expressions(name_expressions)
-        _cu.check_logs(logs)
-        self._check_open()
-        if target == "cubin" and ct != "ptx" and self._options.arch.startswith("compute_"):
-            raise ValueError(f"Program.compile('cubin') needs a real architecture: "
-                             f"ProgramOptions.arch is {self._options.arch!r}; use "
-                             f"'sm_{self._options.arch[8:]}' or compile to 'ptx'")
-        if target != "ltoir" and self._options.link_time_optimization and ct != "ptx":
-            raise ValueError(f"Program.compile({target!r}): "
-                             f"ProgramOptions.link_time_optimization=True makes LTO IR; compile "
-                             f"to 'ltoir'")
-        if cache is None:
-            return self._compile(target, names, logs)
-        from cuda_core.utils import make_program_cache_key  # lazy: an optional sub-package
-
-        key = make_program_cache_key(code=self._source, code_type=ct, options=self._options,
-                                     target_type=target, name_expressions=names)
-        try:
-            hit = cache[key]
-        except KeyError:
-            hit = None
-        if hit is not None:
-            found = _object_code_from_cache(hit, target, self._options.name, bool(names))
-            if found is not None:
-                return found
-        result = self._compile(target, names, logs)
-        cache[key] = result
-        return result
+        return target
 
     def _check_name_expressions(self, name_expressions: Any) -> tuple[str, ...]:
         if isinstance(name_expressions, (str, bytes)):
@@ -830,22 +1141,25 @@ class Program:
         return tuple(names)
 
     def _compile(self, target: str, names: tuple[str, ...], logs: Any) -> ObjectCode:
-        with self._lock:
-            self._check_open()
-            if self._handle is None or self._used:
-                self._new_handle()
-            self._used = True
+        state = self._get_state()
+        with state.lock:
+            if state.closed:
+                raise RuntimeError("this Program is closed")
+            if state.handle is None or state.used:
+                self._new_handle(state)
+            state.used = True
             if self._code_type == "c++":
-                return self._compile_nvrtc(target, names, logs)
+                return self._compile_nvrtc(state, target, names, logs)
             if self._code_type == "nvvm":
-                return self._compile_nvvm(target, logs)
-            return self._compile_ptx(target, logs)
+                return self._compile_nvvm(state, target, logs)
+            return self._compile_ptx(state, target, logs)
 
-    def _compile_nvrtc(self, target: str, names: tuple[str, ...], logs: Any) -> ObjectCode:
+    def _compile_nvrtc(self, state: _ProgramState, target: str, names: tuple[str, ...],
+                       logs: Any) -> ObjectCode:
         from cuda.bindings import nvrtc
 
         opts = self._options
-        prog = self._handle
+        prog = state.handle
         if opts.use_bundled_headers and _nvrtc_version() < (13, 3):
             raise RuntimeError(f"ProgramOptions.use_bundled_headers needs NVRTC 13.3 or newer; "
                                f"this NVRTC is {'.'.join(map(str, _nvrtc_version()))}")
@@ -877,13 +1191,13 @@ class Program:
         if wants_pch or opts.use_pch is not None:
             status = nvrtc.nvrtcGetPCHCreateStatus(prog)[0]
             if status == nvrtc.nvrtcResult.NVRTC_SUCCESS:
-                self._pch_status = PCHStatusType.CREATED
+                state.pch_status = PCHStatusType.CREATED
             elif status == nvrtc.nvrtcResult.NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
-                self._pch_status = PCHStatusType.NOT_ATTEMPTED
+                state.pch_status = PCHStatusType.NOT_ATTEMPTED
             else:
-                self._pch_status = PCHStatusType.FAILED
+                state.pch_status = PCHStatusType.FAILED
         else:
-            self._pch_status = None
+            state.pch_status = None
         getters = {"ptx": (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX),
                    "cubin": (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN),
                    "ltoir": (nvrtc.nvrtcGetLTOIRSize, nvrtc.nvrtcGetLTOIR)}[target]
@@ -904,11 +1218,12 @@ class Program:
             mapping[name] = lowered.decode() if isinstance(lowered, bytes) else str(lowered)
         return ObjectCode._init(buf, target, name=opts.name, symbol_mapping=mapping)
 
-    def _compile_nvvm(self, target: str, logs: Any) -> ObjectCode:
+    def _compile_nvvm(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
         from cuda.bindings import nvvm
 
         opts = self._options
-        prog = self._handle
+        prog = state.handle
+        code = state.code
 
         def program_log() -> str:
             size = nvvm.get_program_log_size(prog)
@@ -920,7 +1235,7 @@ class Program:
 
         flags = [f.decode() for f in opts.as_bytes("nvvm", target)]
         try:
-            nvvm.add_module_to_program(prog, self._code, len(self._code), opts.name)
+            nvvm.add_module_to_program(prog, code, len(code), opts.name)
             for name, src in _extra_sources(opts.extra_sources):
                 nvvm.add_module_to_program(prog, src, len(src), name)
             if opts.use_libdevice:
@@ -944,12 +1259,12 @@ class Program:
             data = data.rstrip(b"\0")
         return ObjectCode._init(data, target, name=opts.name)
 
-    def _compile_ptx(self, target: str, logs: Any) -> ObjectCode:
-        linker = self._linker
+    def _compile_ptx(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
+        linker = state.linker
         result = linker.link("cubin")
         _cu.write_log(logs, linker.get_info_log())
         if target == "ptx":
-            return ObjectCode._init(self._code, "ptx", name=self._options.name)
+            return ObjectCode._init(state.code, "ptx", name=self._options.name)
         return result
 
 

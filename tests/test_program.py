@@ -409,3 +409,67 @@ def test_nvvm_and_ptx_programs_load(dev):
     nvvm_obj = Program(NVVM_IR, "nvvm", {"arch": arch}).compile("ptx")
     skip_if_driver_cannot_jit(nvvm_obj.code)
     assert nvvm_obj.get_kernel("nvvm_scale").num_arguments == 3
+
+
+# -- construction, state and threads (CPU) ------------------------------------------------------
+
+def test_construction_loads_no_compiler():
+    # Program(...) only checks and stores: a program answered by a cache never needs it.
+    code = (
+        "from cuda_core import Program, ProgramOptions\n"
+        "p = Program('__global__ void k() {}', 'c++', ProgramOptions(arch='sm_90'))\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "assert 'libnvrtc' not in maps, 'NVRTC loaded by Program()'\n"
+        "assert p.compile('ptx').code_type == 'ptx'\n"
+        "assert 'libnvrtc' in open('/proc/self/maps').read()\n"
+        "print('ok')\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_text_that_is_not_valid_unicode_is_refused_at_compile():
+    prog = Program("// \ud800\n" + SAXPY, "c++", {"arch": ARCH})
+    with pytest.raises(ValueError, match="code is not valid text"):
+        prog.compile("ptx")
+
+
+def test_options_are_read_at_compile():
+    opts = ProgramOptions(arch=ARCH)
+    prog = Program(SAXPY, "c++", opts)
+    opts.arch = "sm_80"
+    assert b".target sm_80" in prog.compile("ptx").code
+
+
+def test_state_before_first_use(cxx):
+    assert not cxx.is_closed and cxx.pch_status is None
+    assert repr(cxx) == "<Program 'default_program' c++>"
+    cxx.close()
+    assert cxx.is_closed and repr(cxx) == "<Program 'default_program' c++ closed>"
+    with pytest.raises(RuntimeError, match="closed"):
+        cxx.compile("ptx")
+
+
+def test_one_program_compiled_from_several_threads(cxx):
+    import threading
+
+    results, errors = [], []
+    start = threading.Barrier(4)
+
+    def work():
+        try:
+            start.wait()
+            for _ in range(3):
+                results.append(cxx.compile("ptx", name_expressions=["saxpy<float>"]))
+        except Exception as exc:  # reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 12
+    assert len({r.code for r in results}) == 1
+    assert all(set(r.symbol_mapping) == {"saxpy<float>"} for r in results)

@@ -62,7 +62,47 @@ def test_key_is_what_compile_uses(cache):
     obj = Program(SRC, "c++", opts).compile("ptx", cache=cache)
     key = make_program_cache_key(code=SRC, code_type="c++", options=opts, target_type="ptx",
                                  name_expressions=())
-    assert cache[key] == obj
+    assert cache[key] == obj.code  # the cache gives the code as bytes, as cuda.core's does
+    assert type(cache.get(key)) is bytes
+    named = Program(SRC, "c++", opts).compile("ptx", ("fill<int>",), cache=cache)
+    key = make_program_cache_key(code=SRC, code_type="c++", options=opts, target_type="ptx",
+                                 name_expressions=["fill<int>"])
+    assert cache[key] == named.code
+
+
+def test_a_hit_is_a_new_object_code_named_by_the_options(cache):
+    first, _ = compile_logged(cache, name="my_prog")
+    second, log = compile_logged(cache, name="my_prog")
+    assert log == "" and second is not first and second == first
+    assert (second.name, second.code_type, second.code) == ("my_prog", "cubin", first.code)
+
+
+def test_equivalent_options_share_one_entry(cache):
+    compile_logged(cache, define_macro="A", debug=False)
+    _, log = compile_logged(cache, define_macro=["A"])
+    assert log == "" and len(cache) == 1
+
+
+def test_an_entry_without_the_names_asked_for_is_compiled_again(cache):
+    # An entry stored by hand, without a symbol mapping, under the key of a compile with name
+    # expressions: the hit cannot serve get_kernel("fill<float>"), so compile() compiles.
+    opts = ProgramOptions(arch=ARCH)
+    key = make_program_cache_key(code=SRC, code_type="c++", options=opts,
+                                 target_type="cubin", name_expressions=("fill<float>",))
+    plain = Program(SRC, "c++", opts).compile("cubin")
+    cache[key] = plain
+    obj, log = compile_logged(cache, names=("fill<float>",))
+    assert "unused_local_w" in log and set(obj.symbol_mapping) == {"fill<float>"}
+    again, log = compile_logged(cache, names=("fill<float>",))  # stored with its mapping now
+    assert log == "" and set(again.symbol_mapping) == {"fill<float>"}
+
+
+def test_an_entry_of_another_code_type_is_compiled_again(cache):
+    opts = ProgramOptions(arch=ARCH)
+    key = make_program_cache_key(code=SRC, code_type="c++", options=opts, target_type="cubin")
+    cache[key] = ObjectCode.from_ptx(b"// not a cubin\n")
+    obj, log = compile_logged(cache)
+    assert obj.code_type == "cubin" and obj.code.startswith(b"\x7fELF")
 
 
 def test_file_cache_is_shared_between_instances(tmp_path):
@@ -107,4 +147,25 @@ def test_compile_with_cache_refuses_options_that_read_headers(tmp_path):
     prog = Program(SRC, "c++", ProgramOptions(arch=ARCH, include_path=str(tmp_path)))
     with pytest.raises(ValueError, match="options.include_path makes the compiler read files"):
         prog.compile("ptx", cache=cache)
+    prog = Program(SRC, "c++", ProgramOptions(arch=ARCH, name="kernels/fill.cu"))
+    with pytest.raises(ValueError, match="has a directory part"):
+        prog.compile("ptx", cache=cache)
     assert len(cache) == 0
+
+
+@pytest.mark.parametrize("field, value", [("create_pch", "x.pch"), ("time", "t.csv"),
+                                          ("fdevice_time_trace", "trace")])
+def test_compile_with_cache_refuses_options_with_side_effects(tmp_path, field, value):
+    cache = InMemoryProgramCache()
+    prog = Program(SRC, "c++", ProgramOptions(arch=ARCH, **{field: str(tmp_path / value)}))
+    with pytest.raises(ValueError, match=f"options.{field} makes the compile write"):
+        prog.compile("ptx", cache=cache)
+    assert len(cache) == 0 and list(tmp_path.iterdir()) == []  # nothing compiled
+
+
+def test_a_closed_program_is_refused_before_the_cache_is_read(cache):
+    compile_logged(cache)
+    prog = Program(SRC, "c++", ProgramOptions(arch=ARCH))
+    prog.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        prog.compile("cubin", cache=cache)

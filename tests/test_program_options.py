@@ -340,3 +340,72 @@ def test_time_trace_needs_an_existing_directory(tmp_path, where):
     prog = Program(KERNEL, "c++", ProgramOptions(arch="sm_90", fdevice_time_trace=target))
     with pytest.raises(ValueError, match="ProgramOptions.fdevice_time_trace"):
         prog.compile("cubin")
+
+
+# -- the object itself ----------------------------------------------------------------------------
+
+def test_signature_lists_every_field_with_its_default():
+    import inspect
+
+    params = list(inspect.signature(ProgramOptions).parameters.values())
+    fields = dataclasses.fields(ProgramOptions)
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert all(p.default == f.default for p, f in zip(params, fields))
+    assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params)
+
+
+def test_positional_and_keyword_arguments():
+    opts = ProgramOptions("kernels", "sm_80", True)
+    assert (opts.name, opts.arch, opts.relocatable_device_code) == ("kernels", "sm_80", True)
+    with pytest.raises(TypeError, match="multiple values for argument 'arch'"):
+        ProgramOptions("kernels", "sm_80", arch="sm_90")
+    with pytest.raises(TypeError, match="at most 55 positional"):
+        ProgramOptions(*([None] * 56))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'degub'"):
+        ProgramOptions(degub=True)
+
+
+def test_none_means_the_default():
+    assert ProgramOptions(name=None).name == "default_program"
+    assert ProgramOptions(debug=None, arch=None) == ProgramOptions()
+    assert vars(ProgramOptions(debug=None, std="c++17")) == {"std": "c++17"}
+
+
+def test_assignment_is_checked():
+    opts = ProgramOptions(arch="sm_90")
+    opts.debug = True
+    opts.define_macro = ["A", ("B", "1")]
+    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--device-debug",
+                                      b"--define-macro=A", b"--define-macro=B=1"]
+    with pytest.raises(TypeError, match="ProgramOptions.debug must be a bool"):
+        opts.debug = "yes"
+    with pytest.raises(ValueError, match="ProgramOptions.arch must look like"):
+        opts.arch = "90"
+    with pytest.raises(AttributeError, match="ProgramOptions has no field 'degub'"):
+        opts.degub = True
+    assert opts.debug is True and opts.arch == "sm_90"  # a refused value changes nothing
+    opts.debug = None
+    opts.name = None
+    assert opts.debug is None and opts.name == "default_program"
+    assert vars(opts) == {"arch": "sm_90", "define_macro": ["A", ("B", "1")]}
+
+
+def test_repr_shows_the_fields_that_are_set():
+    assert repr(ProgramOptions(std="c++17", arch="sm_90")) == \
+        "ProgramOptions(name='default_program', arch='sm_90', std='c++17')"
+
+
+def test_dataclass_helpers_copy_and_pickle():
+    import copy
+    import pickle
+
+    opts = ProgramOptions(arch="sm_90", debug=True, include_path=["/a"])
+    assert dataclasses.is_dataclass(opts)
+    assert dataclasses.asdict(opts)["debug"] is True and dataclasses.asdict(opts)["std"] is None
+    changed = dataclasses.replace(opts, debug=None, std="c++20")
+    assert (changed.debug, changed.std, changed.include_path) == (None, "c++20", ["/a"])
+    assert copy.copy(opts) == opts and copy.deepcopy(opts) == opts
+    assert pickle.loads(pickle.dumps(opts)) == opts
+    assert opts != ProgramOptions(arch="sm_90")
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(opts)

@@ -1,46 +1,47 @@
-"""Program cache: compiled ObjectCode kept in memory or on disk, keyed by what produced it.
+"""Program cache: compiled code kept in memory or on disk, keyed by what produced it.
 
 The pieces:
 
 * :func:`make_program_cache_key` turns the inputs of ``Program(...).compile(...)`` (source,
   code type, options, target, name expressions, compiler version) into a 32-byte SHA-256 key;
 * :class:`ProgramCacheResource` is the mapping-like interface ``Program.compile(cache=...)``
-  uses: ``cache.get(key)`` and ``cache[key] = object_code``;
+  uses: ``cache[key]`` / ``cache.get(key)`` give the cached code as ``bytes``, and
+  ``cache[key] = object_code`` stores one;
 * :class:`InMemoryProgramCache` (a thread-safe LRU) and :class:`FileStreamProgramCache` (one
   atomically written file per entry, safe across processes) implement it.
 
-Both caches hold *records*: a small, versioned, self-describing binary encoding of an
-ObjectCode's public surface (``code``, ``code_type``, ``name``, ``symbol_mapping``), so an
-entry comes back with its symbol mapping (template instantiations stay findable by name).
+Both caches keep, with the code, its code type and symbol mapping (name expression -> lowered
+name) when the stored value is an ObjectCode: ``Program.compile(cache=...)`` reads them back
+through the private ``_get_record(key)``, so that template instantiations stay findable by name
+on a hit. The public reads return the code alone, as cuda.core's do.
 
-Layout of a record (all integers little-endian)::
+Layout of a file-cache record (all integers little-endian)::
 
     offset  size  field
     0       8     magic b"CCPCACHE"
-    8       2     format version (currently 1)
-    10      2     flags (0; reserved)
-    12      4     metadata length M
+    8       2     format version (currently 2)
+    10      1     code type: 0 unknown (stored as bytes), 1 cubin, 2 ptx, 3 ltoir, 4 fatbin,
+                  5 object, 6 library
+    11      1     flags (0; reserved)
+    12      4     metadata length M (0 when there is no symbol mapping)
     16      8     code length C
     24      4     CRC-32 of metadata + code
-    28      M     metadata: UTF-8 JSON {"code_type": str, "name": str, "symbol_mapping": {str: str}}
-    28+M    C     the code (cubin, PTX, LTO-IR, ... bytes)
+    28      M     metadata: UTF-8 JSON object {name expression: lowered name}
+    28+M    C     the code (cubin, PTX, LTO IR, ... bytes)
 
 A record whose magic, lengths, checksum or metadata do not check out is *damaged*: reading it is
 a miss, and the file cache deletes it. A record with the right magic but another format version
 is *foreign* (written by another version of this package): reading it is a miss, and it is left
 alone until a store overwrites it.
 
-Nothing here is imported from cuda_core at module level; the ObjectCode class is looked up when
-an entry is read back (:func:`_object_code_class`), so importing this module is cheap and makes
-no driver or compiler call.
+Nothing here is imported from cuda_core at module level (``cuda_core._program`` imports this
+module), so importing it is cheap and makes no driver or compiler call.
 """
 
 from __future__ import annotations
 
 import abc
 import collections
-import dataclasses
-import enum
 import functools
 import hashlib
 import json
@@ -53,7 +54,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = [
     "ProgramCacheResource",
@@ -68,12 +69,12 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 
 def _object_code_class():
-    """The class a cache entry is rebuilt as: ``cuda_core.ObjectCode``, imported at call time.
+    """The class whose instances a cache stores with their code type and symbol mapping:
+    ``cuda_core.ObjectCode``, imported at call time.
 
-    Values are stored through the public surface of ObjectCode (``code``, ``code_type``,
-    ``name``, ``symbol_mapping``) and rebuilt with
-    ``ObjectCode.from_<code_type>(code, name=..., symbol_mapping=...)``. This function is the
-    only place the cache learns that class; the tests replace it with a stand-in.
+    Values are read through the public surface of ObjectCode (``code``, ``code_type``,
+    ``symbol_mapping``). This function is the only place the cache learns that class; the
+    tests replace it with a stand-in.
     """
     from cuda_core import ObjectCode
 
@@ -81,23 +82,83 @@ def _object_code_class():
 
 
 # ---------------------------------------------------------------------------------------------
-# Records
+# Entries and records
 # ---------------------------------------------------------------------------------------------
 
 _MAGIC = b"CCPCACHE"
-_FORMAT_VERSION = 1
-_HEADER = struct.Struct("<8sHHIQI")
+_FORMAT_VERSION = 2
+_HEADER = struct.Struct("<8sHBBIQI")
 _CODE_TYPES = ("cubin", "ptx", "ltoir", "fatbin", "object", "library")
+_CODE_TYPE_IDS = {ct: i for i, ct in enumerate(_CODE_TYPES, 1)}
+_CODE_TYPE_OF_ID = ("",) + _CODE_TYPES
+
+# An entry is a tuple (code: bytes, code_type: str, mapping: dict | None); code_type is ""
+# where the value stored was bytes (unknown), mapping None where there is none.
 
 
-class _Entry(NamedTuple):
-    """The public surface of one ObjectCode, plus the size of its record."""
+def _key_bytes(key: Any) -> bytes:
+    if type(key) is bytes:
+        return key
+    if isinstance(key, str):
+        return key.encode("utf-8")
+    if isinstance(key, (bytes, bytearray)):
+        return bytes(key)
+    raise TypeError(f"program cache key must be bytes or str, not {type(key).__name__}")
 
-    code: bytes
-    code_type: str
-    name: str
-    symbol_mapping: tuple[tuple[str, str], ...]  # insertion order kept
-    size: int  # bytes of the encoded record: what counts against max_size_bytes
+
+def _entry_from_value(value: Any) -> tuple[bytes, str, dict | None]:
+    """Check a value being stored; returns the entry."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        code = bytes(value)
+        if not code:
+            raise ValueError("cannot cache empty code")
+        return code, "", None
+    cls = _object_code_class()
+    if not isinstance(value, cls):
+        raise TypeError(f"a program cache stores {cls.__name__} or bytes values, "
+                        f"not {type(value).__name__}")
+    code = value.code
+    if isinstance(code, str):
+        # An ObjectCode made from a file: the entry holds the file's bytes, read now.
+        try:
+            with open(code, "rb") as f:
+                code = f.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"cannot cache an {cls.__name__} made from the file "
+                                    f"{code!r}: it no longer exists") from None
+    elif isinstance(code, (bytes, bytearray, memoryview)):
+        code = bytes(code)
+    else:
+        raise TypeError(f"{cls.__name__}.code must be bytes or a file path to be cached, "
+                        f"not {type(code).__name__}")
+    if not code:
+        raise ValueError(f"cannot cache an {cls.__name__} whose code is empty")
+    code_type = value.code_type
+    if code_type not in _CODE_TYPE_IDS:
+        raise ValueError(f"cannot cache an {cls.__name__} of code_type {code_type!r}; "
+                         f"expected one of {', '.join(_CODE_TYPES)}")
+    raw = value.symbol_mapping
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"{cls.__name__}.symbol_mapping must be a dict to be cached, "
+                        f"not {type(raw).__name__}")
+    for expr, lowered in raw.items():
+        if not isinstance(expr, str) or not isinstance(lowered, str):
+            raise TypeError(f"{cls.__name__}.symbol_mapping must map str to str to be cached; "
+                            f"found {type(expr).__name__} -> {type(lowered).__name__}")
+    return code, str(code_type), (dict(raw) if raw else None)
+
+
+def _encode_record(entry: tuple[bytes, str, dict | None]) -> bytes:
+    code, code_type, mapping = entry
+    meta = b""
+    if mapping:
+        meta = json.dumps(mapping, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    crc = zlib.crc32(code, zlib.crc32(meta))
+    header = _HEADER.pack(_MAGIC, _FORMAT_VERSION, _CODE_TYPE_IDS.get(code_type, 0), 0,
+                          len(meta), len(code), crc)
+    return b"".join((header, meta, code))
 
 
 class _UnreadableRecord(Exception):
@@ -108,107 +169,43 @@ class _UnreadableRecord(Exception):
         self.damaged = damaged
 
 
-def _key_bytes(key: Any) -> bytes:
-    if type(key) is bytes:
-        return key
-    if isinstance(key, str):
-        return key.encode("utf-8")
-    if isinstance(key, bytes):
-        return bytes(key)
-    raise TypeError(f"program cache key must be bytes or str, not {type(key).__name__}")
-
-
-def _metadata_bytes(code_type: str, name: str, symbol_mapping) -> bytes:
-    meta = {"code_type": code_type, "name": name, "symbol_mapping": dict(symbol_mapping)}
-    return json.dumps(meta, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def _entry_from_value(value: Any) -> tuple[_Entry, bytes]:
-    """Check a value being stored; returns the entry and its metadata bytes."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        # Raw bytes are taken to be a cubin with neither name nor symbol mapping.
-        code, code_type, name, mapping = bytes(value), "cubin", "", ()
-    else:
-        cls = _object_code_class()
-        if not isinstance(value, cls):
-            raise TypeError(f"a program cache stores {cls.__name__} or bytes values, "
-                            f"not {type(value).__name__}")
-        code = value.code
-        if isinstance(code, str):
-            raise TypeError(f"cannot cache an {cls.__name__} whose code is a file path "
-                            f"({code!r}); load the file's bytes instead")
-        if not isinstance(code, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{cls.__name__}.code must be bytes to be cached, "
-                            f"not {type(code).__name__}")
-        code = bytes(code)
-        code_type = value.code_type
-        if code_type not in _CODE_TYPES:
-            raise ValueError(f"cannot cache an {cls.__name__} of code_type {code_type!r}; "
-                             f"expected one of {', '.join(_CODE_TYPES)}")
-        name = value.name
-        if name is None:
-            name = ""
-        if not isinstance(name, str):
-            raise TypeError(f"{cls.__name__}.name must be a str to be cached, "
-                            f"not {type(name).__name__}")
-        raw_mapping = value.symbol_mapping
-        if raw_mapping is None:
-            raw_mapping = {}
-        if not isinstance(raw_mapping, Mapping):
-            raise TypeError(f"{cls.__name__}.symbol_mapping must be a dict to be cached, "
-                            f"not {type(raw_mapping).__name__}")
-        mapping = tuple(raw_mapping.items())
-        for expr, lowered in mapping:
-            if not isinstance(expr, str) or not isinstance(lowered, str):
-                raise TypeError(f"{cls.__name__}.symbol_mapping must map str to str to be "
-                                f"cached; found {type(expr).__name__} -> "
-                                f"{type(lowered).__name__}")
-    meta = _metadata_bytes(code_type, name, mapping)
-    return _Entry(code, code_type, name, mapping, _HEADER.size + len(meta) + len(code)), meta
-
-
-def _encode_record(entry: _Entry, meta: bytes) -> bytes:
-    crc = zlib.crc32(entry.code, zlib.crc32(meta))
-    header = _HEADER.pack(_MAGIC, _FORMAT_VERSION, 0, len(meta), len(entry.code), crc)
-    return b"".join((header, meta, entry.code))
-
-
-def _decode_record(data: bytes) -> _Entry:
-    """Decode a record; raises _UnreadableRecord for anything that does not check out."""
-    if len(data) < _HEADER.size:
-        raise _UnreadableRecord(f"truncated header ({len(data)} bytes)")
-    magic, version, flags, meta_len, code_len, crc = _HEADER.unpack_from(data)
+def _check_header(header: bytes) -> tuple[int, int, int, int]:
+    """(code type id, metadata length, code length, crc) of a record's header."""
+    if len(header) < _HEADER.size:
+        raise _UnreadableRecord(f"truncated header ({len(header)} bytes)")
+    magic, version, type_id, flags, meta_len, code_len, crc = _HEADER.unpack(header)
     if magic != _MAGIC:
         raise _UnreadableRecord("bad magic")
     if version != _FORMAT_VERSION:
         raise _UnreadableRecord(f"record format version {version}", damaged=False)
-    if flags != 0:
-        raise _UnreadableRecord(f"unknown flags {flags:#x}")
-    if len(data) != _HEADER.size + meta_len + code_len:
-        raise _UnreadableRecord(f"length {len(data)} does not match the header")
-    view = memoryview(data)
-    meta = view[_HEADER.size:_HEADER.size + meta_len]
-    code = view[_HEADER.size + meta_len:]
-    if zlib.crc32(code, zlib.crc32(meta)) != crc:
+    if flags != 0 or type_id >= len(_CODE_TYPE_OF_ID):
+        raise _UnreadableRecord(f"unknown flags {flags:#x} or code type {type_id}")
+    return type_id, meta_len, code_len, crc
+
+
+def _decode_body(type_id: int, meta_len: int, code_len: int, crc: int,
+                 body: bytes) -> tuple[bytes, str, dict | None]:
+    """The entry of a record whose header was checked, from the bytes after the header."""
+    if len(body) != meta_len + code_len:
+        raise _UnreadableRecord(f"{len(body)} bytes after the header; the header says "
+                                f"{meta_len + code_len}")
+    if zlib.crc32(body) != crc:
         raise _UnreadableRecord("checksum mismatch")
+    if not meta_len:
+        return body, _CODE_TYPE_OF_ID[type_id], None
     try:
-        info = json.loads(bytes(meta).decode("ascii"))
+        mapping = json.loads(body[:meta_len].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _UnreadableRecord(f"bad metadata: {exc}") from None
-    if not isinstance(info, dict) or set(info) != {"code_type", "name", "symbol_mapping"}:
-        raise _UnreadableRecord("bad metadata fields")
-    code_type, name, mapping = info["code_type"], info["name"], info["symbol_mapping"]
-    if (code_type not in _CODE_TYPES or not isinstance(name, str)
-            or not isinstance(mapping, dict)
+    if (not isinstance(mapping, dict)
             or not all(isinstance(v, str) for v in mapping.values())):
         raise _UnreadableRecord("bad metadata values")
-    return _Entry(bytes(code), code_type, name, tuple(mapping.items()), len(data))
+    return body[meta_len:], _CODE_TYPE_OF_ID[type_id], mapping or None
 
 
-def _build_object_code(entry: _Entry):
-    cls = _object_code_class()
-    factory = getattr(cls, "from_" + entry.code_type)
-    return factory(entry.code, name=entry.name, symbol_mapping=dict(entry.symbol_mapping))
+def _decode_record(data: bytes) -> tuple[bytes, str, dict | None]:
+    """Decode a whole record; raises _UnreadableRecord for anything that does not check out."""
+    return _decode_body(*_check_header(data[:_HEADER.size]), data[_HEADER.size:])
 
 
 def _check_max_size(max_size_bytes: Any) -> int | None:
@@ -227,17 +224,17 @@ def _check_max_size(max_size_bytes: Any) -> int | None:
 # ---------------------------------------------------------------------------------------------
 
 class ProgramCacheResource(abc.ABC):
-    """A store of compiled programs: keys are bytes or str, values are ObjectCode.
+    """A store of compiled programs: keys are bytes or str, values are the compiled code.
 
     This is what ``Program.compile(..., cache=...)`` accepts. A subclass implements
     ``__getitem__``, ``__setitem__``, ``__delitem__``, ``__len__`` and ``clear``; ``get``,
     ``update``, ``__contains__``, ``close`` and the context-manager protocol are provided.
 
-    Keys are ``bytes`` or ``str`` (a str is encoded as UTF-8, so ``"k"`` and ``b"k"`` name the
-    same entry); any other key type is a TypeError naming the type. Use
-    :func:`make_program_cache_key` to build keys. Values stored are an ``ObjectCode`` or
-    ``bytes`` (taken as a cubin with no name and no symbol mapping); reading always gives an
-    ``ObjectCode``, a new one each time.
+    Keys are ``bytes``, ``bytearray`` or ``str`` (a str is encoded as UTF-8, so ``"k"`` and
+    ``b"k"`` name the same entry); any other key type is a TypeError naming the type. Use
+    :func:`make_program_cache_key` to build keys. Values stored are an ``ObjectCode`` (made
+    from bytes or from a file, which is read when it is stored) or ``bytes``; reading gives
+    the code as ``bytes``.
 
     A cache is a context manager: leaving the ``with`` block calls :meth:`close`.
     """
@@ -245,8 +242,8 @@ class ProgramCacheResource(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    def __getitem__(self, key: bytes | str):
-        """The ObjectCode stored under ``key``; KeyError if there is none (or it is unreadable)."""
+    def __getitem__(self, key: bytes | str) -> bytes:
+        """The code stored under ``key``; KeyError if there is none (or it is unreadable)."""
 
     @abc.abstractmethod
     def __setitem__(self, key: bytes | str, value) -> None:
@@ -272,7 +269,7 @@ class ProgramCacheResource(abc.ABC):
         return True
 
     def get(self, key: bytes | str, default=None):
-        """The ObjectCode under ``key``, or ``default`` on a miss.
+        """The code under ``key`` (bytes), or ``default`` on a miss.
 
         A key of the wrong type is still a TypeError, not a miss.
         """
@@ -281,18 +278,19 @@ class ProgramCacheResource(abc.ABC):
         except KeyError:
             return default
 
-    def update(self, mapping_or_iterable: Mapping | Iterable = ()) -> None:
-        """Store every entry of a mapping, or of an iterable of ``(key, value)`` pairs."""
-        if isinstance(mapping_or_iterable, Mapping) or hasattr(mapping_or_iterable, "keys"):
-            for key in mapping_or_iterable.keys():
-                self[key] = mapping_or_iterable[key]
+    def update(self, items: Mapping | Iterable, /) -> None:
+        """Store every entry of a mapping, or of an iterable of ``(key, value)`` pairs, one
+        ``self[key] = value`` after the other (an error leaves the earlier ones stored)."""
+        if isinstance(items, Mapping) or hasattr(items, "keys"):
+            for key in items.keys():
+                self[key] = items[key]
             return
         try:
-            items = iter(mapping_or_iterable)
+            pairs = iter(items)
         except TypeError:
             raise TypeError(f"update() takes a mapping or an iterable of (key, value) pairs, "
-                            f"not {type(mapping_or_iterable).__name__}") from None
-        for i, item in enumerate(items):
+                            f"not {type(items).__name__}") from None
+        for i, item in enumerate(pairs):
             try:
                 key, value = item
             except (TypeError, ValueError):
@@ -320,26 +318,24 @@ class InMemoryProgramCache(ProgramCacheResource):
     Parameters
     ----------
     max_size_bytes : int or None, keyword-only
-        The most bytes the entries may take together; None (the default) means no limit. An
-        entry's size is the size of its serialized record: the code plus a small header and
-        its name and symbol mapping (the same bytes :class:`FileStreamProgramCache` writes to a
-        file). Storing an entry evicts least-recently-used entries until the total fits; an
-        entry larger than the whole limit is not stored (and any earlier entry under its key is
-        dropped).
+        The most bytes of code the entries may hold together; None (the default) means no
+        limit. Storing an entry evicts least-recently-used entries until the total fits; an
+        entry larger than the whole limit is not stored (any earlier entry under its key is
+        dropped, the others stay).
 
     Notes
     -----
-    Reading an entry (``cache[key]`` or ``get``) makes it the most recently used; ``in`` does
-    not. All operations hold one lock, so the cache can be shared between threads; the
-    ObjectCode is built outside it. ``close()`` drops every entry; any later use is a
-    RuntimeError. ``close()`` may be called more than once.
+    Reading an entry (``cache[key]``, ``get``, or a hit of ``Program.compile``) makes it the
+    most recently used; ``in`` does not. All operations hold one lock, so the cache can be
+    shared between threads. ``close()`` drops every entry; any later use is a RuntimeError.
+    ``close()`` may be called more than once.
     """
 
     __slots__ = ("_max", "_entries", "_size", "_lock", "_closed")
 
     def __init__(self, *, max_size_bytes: int | None = None):
         self._max = _check_max_size(max_size_bytes)
-        self._entries: collections.OrderedDict[bytes, _Entry] = collections.OrderedDict()
+        self._entries: collections.OrderedDict[bytes, tuple] = collections.OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
         self._closed = False
@@ -354,63 +350,72 @@ class InMemoryProgramCache(ProgramCacheResource):
         """True once :meth:`close` has been called."""
         return self._closed
 
-    def _check_open(self) -> None:
-        # Called with the lock held.
-        if self._closed:
-            raise RuntimeError("this InMemoryProgramCache is closed")
+    def _closed_error(self) -> RuntimeError:
+        return RuntimeError("this InMemoryProgramCache is closed")
 
-    def __getitem__(self, key):
-        k = _key_bytes(key)
+    def _get_record(self, key: bytes) -> tuple[bytes, str, dict | None] | None:
+        """The entry under ``key`` (bytes), or None; a hit is made the most recently used."""
         with self._lock:
-            self._check_open()
-            try:
-                entry = self._entries[k]
-            except KeyError:
-                raise KeyError(key) from None
-            self._entries.move_to_end(k)
-        return _build_object_code(entry)
+            if self._closed:
+                raise self._closed_error()
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def __getitem__(self, key) -> bytes:
+        entry = self._get_record(_key_bytes(key))
+        if entry is None:
+            raise KeyError(key)
+        return entry[0]
 
     def __setitem__(self, key, value) -> None:
         k = _key_bytes(key)
-        entry, _ = _entry_from_value(value)
+        entry = _entry_from_value(value)
+        size = len(entry[0])
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise self._closed_error()
             old = self._entries.pop(k, None)
             if old is not None:
-                self._size -= old.size
-            if self._max is not None and entry.size > self._max:
+                self._size -= len(old[0])
+            if self._max is not None and size > self._max:
                 return
             self._entries[k] = entry
-            self._size += entry.size
+            self._size += size
             if self._max is not None:
                 while self._size > self._max:
                     _, evicted = self._entries.popitem(last=False)
-                    self._size -= evicted.size
+                    self._size -= len(evicted[0])
 
     def __delitem__(self, key) -> None:
         k = _key_bytes(key)
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise self._closed_error()
             try:
                 entry = self._entries.pop(k)
             except KeyError:
                 raise KeyError(key) from None
-            self._size -= entry.size
+            self._size -= len(entry[0])
 
     def __contains__(self, key) -> bool:
         k = _key_bytes(key)
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise self._closed_error()
             return k in self._entries
 
     def __len__(self) -> int:
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise self._closed_error()
             return len(self._entries)
 
     def clear(self) -> None:
         with self._lock:
-            self._check_open()
+            if self._closed:
+                raise self._closed_error()
             self._entries.clear()
             self._size = 0
 
@@ -435,6 +440,11 @@ _TMP_PREFIX = ".tmp-"
 # A temporary file older than this was left by a writer that died between creating and
 # renaming it; the next eviction pass or clear() removes it.
 _STALE_TMP_NS = 3600 * 10**9
+_O_READ = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+# A record body larger than this is read only once the file's size confirms its header.
+_LARGE_BODY = 1 << 24
+# Refreshing an entry's time through the descriptor already open saves a path lookup.
+_UTIME_FD = os.utime in os.supports_fd
 
 
 def _default_cache_dir() -> str:
@@ -465,6 +475,24 @@ def _replace(src: str, dst: str) -> None:
     os.replace(src, dst)
 
 
+def _read_exactly(fd: int, n: int) -> bytes:
+    """The rest of a file, expected to be ``n`` bytes: one read of ``n + 1`` returns it from a
+    regular file (the extra byte, if any, reveals a file longer than its header says)."""
+    data = os.read(fd, n + 1)
+    if len(data) < n:
+        # A short read before the end of the file is rare (a signal); read on to the end.
+        parts = [data]
+        got = len(data)
+        while got <= n:
+            chunk = os.read(fd, n + 1 - got)
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        data = b"".join(parts)
+    return data
+
+
 class FileStreamProgramCache(ProgramCacheResource):
     """A program cache in a directory: one file per entry, safe to share between processes.
 
@@ -476,18 +504,19 @@ class FileStreamProgramCache(ProgramCacheResource):
         absolute path), or ``%LOCALAPPDATA%\\cuda-python\\program-cache`` on Windows. The
         directory is created, with mode ``0o700``, the first time an entry is stored.
     max_size_bytes : int or None, keyword-only
-        The most bytes the entry files may take together; None (the default) means no limit.
-        After each store this process deletes the least-recently-used files until the total
-        fits; a single entry larger than the limit is not stored (and any earlier entry under
-        its key is removed).
+        The most bytes the entry files may take together on disk; None (the default) means no
+        limit. After each store this process deletes the least-recently-used files until the
+        total fits; a single entry larger than the limit is not stored (and any earlier entry
+        under its key is removed).
 
     Notes
     -----
     * Each entry is a file named by the SHA-256 hex digest of its key, holding one record (see
-      the module docstring). It is written to a temporary file in the same directory, flushed
-      with ``fsync`` and renamed over the final name (``os.replace``), so a reader sees either
-      the old complete file or the new complete one, never a partial one. When several
-      processes store under one key at once, the last rename wins.
+      the module docstring): a 28-byte header with a CRC-32, the symbol mapping if any, and the
+      code. It is written to a temporary file in the same directory, flushed with ``fsync``
+      and renamed over the final name (``os.replace``), so a reader sees either the old
+      complete file or the new complete one, never a partial one. When several processes
+      store under one key at once, the last rename wins.
     * Recency is the file's modification time: a store sets it, and so does every hit
       (``os.utime``). Eviction deletes the files with the oldest times first. With several
       writers the limit is enforced by each of them after its own stores, so the total can
@@ -500,7 +529,7 @@ class FileStreamProgramCache(ProgramCacheResource):
       RuntimeError. ``close()`` may be called more than once.
     """
 
-    __slots__ = ("_path", "_max", "_closed")
+    __slots__ = ("_path", "_prefix", "_max", "_closed")
 
     def __init__(self, path: str | os.PathLike | None = None, *,
                  max_size_bytes: int | None = None):
@@ -521,6 +550,7 @@ class FileStreamProgramCache(ProgramCacheResource):
         if os.path.exists(path) and not os.path.isdir(path):
             raise ValueError(f"path {path!r} exists and is not a directory")
         self._path = path
+        self._prefix = os.path.join(path, "")  # the directory and a separator: + file name
         self._closed = False
 
     @property
@@ -542,29 +572,39 @@ class FileStreamProgramCache(ProgramCacheResource):
         if self._closed:
             raise RuntimeError("this FileStreamProgramCache is closed")
 
-    def _entry_path(self, key) -> str:
-        return os.path.join(self._path, hashlib.sha256(_key_bytes(key)).hexdigest())
+    def _entry_path(self, k: bytes) -> str:
+        return self._prefix + hashlib.sha256(k).hexdigest()
 
-    def _read(self, path: str) -> tuple[bytes, os.stat_result] | None:
+    def _load(self, path: str, touch: bool) -> tuple[bytes, str, dict | None] | None:
+        """The entry in ``path``, or None on a miss (a damaged file is deleted); ``touch``
+        refreshes the time of a hit."""
         try:
-            with open(path, "rb") as f:
-                st = os.fstat(f.fileno())
-                return f.read(), st
+            fd = os.open(path, _O_READ)
         except FileNotFoundError:
             return None
-
-    def _load(self, path: str) -> _Entry | None:
-        """The entry in ``path``, or None on a miss; deletes a damaged file."""
-        got = self._read(path)
-        if got is None:
-            return None
-        data, st = got
         try:
-            return _decode_record(data)
-        except _UnreadableRecord as exc:
-            if exc.damaged:
-                self._unlink_if_same(path, st)
-            return None
+            try:
+                fields = _check_header(os.read(fd, _HEADER.size))
+                n = fields[1] + fields[2]
+                if n > _LARGE_BODY and n + _HEADER.size != os.fstat(fd).st_size:
+                    # A damaged header must not make us allocate what it claims.
+                    raise _UnreadableRecord(f"the header claims {n} bytes; the file is smaller")
+                entry = _decode_body(*fields, _read_exactly(fd, n))
+            except _UnreadableRecord as exc:
+                if exc.damaged:
+                    self._unlink_if_same(path, os.fstat(fd))
+                return None
+            if touch:
+                # An explicit time: the kernel's "now" is coarser than the clock stores use,
+                # and would let a hit look older than a store just before it.
+                t = time.time_ns()
+                try:
+                    os.utime(fd if _UTIME_FD else path, ns=(t, t))
+                except OSError:
+                    pass  # a read-only cache: still a hit
+            return entry
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _unlink_if_same(path: str, st: os.stat_result) -> bool:
@@ -582,38 +622,35 @@ class FileStreamProgramCache(ProgramCacheResource):
         except OSError:
             return False
 
-    @staticmethod
-    def _touch(path: str) -> None:
-        t = time.time_ns()
-        try:
-            os.utime(path, ns=(t, t))
-        except OSError:
-            pass
+    def _get_record(self, key: bytes) -> tuple[bytes, str, dict | None] | None:
+        """The entry under ``key`` (bytes), or None; a hit's time is refreshed."""
+        if self._closed:
+            self._check_open()
+        return self._load(self._prefix + hashlib.sha256(key).hexdigest(), True)
 
-    def __getitem__(self, key):
-        self._check_open()
-        path = self._entry_path(key)
-        entry = self._load(path)
+    def __getitem__(self, key) -> bytes:
+        entry = self._get_record(_key_bytes(key))
         if entry is None:
             raise KeyError(key)
-        self._touch(path)
-        return _build_object_code(entry)
+        return entry[0]
 
     def __contains__(self, key) -> bool:
+        k = _key_bytes(key)
         self._check_open()
-        return self._load(self._entry_path(key)) is not None
+        return self._load(self._entry_path(k), False) is not None
 
     def __setitem__(self, key, value) -> None:
+        k = _key_bytes(key)
         self._check_open()
-        path = self._entry_path(key)
-        entry, meta = _entry_from_value(value)
-        if self._max is not None and entry.size > self._max:
+        path = self._entry_path(k)
+        record = _encode_record(_entry_from_value(value))
+        if self._max is not None and len(record) > self._max:
             try:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
             return
-        self._write_atomic(path, _encode_record(entry, meta))
+        self._write_atomic(path, record)
         if self._max is not None:
             self._evict(protect=os.path.basename(path))
 
@@ -682,9 +719,10 @@ class FileStreamProgramCache(ProgramCacheResource):
                 total -= size
 
     def __delitem__(self, key) -> None:
+        k = _key_bytes(key)
         self._check_open()
         try:
-            os.unlink(self._entry_path(key))
+            os.unlink(self._entry_path(k))
         except FileNotFoundError:
             raise KeyError(key) from None
 
@@ -718,8 +756,10 @@ class FileStreamProgramCache(ProgramCacheResource):
 # Keys
 # ---------------------------------------------------------------------------------------------
 
-_KEY_FORMAT = b"cuda_core.program_cache.key/1"
+# Changed whenever what goes into a key, or how, changes: old entries then simply miss.
+_KEY_FORMAT = "cuda_core.program_cache.key/2"
 _BACKENDS = {"c++": "nvrtc", "nvvm": "nvvm", "ptx": "nvjitlink"}
+_CODE_TYPE_NAMES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
 _TARGETS = {"c++": ("ptx", "cubin", "ltoir"), "nvvm": ("ptx", "ltoir"), "ptx": ("cubin", "ptx")}
 
 
@@ -735,6 +775,19 @@ def _lib_identity(libname: str) -> str:
         return f"lib {os.path.basename(path)}:{os.stat(path).st_size}"
     except Exception:  # any failure to locate the library only makes the key less specific
         return "lib unknown"
+
+
+def _driver_linker_identity() -> str:
+    """The driver's version, for PTX linked by the driver's cuLink (no nvJitLink)."""
+    try:
+        from cuda.bindings import driver
+
+        err, version = driver.cuDriverGetVersion()
+        if err != driver.CUresult.CUDA_SUCCESS:
+            return "driver linker unknown"
+        return f"driver linker {version}"
+    except Exception:
+        return "driver linker unknown"
 
 
 @functools.lru_cache(maxsize=None)
@@ -757,119 +810,49 @@ def _compiler_identity(backend: str) -> str:
             ir = ".".join(map(str, nvvm.ir_version()))
             return f"nvvm {version} ir {ir} " + _lib_identity("nvvm")
         if backend == "nvjitlink":
-            from cuda.bindings import nvjitlink
+            # As Linker.which_backend(): nvJitLink 12.3+, else the driver's linker.
+            try:
+                from cuda.bindings import nvjitlink
 
-            version = ".".join(map(str, nvjitlink.version()))
-            return f"nvjitlink {version} " + _lib_identity("nvJitLink")
+                version = tuple(nvjitlink.version())
+            except Exception:
+                version = None
+            if version is None or version < (12, 3):
+                return _driver_linker_identity()
+            return f"nvjitlink {'.'.join(map(str, version))} " + _lib_identity("nvJitLink")
     except Exception:
         return f"{backend} unknown"
     raise AssertionError(backend)
 
 
-def _encode_canonical(obj: Any, where: str, out: list[bytes]) -> None:
-    """Append an unambiguous, deterministic encoding of a plain value to ``out``."""
-    if obj is None:
-        out.append(b"N")
-    elif obj is True or obj is False:
-        out.append(b"T" if obj else b"F")
-    elif isinstance(obj, enum.Enum):
-        name = f"{type(obj).__module__}.{type(obj).__qualname__}.{obj.name}".encode()
-        out.append(b"e%d:" % len(name) + name)
-    elif isinstance(obj, int):
-        out.append(b"i%d;" % obj)
-    elif isinstance(obj, float):
-        text = obj.hex().encode()
-        out.append(b"f%d:" % len(text) + text)
-    elif isinstance(obj, str):
-        data = obj.encode("utf-8", "surrogatepass")
-        out.append(b"s%d:" % len(data) + data)
-    elif isinstance(obj, (bytes, bytearray, memoryview)):
-        data = bytes(obj)
-        out.append(b"b%d:" % len(data) + data)
-    elif isinstance(obj, os.PathLike):
-        _encode_canonical(os.fspath(obj), where, out)
-    elif isinstance(obj, (list, tuple)):
-        # A list and a tuple of the same items mean the same option value.
-        out.append(b"l%d:" % len(obj))
-        for i, item in enumerate(obj):
-            _encode_canonical(item, f"{where}[{i}]", out)
-    elif isinstance(obj, (set, frozenset)):
-        parts = []
-        for item in obj:
-            sub: list[bytes] = []
-            _encode_canonical(item, f"{where} item", sub)
-            parts.append(b"".join(sub))
-        out.append(b"u%d:" % len(parts))
-        out.extend(sorted(parts))
-    elif isinstance(obj, Mapping):
-        pairs = []
-        for k, v in obj.items():
-            sub = []
-            _encode_canonical(k, f"{where} key", sub)
-            key_enc = b"".join(sub)
-            sub = []
-            _encode_canonical(v, f"{where}[{k!r}]", sub)
-            pairs.append((key_enc, b"".join(sub)))
-        out.append(b"d%d:" % len(pairs))
-        for key_enc, val_enc in sorted(pairs):
-            out.append(key_enc)
-            out.append(val_enc)
-    else:
-        raise TypeError(f"make_program_cache_key: {where} has a value of type "
-                        f"{type(obj).__name__}, which has no stable encoding for a cache key")
-
-
-def _canonical(obj: Any, where: str) -> bytes:
-    out: list[bytes] = []
-    _encode_canonical(obj, where, out)
-    return b"".join(out)
-
-
-# ProgramOptions fields through which the compiler reads files (headers, precompiled headers).
-_FILE_READING_OPTIONS = ("include_path", "pre_include", "pch", "create_pch", "use_pch",
-                         "pch_dir")
-
-
-def _options_encoding(options: Any, backend: str, target_type: str) -> bytes:
-    if options is None:
-        return b"none"
-    is_dataclass = dataclasses.is_dataclass(options) and not isinstance(options, type)
-    as_bytes = getattr(options, "as_bytes", None)
-    if not callable(as_bytes) and not is_dataclass:
-        raise TypeError(f"options must be a ProgramOptions (an object with "
-                        f"as_bytes(backend, target_type)), a dataclass instance or None, "
-                        f"not {type(options).__name__}")
-    parts = [type(options).__qualname__.encode()]
-    if callable(as_bytes):
-        # The flags the compiler will see, with defaults resolved (e.g. the arch).
-        parts.append(b"flags")
-        parts.append(_canonical(list(as_bytes(backend, target_type)), "options.as_bytes()"))
-    if is_dataclass:
-        # Every field too: some (the program name, NVVM's extra sources and libdevice) change
-        # the result without being rendered as a flag.
-        # None means "not given" for every options field: only the given ones are encoded,
-        # which keeps the key cheap for the usual handful of set fields out of dozens.
-        parts.append(b"fields")
-        given = {}
-        for field in dataclasses.fields(options):
-            value = getattr(options, field.name)
-            if value is not None:
-                given[field.name] = value
-        parts.append(_canonical(given, "options"))
-    return b"\0".join(parts)
+def _digest(code: bytes, code_type: str, target: str, arch: str, option_fields: tuple,
+            names: tuple, extra_digest: bytes | None) -> bytes:
+    """SHA-256 over an unambiguous encoding of the key's inputs (checked and normalized by the
+    caller). The head is NUL-separated text: no part holds a NUL (the two tuples are given as
+    their repr, which escapes one); the lengths it ends with delimit the bytes after it."""
+    head = "\0".join((
+        _KEY_FORMAT, code_type, target, arch, _compiler_identity(_BACKENDS[code_type]),
+        repr(option_fields) if option_fields else "",
+        repr(names) if names else "",
+        "-" if extra_digest is None else str(len(extra_digest)),
+        str(len(code)),
+    )).encode("utf-8", "backslashreplace")
+    return hashlib.sha256(b"".join((head, b"\0", extra_digest or b"", code))).digest()
 
 
 def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
-                           target_type: str, name_expressions: Iterable[str] = (),
+                           target_type: str, name_expressions: Iterable[str | bytes] = (),
                            extra_digest: bytes | None = None) -> bytes:
     """A 32-byte key naming the result of ``Program(code, code_type, options).compile(...)``.
 
     The key is the SHA-256 digest of an unambiguous encoding of: a key-format version; the
-    source (a str and bytes with the same text give different keys); ``code_type``;
-    ``target_type``; the options; the name expressions, in order; the version of the compiler
-    that serves ``code_type`` (NVRTC for ``"c++"``, libNVVM for ``"nvvm"``, nvJitLink for
-    ``"ptx"``), together with the file name and size of its library, or ``"unknown"`` where it
-    cannot be learned; and ``extra_digest``. Equal inputs give equal keys, in any process.
+    source as UTF-8 bytes (a str and the bytes of its UTF-8 text give one key); ``code_type``
+    and ``target_type``; ``options.arch`` (filled in from the current device when unset, as
+    ``Program`` does); the other options that are set, each in a normalized form; the name
+    expressions; the compiler that serves ``code_type`` (the NVRTC, libNVVM or nvJitLink
+    version with the file name and size of its library, or the driver's version where the
+    driver links PTX; ``"unknown"`` where it cannot be learned); and ``extra_digest``. Equal
+    inputs give equal keys, in any process. ``Program.compile(cache=...)`` uses the same key.
 
     Parameters
     ----------
@@ -877,19 +860,21 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
         The program source (C++, PTX, or NVVM IR / bitcode), as given to ``Program``.
     code_type : str
         ``"c++"``, ``"ptx"`` or ``"nvvm"`` (compared case-insensitively).
-    options : ProgramOptions, dataclass instance or None
-        An object with ``as_bytes(backend, target_type)`` contributes the flags it renders for
-        the backend (``"nvrtc"``, ``"nvvm"`` or ``"nvjitlink"``). A dataclass instance also
-        contributes all its fields (the program name, for instance, is no flag but ends up in
-        the result). Field values must be plain data: None, bool, int, float, str, bytes,
-        enums, paths, and lists, tuples, sets or dicts of those.
+    options : ProgramOptions, dict or None
+        As given to ``Program`` (a dict of ProgramOptions fields, or None for the defaults).
+        Spellings that reach the compiler as the same flags give the same key: ``"X"`` and
+        ``["X"]``, ``("X", "1")`` and ``"X=1"`` for a macro, a ``pathlib.Path`` and its str,
+        ``False`` and unset for a flag that is only ever switched on (``debug``), and the
+        program name given or left at its default.
     target_type : str
         ``"ptx"``, ``"cubin"`` or ``"ltoir"``, as allowed for ``code_type``: C++ gives any of
         the three, NVVM ``"ptx"`` or ``"ltoir"``, PTX ``"cubin"`` or ``"ptx"``.
-    name_expressions : sequence of str
-        The name expressions passed to ``compile`` (their order matters).
+    name_expressions : sequence of str or bytes
+        The name expressions passed to ``compile``. Their order does not matter; a repeated
+        one does, and ``"f"`` and ``b"f"`` give different keys.
     extra_digest : bytes or None
         Anything else the result depends on, e.g. a digest of the headers the source includes.
+        ``b""`` and None give different keys.
 
     Returns
     -------
@@ -899,71 +884,91 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     Raises
     ------
     TypeError
-        A parameter of the wrong type (naming it), or an options field with no stable encoding.
+        A parameter of the wrong type (naming it).
     ValueError
-        An unknown ``code_type``, or a ``target_type`` the code type cannot produce.
+        An unknown ``code_type``; a ``target_type`` the code type cannot produce; an option
+        the backend of the code type cannot honour (as ``Program`` refuses it); an option a
+        key cannot stand for (see the notes).
+    RuntimeError
+        ``options.arch`` is unset and no CUDA context is current to take it from.
 
     Notes
     -----
-    Header files are **not** hashed. Options that make the compiler read files
-    (``include_path``, ``pre_include`` and the precompiled-header options) are refused with a
-    ValueError unless ``extra_digest`` is given: hash the headers yourself and pass that
-    digest, so that editing a header changes the key. Headers the compiler ships (NVRTC's
-    built-in ones) are covered by the compiler identity. Anything else outside the inputs
-    above (for instance a different GPU driver when PTX input is linked by the driver instead
-    of nvJitLink) is not in the key either.
+    Options with a side effect, which a cache hit would skip, are refused with a ValueError
+    whatever ``extra_digest``: ``create_pch`` (writes a precompiled header), ``time`` (writes
+    a CSV) and ``fdevice_time_trace`` (writes a trace).
+
+    Header files are **not** hashed. Inputs that make the compiler read files are refused with
+    a ValueError unless ``extra_digest`` is given: ``include_path``, ``pre_include``, ``pch``,
+    ``use_pch`` and ``pch_dir`` for C++, ``use_libdevice`` for NVVM, and, for C++, a
+    ``name`` with a directory part (NVRTC resolves quoted ``#include`` files from it). Hash
+    those files yourself and pass the digest, so that editing one changes the key. Headers the
+    compiler ships are covered by the compiler identity.
     """
+    # cuda_core._program imports this module, so it is loaded by now; the look-up is cheaper
+    # than an import statement on every call.
+    _program = sys.modules.get("cuda_core._program")
+    if _program is None:
+        from cuda_core import _program
     if isinstance(code, str):
-        code_enc = b"str\0" + code.encode("utf-8", "surrogatepass")
+        pass
     elif isinstance(code, (bytes, bytearray)):
-        code_enc = b"bytes\0" + bytes(code)
+        code = bytes(code)
     else:
         raise TypeError(f"code must be a str or bytes, not {type(code).__name__} "
                         f"(read a file's contents and pass them)")
     if not isinstance(code_type, str):
         raise TypeError(f"code_type must be a str, not {type(code_type).__name__}")
-    ct = code_type.lower()
-    if ct not in _BACKENDS:
+    ct = _CODE_TYPE_NAMES.get(code_type) or _CODE_TYPE_NAMES.get(str.__str__(code_type).lower())
+    if ct is None:
         raise ValueError(f"code_type must be one of 'c++', 'ptx', 'nvvm', got {code_type!r}")
     if not isinstance(target_type, str):
         raise TypeError(f"target_type must be a str, not {type(target_type).__name__}")
-    tt = target_type.lower()
+    tt = str.__str__(target_type)
     if tt not in _TARGETS[ct]:
-        raise ValueError(f"target_type {target_type!r} is not supported for code_type "
-                         f"{ct!r}; expected one of {', '.join(map(repr, _TARGETS[ct]))}")
-    if name_expressions is None:
-        name_expressions = ()
-    if isinstance(name_expressions, (str, bytes, bytearray)) or not isinstance(
-            name_expressions, Iterable):
-        raise TypeError(f"name_expressions must be a sequence of str, "
-                        f"not {type(name_expressions).__name__}")
-    names = tuple(name_expressions)
-    for i, expr in enumerate(names):
-        if not isinstance(expr, str):
-            raise TypeError(f"name_expressions[{i}] must be a str, not {type(expr).__name__}")
-    if extra_digest is not None and not isinstance(extra_digest, (bytes, bytearray)):
-        raise TypeError(f"extra_digest must be bytes or None, not {type(extra_digest).__name__}")
-    if extra_digest is None:
-        # Refuse rather than risk a stale hit: these options make the compiler read files
-        # whose contents the key cannot see.
-        for field in _FILE_READING_OPTIONS:
-            if getattr(options, field, None) not in (None, False, "", (), []):
-                raise ValueError(
-                    f"options.{field} makes the compiler read files that the cache key cannot "
-                    f"see: hash their contents and pass the digest as extra_digest")
+        tt = tt.lower()
+        if tt not in _TARGETS[ct]:
+            raise ValueError(f"target_type {target_type!r} is not supported for code_type "
+                             f"{ct!r}; expected one of {', '.join(map(repr, _TARGETS[ct]))}")
+    opts = options
+    if type(opts) is not _program.ProgramOptions:
+        if isinstance(opts, dict) or opts is None or isinstance(opts, _program.ProgramOptions):
+            opts = _program.check_or_create_options(_program.ProgramOptions, opts,
+                                                    "make_program_cache_key(): options")
+        else:
+            raise TypeError(f"options must be a ProgramOptions, a dict of its fields or None, "
+                            f"not {type(opts).__name__}")
+    d = opts.__dict__
+    if ct == "c++":
+        if not _program._NVRTC_INIT_CHECK.isdisjoint(d):
+            opts._check_backend("NVRTC")
+    elif not d.keys() <= (_program._NVVM_ALLOWED if ct == "nvvm" else _program._PTX_ALLOWED):
+        opts._check_backend(_program._BACKEND_OF[ct])
+    arch = d.get("arch")
+    if arch is None:
+        from cuda_core import _compiler_utils
 
-    backend = _BACKENDS[ct]
-    fields = (
-        (b"format", _KEY_FORMAT),
-        (b"code", code_enc),
-        (b"code_type", ct.encode()),
-        (b"target_type", tt.encode()),
-        (b"options", _options_encoding(options, backend, tt)),
-        (b"name_expressions", _canonical(list(names), "name_expressions")),
-        (b"compiler", _compiler_identity(backend).encode()),
-        (b"extra_digest", b"none" if extra_digest is None else b"bytes\0" + bytes(extra_digest)),
-    )
-    h = hashlib.sha256()
-    for tag, value in fields:
-        h.update(struct.pack("<Q", len(tag)) + tag + struct.pack("<Q", len(value)) + value)
-    return h.digest()
+        arch = _compiler_utils.resolve_arch("ProgramOptions", None)
+    if type(name_expressions) is tuple and not name_expressions:
+        names = ()
+    else:
+        if isinstance(name_expressions, (str, bytes, bytearray)) or not isinstance(
+                name_expressions, Iterable):
+            raise TypeError(f"name_expressions must be a sequence of str or bytes, "
+                            f"not {type(name_expressions).__name__}")
+        names = []
+        for i, expr in enumerate(name_expressions):
+            if isinstance(expr, str):
+                names.append(str.__str__(expr))
+            elif isinstance(expr, bytes):
+                names.append(bytes(expr))
+            else:
+                raise TypeError(f"name_expressions[{i}] must be a str or bytes, "
+                                f"not {type(expr).__name__}")
+        names = tuple(names)
+    if extra_digest is not None:
+        if not isinstance(extra_digest, (bytes, bytearray)):
+            raise TypeError(f"extra_digest must be bytes or None, "
+                            f"not {type(extra_digest).__name__}")
+        extra_digest = bytes(extra_digest)
+    return _program._cache_key(code, ct, opts, arch, tt, names, extra_digest)
