@@ -4,7 +4,6 @@ occupancy and argument layout (GPU)."""
 import ctypes
 import gc
 import json
-import os
 import pickle
 import types
 import weakref

@@ -487,13 +487,17 @@ def test_name_expressions():
         ("3-tuple", "('a', 'b', 'c')", OK),
         ("generator", "(x for x in ('a',))", OK),
         ("list", "['a']", OK),
-        ("None", "None", OK),
-        ("object", "object()", raises(TypeError, "name_expressions must be a sequence of str, "
-                                                 "not object")),
-        ("float", "3.5", raises(TypeError, "name_expressions must be a sequence of str, "
-                                           "not float")),
-        ("str", "'a'", raises(TypeError, "name_expressions must be a sequence of str, not str")),
-        ("int item", "('a', 1)", raises(TypeError, "name_expressions[1] must be a str, not int")),
+        ("bytes items", "(b'a', b'b')", OK),
+        ("None", "None", raises(TypeError, "name_expressions must be a sequence of str or "
+                                           "bytes, not NoneType")),
+        ("object", "object()", raises(TypeError, "name_expressions must be a sequence of str or "
+                                                 "bytes, not object")),
+        ("float", "3.5", raises(TypeError, "name_expressions must be a sequence of str or "
+                                           "bytes, not float")),
+        ("str", "'a'", raises(TypeError, "name_expressions must be a sequence of str or bytes, "
+                                         "not str")),
+        ("int item", "('a', 1)", raises(TypeError, "name_expressions[1] must be a str or bytes, "
+                                                   "not int")),
     ])
     run_cases(setup, cases)
 

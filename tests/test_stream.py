@@ -6,7 +6,7 @@ import weakref
 import pytest
 
 import cuda_core
-from cuda_core import (CUDAError, Device, Event, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM,
+from cuda_core import (Device, Event, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM,
                        Stream, StreamOptions)
 from helpers import StreamGate
 
