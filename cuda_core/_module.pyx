@@ -21,7 +21,7 @@ from libcpp.vector cimport vector
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_SUCCESS, CUdevice, CUfunction, CUkernel,
                                      CUlaunchAttribute, CUlaunchConfig, CUlibrary, CUmodule,
-                                     CUresult)
+                                     CUcontext, CUresult)
 
 from cuda_core._context cimport (Context, adopt_primary, pop_pushed, primary_context,
                                  push_if_needed)
@@ -516,22 +516,36 @@ cdef class Kernel:
         cdef size_t* block
         cdef const char* symbol = NULL
         cdef bytes table = None
+        cdef CUcontext current = NULL
+        cdef int pushed = 0
         if self._num_params >= 0:
             return 0
         ensure_driver()
-        while True:
-            err = cydriver.cuKernelGetParamInfo(self._handle, index, &offset, &size)
-            if err == cydriver.CUDA_ERROR_INVALID_VALUE:  # past the last parameter
-                break
-            HANDLE_RETURN(err)
-            offsets.push_back(offset)
-            sizes.push_back(size)
-            index += 1
+        # The driver reads the parameters in a context (it may load the kernel there first): a
+        # thread with none current borrows device 0's primary context, the device Device()
+        # means when no context is current.
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+        if current == NULL:
+            pushed = push_if_needed(primary_context(0)._handle)
+        try:
+            while True:
+                err = cydriver.cuKernelGetParamInfo(self._handle, index, &offset, &size)
+                if err == cydriver.CUDA_ERROR_INVALID_VALUE:  # past the last parameter
+                    break
+                HANDLE_RETURN(err)
+                offsets.push_back(offset)
+                sizes.push_back(size)
+                index += 1
+            # The declared types, from the kernel's symbol: a C++ kernel's mangled name lists
+            # them. They only add a check, so a driver that cannot name the kernel leaves them
+            # unknown.
+            if (cydriver.cuKernelGetName(&symbol, self._handle) == CUDA_SUCCESS
+                    and symbol != NULL):
+                table = param_table(symbol, <Py_ssize_t>offsets.size())
+        finally:
+            if pushed:
+                pop_pushed()
         n = offsets.size()
-        # The declared types, from the kernel's symbol: a C++ kernel's mangled name lists them.
-        # They only add a check, so a driver that cannot name the kernel leaves them unknown.
-        if cydriver.cuKernelGetName(&symbol, self._handle) == CUDA_SUCCESS and symbol != NULL:
-            table = param_table(symbol, <Py_ssize_t>n)
         if self._num_params >= 0:
             return 0  # another thread finished first while the name was parsed (in Python)
         if table is not None:
