@@ -926,8 +926,10 @@ def _note_wrapped(report) -> None:
         extra = ours.median_ns - floor.median_ns
         case.note += f"; cuda_core adds {extra:+.0f} ns above the C floor on this stream"
         if case.name == C_WRAPPED["direct"]:
-            case.note += (" (the floor is a created stream's: the object's __cuda_stream__() "
-                          "is called, and its answer checked, at every launch)")
+            case.note += (" (the floor is a created stream's, with the CUfunction: ours calls "
+                          "the object's __cuda_stream__() and checks its answer at every "
+                          "launch, and passes the CUkernel, which the driver resolves in the "
+                          "stream's context)")
         elif base is not None and case.name != C_NUMBA7:
             case.note += f" (case 2, a created stream: {base:+.0f} ns)"
 

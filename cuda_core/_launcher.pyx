@@ -14,7 +14,7 @@ and say so, with the limit in the message.
 from cuda.bindings cimport cydriver
 from cpython.ref cimport PyObject
 from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAttribute,
-                                     CUlaunchConfig, CUresult, CUDA_SUCCESS)
+                                     CUlaunchConfig, CUresult, CUstream, CUDA_SUCCESS)
 
 from cuda_core._context cimport push_if_needed, pop_pushed
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
@@ -23,7 +23,8 @@ from cuda_core._fastcall cimport (METH_FASTCALL, METH_KEYWORDS, PyCFunction, PyC
 from cuda_core._kernel_args cimport ParamHolder, holder_init, holder_release, pack_args
 from cuda_core._launch_config cimport LaunchConfig
 from cuda_core._module cimport Kernel, kernel_function, kernel_param_layout
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport (Stream, as_stream, is_default_handle, is_foreign_stream,
+                               protocol_stream_handle, wrap_handle)
 
 import sys
 
@@ -100,6 +101,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     cdef Py_ssize_t n
     cdef CUresult err
     cdef CUcontext ctx = NULL
+    cdef CUstream hstream
     cdef CUfunction func
     cdef int pushed = 0
 
@@ -113,12 +115,19 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         raise TypeError(f"launch(): kernel must be a Kernel, not {type(kernel).__name__}")
     if type(stream) is Stream:
         s = <Stream>stream
+    elif is_foreign_stream(stream):
+        s = None
     else:
         s = as_stream(stream, "launch()")
-    if s._closed:
-        s._check_open()  # raises
-
-    func = kernel_function(k, s._ctx)  # reads the parameter layout on the first launch
+    if s is not None:
+        if s._closed:
+            s._check_open()  # raises
+        func = kernel_function(k, s._ctx)  # reads the parameter layout on the first launch
+        hstream = s._handle
+        ctx = s._bind_ctx
+    else:
+        hstream = protocol_stream_handle(stream, "launch()")
+        func = _foreign_stream_function(k, hstream)
     n = kernel_param_layout(k, &offsets, &sizes)
     if nargs - 3 != n:
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
@@ -131,7 +140,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     lc.blockDimY = cfg._block[1]
     lc.blockDimZ = cfg._block[2]
     lc.sharedMemBytes = cfg._shmem_size
-    lc.hStream = s._handle
+    lc.hStream = hstream
     lc.attrs = attrs
     lc.numAttrs = 0
     if cfg._has_cluster:
@@ -155,7 +164,6 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     # stream makes its context current.
     # With no context current at all the driver refuses (CUDA_ERROR_INVALID_CONTEXT); the
     # stream's context is then pushed and the launch, which queued nothing, is retried.
-    ctx = s._bind_ctx
     holder_init(&h, n)
     try:
         pack_args(&h, argv + 3, sizes, k._param_accepts)
@@ -163,18 +171,21 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
             if ctx != NULL:
                 pushed = push_if_needed(ctx)
             err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
-            if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not pushed and s._ctx is not None:
+            if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not pushed:
                 with gil:
-                    ctx = s._ctx._handle
-                pushed = push_if_needed(ctx)
-                if pushed:
-                    err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
+                    ctx = _stream_context(s, hstream)
+                if ctx != NULL:
+                    pushed = push_if_needed(ctx)
+                    if pushed:
+                        err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
             if pushed:
                 pop_pushed()
     finally:
         holder_release(&h)
     if err != CUDA_SUCCESS:
         try:
+            if s is None:
+                s = wrap_handle(<size_t>hstream, stream)
             _explain_refusal(err, s, cfg, k)
         except CUDALaunchError:
             raise
@@ -222,8 +233,41 @@ def _launch_handle(stream, kernel):
     must launch exactly what launch() launches."""
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel, not {type(kernel).__name__}")
+    if is_foreign_stream(stream):
+        return <size_t>_foreign_stream_function(
+            <Kernel>kernel, protocol_stream_handle(stream, "_launch_handle()"))
     cdef Stream s = as_stream(stream, "_launch_handle()")
     return <size_t>kernel_function(<Kernel>kernel, s._ctx)
+
+
+cdef CUfunction _foreign_stream_function(Kernel k, CUstream hstream) except? NULL:
+    """The handle launch() passes for ``k`` on the stream a ``__cuda_stream__`` object names.
+
+    The object is asked at each launch and no Stream is made for it, nor is the stream's
+    context looked up: ``cuStreamGetCtx`` costs more than the driver's resolving the CUkernel,
+    which launches in the context of its stream. The default-stream handles resolve against
+    the current context, as the default-stream constants do.
+    """
+    if is_default_handle(hstream):
+        return kernel_function(k, None)
+    cdef const size_t* offsets
+    cdef const size_t* sizes
+    kernel_param_layout(k, &offsets, &sizes)  # read on the first launch
+    return <CUfunction>k._handle
+
+
+cdef CUcontext _stream_context(Stream s, CUstream hstream) noexcept:
+    """The context in which a launch the driver refused for want of a current context is
+    retried: the Stream's, or for a ``__cuda_stream__`` object (``s`` None) the one the driver
+    names for its stream; NULL (no retry) for the unbound default streams."""
+    cdef CUcontext ctx = NULL
+    if s is not None:
+        if s._ctx is not None:
+            ctx = s._ctx._handle
+    elif not is_default_handle(hstream):
+        if cydriver.cuStreamGetCtx(hstream, &ctx) != CUDA_SUCCESS:
+            ctx = NULL
+    return ctx
 
 
 cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:

@@ -1,3 +1,4 @@
+from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext
 
 from cuda_core._context cimport Context
@@ -25,4 +26,13 @@ cdef class Stream:
 cdef Stream create_stream(Context ctx, object options)
 cdef Stream default_stream_for(Context ctx)
 cdef Stream as_stream(object obj, str what)
+cdef bint is_foreign_stream(object obj)
+cdef CUstream protocol_stream_handle(object obj, str what) except NULL
+cdef Stream wrap_handle(size_t address, object owner)
 cdef int register_graph_builder_type(type builder_type) except -1
+
+
+# Handles the driver gives a meaning without a stream object: 0 and CU_STREAM_LEGACY are the
+# legacy default stream, CU_STREAM_PER_THREAD the calling thread's default stream.
+cdef inline bint is_default_handle(CUstream handle) noexcept nogil:
+    return <size_t>handle <= <size_t>cydriver.CU_STREAM_PER_THREAD

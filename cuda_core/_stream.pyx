@@ -17,11 +17,6 @@ from cuda_core._options import StreamOptions, check_or_create_options
 
 __all__ = ["Stream", "StreamOptions", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM"]
 
-# Handles the driver gives a meaning without a stream object: 0 and CU_STREAM_LEGACY are the
-# legacy default stream, CU_STREAM_PER_THREAD the calling thread's default stream.
-cdef inline bint _is_default_handle(CUstream handle) noexcept nogil:
-    return <size_t>handle <= <size_t>cydriver.CU_STREAM_PER_THREAD
-
 
 cdef class Stream:
     """An ordered queue of GPU work. Not constructible: use :meth:`Device.create_stream`,
@@ -71,7 +66,7 @@ cdef class Stream:
         (``CU_STREAM_LEGACY``) and ``2`` (``CU_STREAM_PER_THREAD``) name the default streams of
         the context current at each call.
         """
-        return _wrap_handle(_stream_address(handle, "handle"), None)
+        return wrap_handle(_stream_address(handle, "handle"), None)
 
     def close(self):
         """Destroy the stream if this object owns it; otherwise forget the wrapped handle.
@@ -81,7 +76,7 @@ cdef class Stream:
 
         .. note:: Calls ``cuStreamDestroy`` for an owned stream.
         """
-        if self._closed or (_is_default_handle(self._handle) and not self._owned):
+        if self._closed or (is_default_handle(self._handle) and not self._owned):
             return
         self._closed = True
         self._owner = None
@@ -320,13 +315,13 @@ cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
     return s
 
 
-cdef Stream _wrap_handle(size_t address, object owner):
+cdef Stream wrap_handle(size_t address, object owner):
     # The NULL stream is the legacy default stream: one spelling, so that they compare equal.
     cdef CUstream handle = <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
     cdef CUcontext ctx_handle = NULL
     cdef Context ctx = None
     ensure_driver()
-    if not _is_default_handle(handle):
+    if not is_default_handle(handle):
         HANDLE_RETURN(cydriver.cuStreamGetCtx(handle, &ctx_handle))
         ctx = context_from_handle(ctx_handle)
     return _new_stream(handle, ctx, owner, False)
@@ -352,6 +347,18 @@ cdef Stream as_stream(object obj, str what):
         # The builder's own Stream, not a wrapper: once a builder closes the stream it made,
         # whatever holds it (a buffer allocated on the builder) sees it closed.
         return obj.stream
+    return wrap_handle(<size_t>protocol_stream_handle(obj, what), obj)
+
+
+cdef bint is_foreign_stream(object obj):
+    """Whether as_stream would wrap ``obj`` through its ``__cuda_stream__`` (it is neither a
+    Stream nor a GraphBuilder)."""
+    return not isinstance(obj, Stream) and type(obj) is not _graph_builder_type
+
+
+cdef CUstream protocol_stream_handle(object obj, str what) except NULL:
+    """The stream ``obj.__cuda_stream__()`` names, checked; 0 becomes CU_STREAM_LEGACY (so
+    the result is never NULL)."""
     try:
         protocol = obj.__cuda_stream__
     except AttributeError:
@@ -370,7 +377,8 @@ cdef Stream as_stream(object obj, str what):
     if info[0] != 0:
         raise ValueError(f"{what}: unsupported __cuda_stream__ protocol version {info[0]} "
                          f"(supported: 0)")
-    return _wrap_handle(_stream_address(info[1], what), obj)
+    cdef size_t address = _stream_address(info[1], what)
+    return <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
 
 
 cdef Stream create_stream(Context ctx, object options):

@@ -413,18 +413,42 @@ def test_default_stream_adopts_a_primary_context_made_current_elsewhere():
     assert got["handle"] == got["function"] != got["kernel"]
 
 
+class Foreign:
+    """Another library's stream: only ``__cuda_stream__``, asked at every use."""
+
+    def __init__(self, address):
+        self.address = address
+        self.asked = 0
+
+    def __cuda_stream__(self):
+        self.asked += 1
+        return (0, self.address)
+
+
 @pytest.mark.gpu
 def test_stream_protocol_objects_and_default_streams(dev, stream, echo_module):
     kernel = echo_module.get_kernel("echo<int>")
+    function = int(_check(driver.cuKernelGetFunction(kernel.handle)))  # in dev's primary
     out = DeviceBytes(4)
-
-    class Foreign:
-        def __cuda_stream__(self):
-            return (0, int(stream.handle))
-
-    launch(Foreign(), LaunchConfig(grid=1, block=1), kernel, np.int32(11), out.ptr)
+    foreign = Foreign(int(stream.handle))
+    launch(foreign, LaunchConfig(grid=1, block=1), kernel, np.int32(11), out.ptr)
     stream.sync()
     assert out.read() == struct.pack("<i", 11)
+    assert foreign.asked == 1
+    # An object passed to launch() itself is not wrapped in a Stream, and its stream's context
+    # is not looked up: the CUkernel launches in it. Its default-stream handles resolve against
+    # the current context, as the constants do.
+    assert _launch_handle(foreign, kernel) == int(kernel.handle)
+    assert _launch_handle(Foreign(0), kernel) == function
+    assert _launch_handle(Foreign(2), kernel) == function
+    launch(Foreign(0), LaunchConfig(grid=1, block=1), kernel, np.int32(13), out.ptr)
+    LEGACY_DEFAULT_STREAM.sync()
+    assert out.read() == struct.pack("<i", 13)
+    # A refusal names the limit, as on a Stream.
+    with pytest.raises(CUDALaunchError, match="CUDA_ERROR_INVALID_VALUE"):
+        launch(foreign, LaunchConfig(grid=1, block=4096), kernel, np.int32(1), out.ptr)
+    with pytest.raises(TypeError, match=r"launch\(\): Foreign.__cuda_stream__\(\) must return"):
+        launch(Foreign("x"), LaunchConfig(grid=1, block=1), kernel, np.int32(1), out.ptr)
     launch(dev.default_stream, LaunchConfig(grid=1, block=1), kernel, np.int32(12), out.ptr)
     dev.default_stream.sync()
     assert out.read() == struct.pack("<i", 12)
@@ -448,6 +472,8 @@ def test_launch_runs_in_the_streams_context_with_none_current(dev, stream, echo_
             from cuda.bindings import driver as d
             assert d.cuCtxGetCurrent()[1] is None or int(d.cuCtxGetCurrent()[1]) == 0
             launch(stream, LaunchConfig(grid=1, block=1), kernel, np.int32(77), out.ptr)
+            launch(Foreign(int(stream.handle)), LaunchConfig(grid=1, block=1), kernel,
+                   np.int32(78), out.ptr)
         except BaseException as exc:
             errors.append(repr(exc))
 
@@ -456,7 +482,7 @@ def test_launch_runs_in_the_streams_context_with_none_current(dev, stream, echo_
     t.join()
     assert errors == []
     stream.sync()
-    assert out.read() == struct.pack("<i", 77)
+    assert out.read() == struct.pack("<i", 78)
     out.free()
 
 
@@ -525,6 +551,13 @@ def test_launch_in_a_context_that_is_not_primary(dev, echo_module):
         wrapped.sync()
         _check(driver.cuCtxPushCurrent(ctx) + (None,))
         assert out.read() == struct.pack("<i", 66)
+        # A __cuda_stream__ object over that stream, launched on while the primary context
+        # is current: the CUkernel runs in the stream's context.
+        _check(driver.cuCtxPopCurrent())
+        launch(Foreign(int(raw)), LaunchConfig(grid=1, block=1), kernel, np.int32(67), out.ptr)
+        wrapped.sync()
+        _check(driver.cuCtxPushCurrent(ctx) + (None,))
+        assert out.read() == struct.pack("<i", 67)
         out.free()
         _check(driver.cuStreamDestroy(raw) + (None,))
     finally:
