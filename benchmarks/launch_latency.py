@@ -37,8 +37,12 @@ Cases 7-14 launch on wrapped streams (``Stream.from_handle``, a ``__cuda_stream_
 default-stream handles and constants, ``Device.default_stream``): ours, cuda.core and the C floor
 on the same handle, so the floor includes what the driver charges for that kind of stream.
 
-Targets: cuda_core within 1.15x the C floor in cases 1-5 and 7-14, and at most 0.85x NVIDIA
-cuda.core's time in every case. The report always exits 0 once it ran; it exits
+Case 13 passes the ``__cuda_stream__`` object to launch() itself, so every launch must call it:
+no C loop does, and its Python floor (``python_floor(..., ask_stream=True)``) calls it and
+reads the address before launching.
+
+Targets: cuda_core within 1.15x the C floor in cases 1-5, 7-12 and 14, within 1.15x the
+asking Python floor in case 13, and at most 0.85x NVIDIA cuda.core's time in every case. The report always exits 0 once it ran; it exits
 1, with one line, where there is no GPU or driver.
 
 Run on the GPU machine:  bash .gpu/on-gpu.sh python3 benchmarks/launch_latency.py
@@ -67,7 +71,7 @@ RAW_TUPLE = "cuda.bindings (tuple)"
 FLOOR = "C floor"
 PY_FLOOR = "Python floor"
 
-FLOOR_RATIO = 1.15   # ours <= 1.15x the C floor (cases 1-5)
+FLOOR_RATIO = 1.15   # ours <= 1.15x the floor (the C floor; in case 13 the asking Python floor)
 NVIDIA_RATIO = 0.85  # ours <= 0.85x cuda.core (every case)
 
 # Verification launches pass MARK as the 4-argument kernel's n, and 1..8 as the 16-argument
@@ -608,12 +612,15 @@ def _python_floor_setup(v: Variant):
     try:
         sh, kh, bufs, ptrs, stream = _floor_prepare(core, v)
         pointers = ptrs if v.ints else bufs
+        # A __cuda_stream__ object passed to launch() itself: the floor asks it too.
+        ask = v.stream == "direct"
+        s = core.launch_stream(v.stream)
         proof = _bench_floor.python_floor(sh, kh, ONE, ONE,
-                                          _packed_arguments(*_args(v, pointers, True)))
-        _prove(v, ptrs, proof, stream.sync)
+                                          _packed_arguments(*_args(v, pointers, True)), ask)
+        _prove(v, ptrs, lambda: proof(s, core.cfg, None), stream.sync)
         timed = _bench_floor.python_floor(sh, kh, ONE, ONE,
-                                          _packed_arguments(*_args(v, pointers, False)))
-        names = {"launch": timed, "s": stream, "cfg": core.cfg, "k": core.kernel(v.kernel)}
+                                          _packed_arguments(*_args(v, pointers, False)), ask)
+        names = {"launch": timed, "s": s, "cfg": core.cfg, "k": core.kernel(v.kernel)}
         names.update(_names(_args(v, pointers, False)))
         return Prepared(names, cleanup=core.close, after_sample=stream.sync)
     except BaseException:
@@ -783,17 +790,25 @@ C_WRAPPED = {
 }
 C_NUMBA7 = "#14 7 ints on Stream.from_handle(0)"
 WRAPPED_CASES = tuple(C_WRAPPED.values()) + (C_NUMBA7,)
-FLOOR_CASES = (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4) + WRAPPED_CASES
+# A __cuda_stream__ object passed to launch() itself must be asked for its stream at every
+# launch, which no C loop does: that case is held to the Python floor that asks it.
+ASKING_CASES = (C_WRAPPED["direct"],)
+FLOOR_CASES = tuple(c for c in (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4) + WRAPPED_CASES
+                    if c not in ASKING_CASES)
 
 
 def _wrapped_contenders(v: Variant) -> list[Contender]:
-    """ours, cuda.core and the C floor, each on its own stream of kind ``v.stream``."""
-    return [
+    """ours, cuda.core and the C floor, each on its own stream of kind ``v.stream``; for a
+    __cuda_stream__ object passed to launch() itself, also the Python floor that asks it."""
+    out = [
         Contender(OURS, setup=lambda: _core_setup(OURS, v), stmt=_core_stmt(v)),
         Contender(NVIDIA, setup=lambda: _core_setup(NVIDIA, v), stmt=_core_stmt(v),
                   requires=("cuda.core",)),
-        Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True),
     ]
+    if v.stream == "direct":
+        out.append(Contender(PY_FLOOR, setup=lambda: _python_floor_setup(v), stmt=_core_stmt(v)))
+    out.append(Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True))
+    return out
 
 
 def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
@@ -876,8 +891,9 @@ def main(argv=None) -> int:
                     "pointers, a new LaunchConfig per call, a one-node graph replay): "
                     "cuda_core (ours) against NVIDIA's cuda.core, CuPy, the raw cuda.bindings "
                     "and a C loop of cuLaunchKernelEx. Targets: ours <= "
-                    f"{FLOOR_RATIO:g}x the C floor in cases 1-5 and <= {NVIDIA_RATIO:g}x "
-                    "cuda.core in every case. Needs a GPU; exits 0 once the report is printed.")
+                    f"{FLOOR_RATIO:g}x the C floor in cases 1-5, 7-12 and 14 (in 13, the "
+                    "Python floor that asks the object for its stream) and <= "
+                    f"{NVIDIA_RATIO:g}x cuda.core in every case. Needs a GPU; exits 0 once the report is printed.")
     add_arguments(parser)
     parser.add_argument("--max-launches", type=_positive, default=1000, metavar="N",
                         help="at most N launches per sample, --inner included; the stream is "
@@ -895,6 +911,7 @@ def main(argv=None) -> int:
                       f"sync outside the timing")
 
     targets = [Target(OURS, FLOOR, FLOOR_RATIO, cases=FLOOR_CASES),
+               Target(OURS, PY_FLOOR, FLOOR_RATIO, cases=ASKING_CASES),
                Target(OURS, NVIDIA, NVIDIA_RATIO)]
     report = run_cases(make_cases(args.max_launches), args,
                        title="cuda_core launch latency (time per launch)",
@@ -930,6 +947,11 @@ def _note_wrapped(report) -> None:
                           "the object's __cuda_stream__() and checks its answer at every "
                           "launch, and passes the CUkernel, which the driver resolves in the "
                           "stream's context)")
+            py = case.get(PY_FLOOR)
+            if py is not None and py.ok:
+                case.note += (f"; the Python floor that asks the object is "
+                              f"{py.median_ns - floor.median_ns:+.0f} ns above the C floor, "
+                              f"cuda_core {ours.median_ns - py.median_ns:+.0f} ns above it")
         elif base is not None and case.name != C_NUMBA7:
             case.note += f" (case 2, a created stream: {base:+.0f} ns)"
 

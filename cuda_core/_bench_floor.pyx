@@ -103,14 +103,35 @@ cdef object _python_floor_call(object prepared, PyObject** argv, Py_ssize_t narg
     HANDLE_RETURN(err)
 
 
+cdef object _python_floor_asking_call(object prepared, PyObject** argv, Py_ssize_t nargs):
+    # The same, for a first argument that is a __cuda_stream__ object: it is asked for its
+    # stream, whose address is read, as any consumer of the protocol must at each call.
+    cdef _PreparedLaunch p = <_PreparedLaunch>prepared
+    cdef CUresult err
+    cdef tuple answer = (<object>argv[0]).__cuda_stream__()
+    cdef size_t address = answer[1]
+    if <CUstream>address != p.lc.hStream:
+        raise ValueError("the __cuda_stream__ object names another stream than the prepared one")
+    with nogil:
+        err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
+    HANDLE_RETURN(err)
+
+
 cdef PyMethodDef _python_floor_def
 _python_floor_def.ml_name = "python_floor_launch"
 _python_floor_def.ml_meth = <PyCFunction><void*>_python_floor_call
 _python_floor_def.ml_flags = METH_FASTCALL
 _python_floor_def.ml_doc = NULL
 
+cdef PyMethodDef _python_floor_asking_def
+_python_floor_asking_def.ml_name = "python_floor_launch"
+_python_floor_asking_def.ml_meth = <PyCFunction><void*>_python_floor_asking_call
+_python_floor_asking_def.ml_flags = METH_FASTCALL
+_python_floor_asking_def.ml_doc = NULL
 
-def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arguments):
+
+def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
+                 bint ask_stream=False):
     """A function that launches ``kernel`` once per call, whatever arguments it is given.
 
     Each call is a builtin-function call (arguments as a C array, no tuple built) whose body
@@ -118,9 +139,11 @@ def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arg
     :func:`launch_loop` prepares it. Nothing is converted, checked or looked up: its time per
     call is the least any Python API that releases the GIL around the launch can cost, so a
     library's distance to the C floor splits into what the Python call itself costs (this
-    function) and what the library adds.
+    function) and what the library adds. With ``ask_stream``, the first argument is a
+    ``__cuda_stream__`` object, called at each call and its address read (and compared with
+    the prepared stream's): the least a launch on such an object can cost.
     """
-    return PyCFunction_NewEx(&_python_floor_def,
+    return PyCFunction_NewEx(&_python_floor_asking_def if ask_stream else &_python_floor_def,
                              _PreparedLaunch(stream, kernel, grid, block, arguments), __name__)
 
 

@@ -291,7 +291,20 @@ cdef class Stream:
         return f"<Stream handle=0x{<size_t>self._handle:x}>"
 
 
+cdef extern from "Python.h":
+    # Declared without Cython's error check: the caller tells the error apart itself.
+    unsigned long long _long_as_u64 "PyLong_AsUnsignedLongLong"(object value) noexcept
+    void* PyErr_Occurred()
+    void PyErr_Clear()
+
+
 cdef size_t _stream_address(object handle, str what) except? 0:
+    cdef unsigned long long address
+    if type(handle) is int:  # the common case, a launch on a __cuda_stream__ object
+        address = _long_as_u64(handle)
+        if address != <unsigned long long>-1 or PyErr_Occurred() == NULL:
+            return <size_t>address
+        PyErr_Clear()  # negative, or wider than 64 bits: refused below
     if isinstance(handle, bool):
         raise TypeError(f"{what} must be a stream address (int), not bool")
     if isinstance(handle, int):
@@ -358,7 +371,34 @@ cdef bint is_foreign_stream(object obj):
 
 cdef CUstream protocol_stream_handle(object obj, str what) except NULL:
     """The stream ``obj.__cuda_stream__()`` names, checked; 0 becomes CU_STREAM_LEGACY (so
-    the result is never NULL)."""
+    the result is never NULL). Called at every launch on such an object: the method is called
+    without making a bound method, and the checks are type compares in the common case."""
+    cdef tuple answer
+    try:
+        info = obj.__cuda_stream__()
+    except (AttributeError, TypeError):
+        _check_protocol_method(obj, what)
+        raise  # raised inside __cuda_stream__
+    if type(info) is tuple:
+        answer = <tuple>info
+    elif isinstance(info, tuple):
+        answer = tuple(info)  # a tuple subclass's __len__ may disagree with its items
+    else:
+        answer = None
+    if (answer is None or len(answer) != 2 or type(answer[0]) is not int
+            or not isinstance(answer[1], int)):
+        raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__() must return "
+                        f"(version, address) as two ints, got {info!r}")
+    if answer[0] != 0:
+        raise ValueError(f"{what}: unsupported __cuda_stream__ protocol version {answer[0]} "
+                         f"(supported: 0)")
+    cdef size_t address = _stream_address(answer[1], what)
+    return <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
+
+
+cdef int _check_protocol_method(object obj, str what) except -1:
+    """Raise the TypeError for an ``obj`` without a callable ``__cuda_stream__``; return 0
+    when it has one (an error from calling it was then raised inside it)."""
     try:
         protocol = obj.__cuda_stream__
     except AttributeError:
@@ -367,18 +407,7 @@ cdef CUstream protocol_stream_handle(object obj, str what) except NULL:
     if not callable(protocol):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__ must be a method "
                         f"returning (version, address)")
-    info = protocol()
-    if type(info) is not tuple and isinstance(info, tuple):
-        info = tuple(info)  # a tuple subclass's __len__ may disagree with its items
-    if (not isinstance(info, tuple) or len(info) != 2 or type(info[0]) is not int
-            or not isinstance(info[1], int)):
-        raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__() must return "
-                        f"(version, address) as two ints, got {info!r}")
-    if info[0] != 0:
-        raise ValueError(f"{what}: unsupported __cuda_stream__ protocol version {info[0]} "
-                         f"(supported: 0)")
-    cdef size_t address = _stream_address(info[1], what)
-    return <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
+    return 0
 
 
 cdef Stream create_stream(Context ctx, object options):

@@ -253,6 +253,13 @@ class Answers:
 class Shifty(tuple):  # says 2 items, holds 1
     def __len__(self):
         return 2
+
+class Inner:  # its own error, which must come through as it is
+    def __cuda_stream__(self):
+        raise AttributeError("inner failure")
+
+class NotCallable:
+    __cuda_stream__ = (0, 1)
 """
 
 
@@ -277,6 +284,9 @@ def _protocol_rows(what):
         ("tuple subclass holding 1", "Answers(Shifty((0,)))", raises(TypeError, name)),
         ("a tuple itself", "()", raises(TypeError, f"{what}: expected a Stream or an object "
                                                    f"with __cuda_stream__, not tuple")),
+        ("raises inside", "Inner()", raises(AttributeError, "inner failure")),
+        ("not callable", "NotCallable()",
+         raises(TypeError, f"{what}: NotCallable.__cuda_stream__ must be a method")),
     ]
 
 
