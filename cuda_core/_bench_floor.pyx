@@ -12,8 +12,7 @@ cuda.bindings.cydriver) on the same kernel, stream and argument bytes. Private: 
 """
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport (CUcontext, CUfunction, CUgraphExec, CUlaunchConfig, CUresult,
-                                     CUstream)
+from cuda.bindings.cydriver cimport CUfunction, CUgraphExec, CUlaunchConfig, CUresult, CUstream
 from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
@@ -74,25 +73,18 @@ cdef class _PreparedLaunch:
 
 
 def launch_loop(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
-                Py_ssize_t count, bint ask_current=False):
+                Py_ssize_t count):
     """Launch ``kernel`` ``count`` times back to back; return the elapsed nanoseconds.
 
-    ``arguments`` holds each parameter's bytes (as the param holder would pack them). With
-    ``ask_current``, each launch is preceded by a ``cuCtxGetCurrent`` (what a launch on an
-    unbound default stream asks to pick the kernel's CUfunction).
+    ``arguments`` holds each parameter's bytes (as the param holder would pack them).
     """
     cdef _PreparedLaunch p = _PreparedLaunch(stream, kernel, grid, block, arguments)
     cdef CUresult err = cydriver.CUDA_SUCCESS
     cdef long long start, stop
     cdef Py_ssize_t i
-    cdef CUcontext current = NULL
     with nogil:
         start = _now_ns()
         for i in range(count):
-            if ask_current:
-                err = cydriver.cuCtxGetCurrent(&current)
-                if err != cydriver.CUDA_SUCCESS:
-                    break
             err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
             if err != cydriver.CUDA_SUCCESS:
                 break
