@@ -34,8 +34,8 @@ never as a fast number that launched nothing. The empty kernel writes nothing, s
 proved with the four-argument kernel first.
 
 Cases 7-14 launch on wrapped streams (``Stream.from_handle``, a ``__cuda_stream__`` object, the
-default-stream handles and constants, ``Device.default_stream``): ours, cuda.core and the C floor
-on the same handle, so the floor includes what the driver charges for that kind of stream.
+default-stream handles and constants, ``Device.default_stream``): ours, cuda.core and both floors
+on the same handle, so the floors include what the driver charges for that kind of stream.
 
 Case 13 passes the ``__cuda_stream__`` object to launch() itself, so every launch must call it:
 no C loop does, and its Python floor (``python_floor(..., ask_stream=True)``) calls it and
@@ -798,17 +798,15 @@ FLOOR_CASES = tuple(c for c in (C_EMPTY, C_BUF4, C_INT4, C_MIX16, C_CFG4) + WRAP
 
 
 def _wrapped_contenders(v: Variant) -> list[Contender]:
-    """ours, cuda.core and the C floor, each on its own stream of kind ``v.stream``; for a
-    __cuda_stream__ object passed to launch() itself, also the Python floor that asks it."""
-    out = [
+    """ours, cuda.core and the floors, each on its own stream of kind ``v.stream`` (for a
+    __cuda_stream__ object passed to launch() itself, the Python floor asks it too)."""
+    return [
         Contender(OURS, setup=lambda: _core_setup(OURS, v), stmt=_core_stmt(v)),
         Contender(NVIDIA, setup=lambda: _core_setup(NVIDIA, v), stmt=_core_stmt(v),
                   requires=("cuda.core",)),
+        Contender(PY_FLOOR, setup=lambda: _python_floor_setup(v), stmt=_core_stmt(v)),
+        Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True),
     ]
-    if v.stream == "direct":
-        out.append(Contender(PY_FLOOR, setup=lambda: _python_floor_setup(v), stmt=_core_stmt(v)))
-    out.append(Contender(FLOOR, setup=lambda: _floor_setup(v), self_timed=True))
-    return out
 
 
 def _launch_contenders(v: Variant, *, peers: bool = True) -> list[Contender]:
