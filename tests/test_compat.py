@@ -1,0 +1,197 @@
+"""Compat mode (CPU): ``import cuda.core`` gives cuda_core, through install(), ``python -m
+cuda_core.compat`` and CUDA_CORE_COMPAT=1, whether or not another ``cuda.core`` is installed.
+Each case runs in a fresh interpreter: compat mode is per process."""
+
+import importlib.util
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+import cuda_core
+from cuda_core.compat import API_VERSION
+from helpers import run_python
+
+# A stand-in for NVIDIA's cuda.core on the path: `cuda` is a namespace package, so its `core`
+# joins cuda.bindings' `cuda` exactly as NVIDIA's wheel does.
+_FAKE_CORE = "OTHER_CUDA_CORE_MARK = 'the other cuda.core'\n__version__ = '9.9.9'\n"
+
+# What a client sees of `cuda.core` in compat mode, as JSON.
+_PROBE = textwrap.dedent("""
+    import json, sys
+    import cuda.core as core
+    import cuda_core
+    import cuda.core.utils, cuda.core.graph, cuda.core.typing, cuda.core.system
+    from cuda.core._utils.cuda_utils import CUDAError, NVRTCError
+    from cuda.core import launch, LaunchConfig, Buffer
+    out = {
+        "device_module": core.Device.__module__,
+        "version": core.__version__,
+        "ours": core.__cuda_core_cy_version__,
+        "cuda_core_version": cuda_core.__version__,
+        "same_utils": cuda.core.utils is cuda_core.utils,
+        "same_graph": cuda.core.graph is cuda_core.graph,
+        "utils_spec": cuda_core.utils.__spec__.name,
+        "errors": [CUDAError is cuda_core.CUDAError, NVRTCError is cuda_core.NVRTCError],
+        "launch": launch is cuda_core.launch,
+        "mark": getattr(core, "OTHER_CUDA_CORE_MARK", None),
+        "other": sorted(n for n, m in sys.modules.items()
+                        if getattr(m, "OTHER_CUDA_CORE_MARK", None) is not None),
+    }
+    for name in ("cuda.core._memory", "cuda.core.texture"):
+        try:
+            __import__(name)
+        except ModuleNotFoundError as exc:
+            out[name] = str(exc)
+    try:
+        core.TensorMapDescriptor
+    except AttributeError as exc:
+        out["missing_attr"] = str(exc)
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture
+def fake_core(tmp_path):
+    """A folder to put first on PYTHONPATH, holding another package named cuda.core."""
+    (tmp_path / "cuda" / "core").mkdir(parents=True)
+    (tmp_path / "cuda" / "core" / "__init__.py").write_text(_FAKE_CORE)
+    return tmp_path
+
+
+def _env(fake_core, compat):
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(fake_core),
+                                                       os.environ.get("PYTHONPATH")]))}
+    env["CUDA_CORE_COMPAT"] = compat
+    return env
+
+
+def _json(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _check_probe(got):
+    assert got["device_module"] == "cuda_core._device"
+    assert got["version"] == API_VERSION == "1.2.2"
+    assert got["ours"] == got["cuda_core_version"] == cuda_core.__version__
+    assert got["same_utils"] and got["same_graph"]
+    assert got["utils_spec"] == "cuda_core.utils"  # cuda_core's module keeps its own spec
+    assert got["errors"] == [True, True] and got["launch"]
+    assert got["mark"] is None and got["other"] == []  # the other cuda.core never imported
+    assert "cuda.core's private modules are not provided" in got["cuda.core._memory"]
+    assert "cuda_core does not provide it" in got["cuda.core.texture"]
+    assert "has no attribute 'TensorMapDescriptor'" in got["missing_attr"]
+
+
+def test_without_compat_mode_the_other_cuda_core_is_imported(fake_core):
+    got = run_python("import cuda.core, sys\n"
+                     "print(cuda.core.OTHER_CUDA_CORE_MARK, 'cuda_core' in sys.modules)",
+                     env=_env(fake_core, "0"))
+    assert got.returncode == 0, got.stderr
+    # The start-up hook does nothing without the variable: not even an import of cuda_core.
+    assert got.stdout.split() == ["the", "other", "cuda.core", "False"]
+
+
+def test_the_environment_variable_turns_it_on_at_start(fake_core):
+    _check_probe(_json(run_python(_PROBE, env=_env(fake_core, "1"))))
+
+
+def test_subprocesses_inherit_it(fake_core):
+    child = "import cuda.core; print(cuda.core.Device.__module__)"
+    code = (f"import subprocess, sys\n"
+            f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, "
+            f"text=True, check=True).stdout.strip())")
+    got = run_python(code, env=_env(fake_core, "1"))
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "cuda_core._device"
+
+
+def test_install_in_the_running_process(fake_core):
+    code = "import cuda_core.compat\ncuda_core.compat.install()\ncuda_core.compat.install()\n"
+    _check_probe(_json(run_python(code + _PROBE, env=_env(fake_core, "0"))))
+
+
+def test_install_after_the_other_cuda_core_was_imported_is_refused(fake_core):
+    code = textwrap.dedent("""
+        import cuda.core
+        import cuda_core.compat
+        try:
+            cuda_core.compat.install()
+        except RuntimeError as exc:
+            print(exc)
+        print(cuda_core.compat.is_installed())
+    """)
+    got = run_python(code, env=_env(fake_core, "0"))
+    assert got.returncode == 0, got.stderr
+    assert "NVIDIA's cuda.core is already imported (cuda.core)" in got.stdout
+    assert got.stdout.split()[-1] == "False"
+
+
+def test_run_a_script(fake_core, tmp_path):
+    script = tmp_path / "prog" / "client.py"
+    script.parent.mkdir()
+    (script.parent / "sibling.py").write_text("VALUE = 7\n")
+    script.write_text(textwrap.dedent("""
+        import json, os, sys
+        import cuda.core
+        import sibling  # the script's own folder is on the path, as with `python SCRIPT`
+        print(json.dumps([__name__, sys.argv, cuda.core.Device.__module__, sibling.VALUE,
+                          os.environ["CUDA_CORE_COMPAT"]]))
+        sys.exit(3)
+    """))
+    got = run_python(f"import runpy, sys\nsys.argv = ['x', {str(script)!r}, 'a', '--b']\n"
+                     f"runpy.run_module('cuda_core.compat', run_name='__main__')",
+                     env=_env(fake_core, "0"))
+    assert got.returncode == 3, got.stderr
+    name, argv, module, value, flag = json.loads(got.stdout.strip().splitlines()[-1])
+    assert (name, argv, module, value, flag) == ("__main__", [str(script), "a", "--b"],
+                                                  "cuda_core._device", 7, "1")
+
+
+def test_run_a_module(fake_core, tmp_path):
+    (tmp_path / "client_mod.py").write_text(textwrap.dedent("""
+        import json, sys
+        import cuda.core
+        print(json.dumps([__name__, sys.argv[1:], cuda.core.__version__]))
+    """))
+    env = _env(fake_core, "0")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    got = run_python("import runpy, sys\nsys.argv = ['x', '-m', 'client_mod', '1', '-m']\n"
+                     "runpy.run_module('cuda_core.compat', run_name='__main__')", env=env)
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout.strip().splitlines()[-1]) == ["__main__", ["1", "-m"],
+                                                                API_VERSION]
+
+
+@pytest.mark.parametrize("argv, code, text", [
+    ([], 2, "usage: python -m cuda_core.compat SCRIPT"),
+    (["-h"], 0, "usage: python -m cuda_core.compat SCRIPT"),
+    (["-m"], 2, "-m needs a module name"),
+])
+def test_the_command_line_without_a_program(argv, code, text):
+    got = run_python(f"import sys\nsys.argv = ['x', *{argv!r}]\nimport runpy\n"
+                     f"runpy.run_module('cuda_core.compat', run_name='__main__')",
+                     env={"CUDA_CORE_COMPAT": "0"})
+    assert got.returncode == code, got.stderr
+    assert text in got.stdout + got.stderr
+
+
+def test_nvidias_cuda_core_where_it_is_installed():
+    # The same as the stand-in above, with the real package: skipped where it is not installed.
+    spec = importlib.util.find_spec("cuda.core")
+    if spec is None:
+        pytest.skip("NVIDIA's cuda-core is not installed here; the stand-in tests cover the "
+                    "mechanism")
+    got = run_python(_PROBE.replace('getattr(m, "OTHER_CUDA_CORE_MARK", None) is not None',
+                                    'n.startswith("cuda.core.") and n != "cuda.core._utils" '
+                                    'and n != "cuda.core._utils.cuda_utils" and '
+                                    'not getattr(m, "__name__", "").startswith("cuda_core")'),
+                     env={"CUDA_CORE_COMPAT": "1"})
+    _check_probe(_json(got))
+    plain = run_python("import cuda.core; print(cuda.core.Device.__module__)",
+                       env={"CUDA_CORE_COMPAT": "0"})
+    assert plain.returncode == 0, plain.stderr
+    assert not plain.stdout.strip().startswith("cuda_core")
