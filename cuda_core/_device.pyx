@@ -25,7 +25,7 @@ cdef extern from "Python.h":
     PyObject* PyDict_GetItem(object d, object key)
 
 
-ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"])
+ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"], module=__name__)
 ComputeCapability.__doc__ = "A compute capability ``(major, minor)``; compares with tuples."
 
 

@@ -126,6 +126,12 @@ cdef dict _NUMPY_KINDS = {"b": ARG_INTEGER, "i": ARG_INTEGER, "u": ARG_INTEGER,
 cdef dict _CTYPES_KINDS = dict.fromkeys("bBhHiIlLqQ?cuv", ARG_INTEGER)
 _CTYPES_KINDS.update(dict.fromkeys("fdg", ARG_FLOAT))
 _CTYPES_KINDS.update(dict.fromkeys("zZPOX", ARG_POINTER))  # c_char_p, c_void_p, py_object...
+# A ctypes integer of pointer width (c_uint64, c_size_t, c_ulong, ...) is how FFI code holds an
+# address (numba-cuda's device_ctypes_pointer is a c_ulong): it serves pointers as an int does.
+for _code, _ctype in (("l", ctypes.c_long), ("L", ctypes.c_ulong),
+                      ("q", ctypes.c_longlong), ("Q", ctypes.c_ulonglong)):
+    if ctypes.sizeof(_ctype) == ctypes.sizeof(ctypes.c_void_p):
+        _CTYPES_KINDS[_code] = ARG_INT_OR_POINTER
 
 
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1:

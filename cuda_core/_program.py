@@ -729,8 +729,8 @@ def _check_code(code: Any, code_type: str) -> str | bytes:
         kinds = "str, bytes or bytearray" if code_type == "nvvm" else "str or bytes"
         raise TypeError(f"Program: code for code_type {code_type!r} must be {kinds}, not "
                         f"{type(code).__name__}")
-    if not data:
-        raise ValueError("Program: code is empty")
+    if not data and code_type != "c++":  # an empty C++ file is a valid translation unit
+        raise ValueError(f"Program: {code_type} code is empty")
     if code_type != "nvvm" and ("\0" if isinstance(data, str) else b"\0") in data:
         raise ValueError(f"Program: {code_type} code must not contain NUL characters")
     return data

@@ -253,7 +253,8 @@ cdef class Stream:
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
             other._check_open()
-            if other._handle == self._handle and other._bind_ctx == self._bind_ctx:
+            if (_same_handle(other._handle, self._handle)
+                    and other._bind_ctx == self._bind_ctx):
                 return
             # Closing the temporary event right after the wait is safe: the driver keeps what
             # the wait needs until it is satisfied.
@@ -276,10 +277,10 @@ cdef class Stream:
     def __eq__(self, other):
         if not isinstance(other, Stream):
             return NotImplemented
-        return self._handle == (<Stream>other)._handle
+        return _same_handle(self._handle, (<Stream>other)._handle)
 
     def __hash__(self):
-        return hash((Stream, <size_t>self._handle))
+        return hash((Stream, <size_t>_canonical(self._handle)))
 
     def __repr__(self):
         if self._closed:
@@ -328,9 +329,19 @@ cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
     return s
 
 
+cdef inline CUstream _canonical(CUstream handle) noexcept:
+    # The NULL stream is the legacy default stream: one spelling, so that the two compare equal.
+    return <CUstream>cydriver.CU_STREAM_LEGACY if handle == NULL else handle
+
+
+cdef inline bint _same_handle(CUstream a, CUstream b) noexcept:
+    return _canonical(a) == _canonical(b)
+
+
 cdef Stream wrap_handle(size_t address, object owner):
-    # The NULL stream is the legacy default stream: one spelling, so that they compare equal.
-    cdef CUstream handle = <CUstream>(address if address else cydriver.CU_STREAM_LEGACY)
+    # The handle as given: Stream.from_handle(0).handle is 0, as in cuda.core (numba-cuda
+    # round-trips it through int()); it equals LEGACY_DEFAULT_STREAM all the same.
+    cdef CUstream handle = <CUstream>address
     cdef CUcontext ctx_handle = NULL
     cdef Context ctx = None
     ensure_driver()

@@ -24,7 +24,7 @@ _PROBE = textwrap.dedent("""
     import cuda.core as core
     import cuda_core
     import cuda.core.utils, cuda.core.graph, cuda.core.typing, cuda.core.system
-    from cuda.core._utils.cuda_utils import CUDAError, NVRTCError
+    from cuda.core._utils.cuda_utils import CUDAError, NVRTCError, ComputeCapability
     from cuda.core import launch, LaunchConfig, Buffer
     out = {
         "device_module": core.Device.__module__,
@@ -34,7 +34,8 @@ _PROBE = textwrap.dedent("""
         "same_utils": cuda.core.utils is cuda_core.utils,
         "same_graph": cuda.core.graph is cuda_core.graph,
         "utils_spec": cuda_core.utils.__spec__.name,
-        "errors": [CUDAError is cuda_core.CUDAError, NVRTCError is cuda_core.NVRTCError],
+        "errors": [CUDAError is cuda_core.CUDAError, NVRTCError is cuda_core.NVRTCError,
+                   ComputeCapability is cuda_core.ComputeCapability],
         "launch": launch is cuda_core.launch,
         "mark": getattr(core, "OTHER_CUDA_CORE_MARK", None),
         "other": sorted(n for n, m in sys.modules.items()
@@ -79,7 +80,7 @@ def _check_probe(got):
     assert got["ours"] == got["cuda_core_version"] == cuda_core.__version__
     assert got["same_utils"] and got["same_graph"]
     assert got["utils_spec"] == "cuda_core.utils"  # cuda_core's module keeps its own spec
-    assert got["errors"] == [True, True] and got["launch"]
+    assert got["errors"] == [True, True, True] and got["launch"]
     assert got["mark"] is None and got["other"] == []  # the other cuda.core never imported
     assert "cuda.core's private modules are not provided" in got["cuda.core._memory"]
     assert "cuda_core does not provide it" in got["cuda.core.texture"]

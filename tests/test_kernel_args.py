@@ -225,7 +225,9 @@ def _kind_cases():
         (np.int8(1), "integer"),
         (np.bool_(True), "integer"),
         (ctypes.c_int32(5), "integer"),
-        (ctypes.c_uint64(5), "integer"),
+        (ctypes.c_uint64(5), "int"),  # pointer-sized: an address, as FFI code holds one
+        (ctypes.c_int64(-5), "int"),
+        (ctypes.c_uint16(5), "integer"),
         (ctypes.c_bool(True), "integer"),
         (ctypes.c_char(b"x"), "integer"),
         (1.5, "float"),

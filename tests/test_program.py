@@ -210,7 +210,8 @@ def test_lto_option_needs_ltoir_target():
     (pathlib.Path("kernel.cu"), "c++", TypeError, "code is a path"),
     (bytearray(b"x"), "c++", TypeError, "must be str or bytes"),
     (3, "ptx", TypeError, "must be str or bytes"),
-    ("", "c++", ValueError, "empty"),
+    ("", "ptx", ValueError, "ptx code is empty"),
+    (b"", "nvvm", ValueError, "nvvm code is empty"),
     ("a\0b", "c++", ValueError, "NUL"),
     ("x", "cuda", ValueError, "code_type must be one of"),
     ("x", 3, TypeError, "code_type must be a str"),
@@ -218,6 +219,11 @@ def test_lto_option_needs_ltoir_target():
 def test_bad_code_is_refused(code, code_type, exc, match):
     with pytest.raises(exc, match=match):
         Program(code, code_type, {"arch": ARCH})
+
+
+def test_empty_cxx_source_compiles():
+    # An empty translation unit, as cuda.core accepts it (numba-cuda links such files).
+    assert Program("", "c++", {"arch": ARCH}).compile("ptx").code_type == "ptx"
 
 
 def test_bytes_code_is_accepted():

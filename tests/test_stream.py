@@ -226,7 +226,13 @@ def test_stream_of_wrong_device_event(dev):
 
 @pytest.mark.gpu
 def test_from_handle_zero_is_the_legacy_stream(dev):
-    assert Stream.from_handle(0) == LEGACY_DEFAULT_STREAM
+    s = Stream.from_handle(0)
+    assert s == LEGACY_DEFAULT_STREAM and hash(s) == hash(LEGACY_DEFAULT_STREAM)
+    # The handle as given, as in cuda.core: numba-cuda pickles int(s.handle) and wants 0 back.
+    assert int(s.handle) == 0 and s.__cuda_stream__() == (0, 0)
+    assert int(LEGACY_DEFAULT_STREAM.handle) == 1
+    s.wait(LEGACY_DEFAULT_STREAM)  # the same stream: nothing to wait for
+    s.sync()
 
 
 @pytest.mark.gpu

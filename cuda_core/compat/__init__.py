@@ -13,8 +13,8 @@ set to the cuda.core API version cuda_core implements (``API_VERSION``), so that
 clients take the right paths; ``cuda.core.__cuda_core_cy_version__`` and
 ``cuda_core.__version__`` give this package's own version. ``cuda.core.<name>`` for a public
 submodule is ``cuda_core.<name>`` itself. Of cuda.core's private modules only
-``cuda.core._utils.cuda_utils`` (``CUDAError``, ``NVRTCError``) is provided, because known
-clients import it; any other ``cuda.core._<name>`` is a ModuleNotFoundError. NVIDIA's cuda.core,
+``cuda.core._utils.cuda_utils`` (``CUDAError``, ``NVRTCError``, ``ComputeCapability``) is
+provided, because known clients import it or read pickles that name it; any other ``cuda.core._<name>`` is a ModuleNotFoundError. NVIDIA's cuda.core,
 where installed, is never imported in this mode.
 """
 
@@ -34,7 +34,9 @@ API_VERSION = "1.2.2"
 _ROOT = "cuda.core"
 _PRIVATE = {
     "cuda.core._utils": (),
-    "cuda.core._utils.cuda_utils": ("CUDAError", "NVRTCError"),
+    # ComputeCapability too: objects cuda.core pickled (numba-cuda's cache index holds one)
+    # name this module.
+    "cuda.core._utils.cuda_utils": ("CUDAError", "NVRTCError", "ComputeCapability"),
 }
 
 
