@@ -3,7 +3,7 @@
 
 Ownership: a :class:`Kernel` holds its :class:`ObjectCode`, which holds the library; the
 library is unloaded (``cuLibraryUnload``) when the ObjectCode is collected, so never while a
-kernel of it is alive. Nothing points the other way. The library API is context-independent:
+kernel of it is alive (in compat mode it stays loaded, as with cuda.core). Nothing points the other way. The library API is context-independent:
 one load serves every device and context.
 """
 
@@ -34,6 +34,29 @@ from cuda.bindings import driver as _driver_py
 
 __all__ = ["Kernel", "KernelAttributes", "KernelOccupancy", "MaxPotentialBlockSizeOccupancyResult",
            "ObjectCode", "ParamInfo"]
+
+
+# Whether a collected ObjectCode unloads its library: compat mode turns it off, for good. cuda.core
+# 1.2 never unloads a library, and code written for it (numba-cuda) unloads the handle itself,
+# which after our unload would be a second one, and a crash in the driver. One atomic flag.
+cdef extern from *:
+    """
+    static int cuda_core_unload_libraries = 1;
+    static inline int cuda_core_unload_libraries_get(void) {
+        return __atomic_load_n(&cuda_core_unload_libraries, __ATOMIC_RELAXED);
+    }
+    static inline void cuda_core_unload_libraries_off(void) {
+        __atomic_store_n(&cuda_core_unload_libraries, 0, __ATOMIC_RELAXED);
+    }
+    """
+    int _unload_libraries "cuda_core_unload_libraries_get"() noexcept nogil
+    void _keep_libraries "cuda_core_unload_libraries_off"() noexcept nogil
+
+
+def _keep_loaded_libraries():
+    """From now on, a collected ObjectCode leaves its library loaded, as cuda.core 1.2 does
+    (compat mode calls this)."""
+    _keep_libraries()
 
 
 ParamInfo = namedtuple("ParamInfo", ["offset", "size"], module=__name__)
@@ -186,8 +209,9 @@ cdef class ObjectCode:
         cdef CUlibrary lib = self._library
         if lib != NULL:
             self._library = NULL
-            err = cydriver.cuLibraryUnload(lib)
-            warn_cleanup("cuLibraryUnload", err)
+            if _unload_libraries():
+                err = cydriver.cuLibraryUnload(lib)
+                warn_cleanup("cuLibraryUnload", err)
 
     # -- factories --------------------------------------------------------------------------
 

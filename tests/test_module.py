@@ -502,3 +502,32 @@ def test_result_namedtuples_pickle():
 
     for value in (ParamInfo(offset=8, size=4), MaxPotentialBlockSizeOccupancyResult(132, 1024)):
         assert pickle.loads(pickle.dumps(value)) == value
+
+
+_COMPAT_LIBRARY_LIFETIME = """
+import gc, json
+import cuda_core.compat
+cuda_core.compat.install()
+from cuda.bindings import driver
+from cuda.core import Device, ObjectCode, Program, ProgramOptions
+dev = Device(0)
+dev.set_current()
+ptx = Program('extern "C" __global__ void k() {}', "c++",
+              ProgramOptions(arch=f"sm_{dev.arch}")).compile("ptx").code
+code = ObjectCode.from_ptx(ptx)
+kernel = code.get_kernel("k")
+handle = int(code.handle)
+del kernel, code
+gc.collect()
+# As with cuda.core: the library is still loaded, and the client that took its handle unloads
+# it (outside compat mode this second unload would crash in the driver).
+(err,) = driver.cuLibraryUnload(handle)
+print(json.dumps(err == driver.CUresult.CUDA_SUCCESS))
+"""
+
+
+@pytest.mark.gpu
+def test_in_compat_mode_a_collected_object_code_leaves_its_library_to_its_client():
+    result = run_python(_COMPAT_LIBRARY_LIFETIME)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) is True
