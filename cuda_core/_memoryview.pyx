@@ -18,6 +18,7 @@ Rules of this layer:
 """
 
 import functools
+import sys
 import warnings
 
 import numpy
@@ -25,7 +26,7 @@ import numpy
 from cpython.long cimport (PyLong_AsLongLong, PyLong_AsLongLongAndOverflow,
                            PyLong_AsUnsignedLongLongMask)
 from cpython.ref cimport PyObject, Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport int64_t, intptr_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc
 
@@ -48,7 +49,10 @@ cdef extern from "Python.h":
     const char* PyCapsule_GetName(object capsule) except? NULL
     void* PyCapsule_GetPointer(object capsule, const char* name) except? NULL
     int PyCapsule_SetName(object capsule, const char* name) except -1
-    object PyObject_VectorcallMethod(object name, PyObject** args, size_t nargsf, object kwnames)
+    PyObject* PyObject_VectorcallMethod(object name, PyObject** args, size_t nargsf,
+                                        object kwnames)
+    bint PyErr_ExceptionMatches(object exc)
+    void PyErr_Clear()
     object PyObject_CallMethodNoArgs(object obj, object name)
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
     object PyNumber_Index(object o)
@@ -58,8 +62,33 @@ cdef extern from *:
     """
     #include <string.h>
     static inline int cuda_core_smv_streq(const char* a, const char* b) { return strcmp(a, b) == 0; }
+    static inline PyObject* cuda_core_smv_steal(PyObject* o) { return o; }
+    static inline int cuda_core_smv_raise(void) { return -1; }
     """
     bint _streq "cuda_core_smv_streq"(const char* a, const char* b) noexcept nogil
+    # A new reference handed to Cython as an object it owns.
+    object steal "cuda_core_smv_steal"(PyObject* o)
+    # Propagate the exception already set.
+    int raise_current "cuda_core_smv_raise"() except -1
+
+
+# The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
+# NumPy C-API table).
+cdef extern from *:
+    """
+    #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+    #include <numpy/ndarraytypes.h>
+    """
+    ctypedef struct PyArrayObject
+    ctypedef Py_ssize_t npy_intp
+    char* PyArray_BYTES(PyArrayObject* a) noexcept
+    int PyArray_NDIM(PyArrayObject* a) noexcept
+    npy_intp* PyArray_DIMS(PyArrayObject* a) noexcept
+    npy_intp* PyArray_STRIDES(PyArrayObject* a) noexcept
+    void* PyArray_DESCR(PyArrayObject* a) noexcept
+    int PyArray_FLAGS(PyArrayObject* a) noexcept
+    int NPY_ARRAY_WRITEABLE
+    int NPY_ARRAY_C_CONTIGUOUS
 
 
 # DLPack data type codes beyond the three that dlpack.pxd declares.
@@ -90,8 +119,9 @@ cdef tuple _make_dtype_table():
 cdef tuple _DTYPES = _make_dtype_table()
 
 # The keyword names of the __dlpack__ calls, and the interface dicts' keys (interned str).
-cdef tuple _KW_STREAM_VERSION = ("stream", "max_version")
-cdef tuple _KW_STREAM = ("stream",)
+# Interned, so that producers' keyword parsers match them by identity.
+cdef tuple _KW_STREAM_VERSION = (sys.intern("stream"), sys.intern("max_version"))
+cdef tuple _KW_STREAM = (sys.intern("stream"),)
 # DLPack 1.x keeps one ABI for every minor version; newer dtype codes are refused by name.
 cdef tuple _MAX_VERSION = (1, 3)
 cdef str _DLPACK = "__dlpack__"
@@ -420,6 +450,9 @@ cdef class StridedMemoryView:
                 raise ValueError(f"StridedMemoryView.from_buffer(): itemsize={itemsize} does "
                                  f"not match dtype {dt} ({dt.itemsize} bytes)")
             isz = dt.itemsize
+            if isz <= 0:
+                raise ValueError(f"StridedMemoryView.from_buffer(): dtype {dt} has elements of "
+                                 f"{isz} bytes")
         elif itemsize is not None:
             if isinstance(itemsize, bool) or not isinstance(itemsize, int):
                 raise TypeError(f"StridedMemoryView.from_buffer(): itemsize must be an int, "
@@ -830,15 +863,21 @@ cdef object _stream_int(object stream_ptr, str who):
 
 cdef object _call_dlpack(object obj, object stream):
     cdef PyObject* args[3]
+    cdef PyObject* r
     args[0] = <PyObject*>obj
     args[1] = <PyObject*>stream
     args[2] = <PyObject*>_MAX_VERSION
-    try:
-        return PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM_VERSION)
-    except TypeError:
+    r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM_VERSION)
+    if r == NULL:
+        if not PyErr_ExceptionMatches(TypeError):
+            raise_current()
         # A producer older than DLPack 1.0 does not know max_version: ask it as the protocol
         # says, without it (its legacy capsule is read below).
-        return PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM)
+        PyErr_Clear()
+        r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM)
+        if r == NULL:
+            raise_current()
+    return steal(r)
 
 
 cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except -1:
@@ -857,6 +896,8 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
     # Which stream to ask for depends on where the memory is only for -1 and 0; a NumPy array
     # is always host memory, so its device is not asked.
     if overflow == 0 and (sval == -1 or sval == 0):
+        if type(obj) is _ndarray and _init_ndarray(v, obj):
+            return 0
         if type(obj) is _ndarray:
             host = True
         else:
@@ -916,7 +957,7 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
         raise BufferError(f"{who}: DLPack device type {dev_type} is not supported (CPU 1, "
                           f"CUDA 2, CUDA host 3 and CUDA managed 13 are)")
     v._dtype = _dl_dtype(t.dtype.code, t.dtype.bits, t.dtype.lanes)
-    v._itemsize = (<object>v._dtype).itemsize
+    v._itemsize = t.dtype.bits // 8
     if t.ndim < 0:
         raise BufferError(f"{who}: DLPack ndim {t.ndim} is negative")
     if t.ndim > 0 and t.shape == NULL:
@@ -937,6 +978,42 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
     v._ptr = <intptr_t>(<char*>t.data + t.byte_offset)
     v._exporting_obj = obj
     return 0
+
+
+cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
+    """What NumPy's own DLPack export would give, read from the array's fields (no capsule).
+    False, with nothing set, where the export could differ (a dtype not in the table or of
+    another byte order, strides that are not whole elements): the caller then asks
+    ``__dlpack__``, which accepts or refuses the array itself."""
+    cdef PyArrayObject* a = <PyArrayObject*>obj
+    cdef PyObject* descr = <PyObject*>PyArray_DESCR(a)
+    cdef int nd = PyArray_NDIM(a)
+    cdef npy_intp* dims = PyArray_DIMS(a)
+    cdef npy_intp* strides = PyArray_STRIDES(a)
+    cdef Py_ssize_t i, k = -1, isz
+    for i in range(_NCODES * _NSIZES):
+        if <PyObject*>PyTuple_GET_ITEM(_DTYPES, i) == descr:
+            k = i
+            break
+    if k < 0:
+        return False
+    isz = (<Py_ssize_t>1) << (k % _NSIZES)
+    for i in range(nd):
+        if strides[i] % isz:
+            return False
+    _alloc_dims(v, nd)
+    for i in range(nd):
+        v._shape[i] = dims[i]
+        v._strides[i] = strides[i] // isz
+    v._has_strides = nd > 0  # NumPy exports no strides for a 0-d array
+    v._dtype = <object>descr
+    v._itemsize = isz
+    v._ptr = <intptr_t>PyArray_BYTES(a)
+    v._readonly = (PyArray_FLAGS(a) & NPY_ARRAY_WRITEABLE) == 0
+    v._device_id = -1
+    v._device_accessible = False
+    v._exporting_obj = obj
+    return True
 
 
 # -- CUDA Array Interface and the array interface ------------------------------------------------
@@ -975,6 +1052,8 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
         raise TypeError(f"{who}: the data pointer must be an int, not {type(ptr).__name__}")
     v._dtype = _typestr_dtype(typestr, _get(d, _K_DESCR), who)
     v._itemsize = (<object>v._dtype).itemsize
+    if v._itemsize <= 0:
+        raise TypeError(f"{who}: elements of {v._itemsize} bytes ({v._dtype}) cannot be viewed")
     _set_dims(v, shape, _get(d, _K_STRIDES), v._itemsize, who, TypeError)
     v._ptr = <intptr_t>(<uintptr_t>PyLong_AsUnsignedLongLongMask(ptr))
     v._readonly = bool(ro)
@@ -985,6 +1064,38 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
 
 cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
     cdef str who = "StridedMemoryView.from_array_interface()"
+    cdef PyArrayObject* a
+    cdef Py_ssize_t i, nd, isz
+    if type(obj) is _ndarray:
+        # The fields that __array_interface__ would put in a new dict, read in place: strides
+        # None exactly when NumPy's interface gives None (C-contiguous), byte strides otherwise.
+        a = <PyArrayObject*>obj
+        dt = <object>PyArray_DESCR(a)
+        isz = dt.itemsize
+        if isz <= 0:
+            raise TypeError(f"{who}: elements of {isz} bytes ({dt}) cannot be viewed")
+        nd = PyArray_NDIM(a)
+        _alloc_dims(v, nd)
+        for i in range(nd):
+            v._shape[i] = PyArray_DIMS(a)[i]
+        if PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS:
+            v._has_strides = False
+            _fill_c_strides(v)
+        else:
+            for i in range(nd):
+                if PyArray_STRIDES(a)[i] % isz:
+                    raise BufferError(f"{who}: stride {PyArray_STRIDES(a)[i]} bytes is not a "
+                                      f"whole number of {isz}-byte elements")
+                v._strides[i] = PyArray_STRIDES(a)[i] // isz
+            v._has_strides = True
+        v._dtype = dt
+        v._itemsize = isz
+        v._ptr = <intptr_t>PyArray_BYTES(a)
+        v._readonly = (PyArray_FLAGS(a) & NPY_ARRAY_WRITEABLE) == 0
+        v._device_id = -1
+        v._device_accessible = False
+        v._exporting_obj = obj
+        return 0
     d = _interface(obj, "__array_interface__", who)
     _read_interface(v, d, obj, who)
     v._device_id = -1
