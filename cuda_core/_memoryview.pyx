@@ -213,7 +213,10 @@ cdef object _typestr_dtype(object typestr, object descr, str who):
             if dt is not None:
                 return dt
     try:
-        if n >= 2 and s[1] == c'V' and descr is not None:
+        # A structured type's fields are in descr; a plain void type's descr is one unnamed
+        # field, which numpy.dtype() would turn into a structure.
+        if n >= 2 and s[1] == c'V' and descr is not None and not (
+                type(descr) is list and len(descr) == 1 and descr[0][0] == ""):
             return numpy.dtype(descr)
         return numpy.dtype(typestr)
     except (TypeError, ValueError) as exc:
