@@ -724,3 +724,288 @@ def test_exit_with_live_views_is_clean():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok" and result.stderr == ""
+
+
+# -- GPU ---------------------------------------------------------------------------------------
+
+SLOW_AND_COPY = r"""
+extern "C" __global__ void slow_fill(float* out, unsigned int n, float value, long long cycles) {
+    // One block: spin first, then write, so that a reader that does not wait sees old data.
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+    for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) out[i] = value;
+}
+extern "C" __global__ void copy(const float* in, float* out, unsigned int n) {
+    for (unsigned int i = threadIdx.x; i < n; i += blockDim.x) out[i] = in[i];
+}
+extern "C" __global__ void axpy(float a, const float* x, float* y, unsigned long long n) {
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+@pytest.fixture
+def kernels(dev):
+    from cuda_core import Program, ProgramOptions
+
+    code = Program(SLOW_AND_COPY, "c++",
+                   options=ProgramOptions(arch=f"sm_{dev.arch}")).compile("cubin")
+    return {name: code.get_kernel(name) for name in ("slow_fill", "copy", "axpy")}
+
+
+def _cycles(dev, ms):
+    return int(dev.properties.clock_rate) * ms  # clock_rate is in kHz
+
+
+class CAIArray:
+    """A device array that only speaks the CUDA Array Interface, with a producer stream."""
+
+    def __init__(self, buf, n, stream_handle):
+        self.buf = buf
+        self.__cuda_array_interface__ = {
+            "shape": (n,), "typestr": "<f4", "data": (int(buf.handle), False), "version": 3,
+            "strides": None, "stream": stream_handle}
+
+
+def _read_floats(buf, n, stream):
+    mr = NumpyMemoryResource()
+    out = mr.allocate(4 * n)
+    buf.copy_to(out, stream=stream)
+    stream.sync()
+    return mr.array(out).view(np.float32).copy()
+
+
+@pytest.mark.gpu
+def test_cai_stream_ordering_waits_for_a_slow_producer(dev, kernels):
+    from cuda_core import LaunchConfig, launch
+
+    n = 1024
+    producer, consumer = dev.create_stream(), dev.create_stream()
+    src = dev.allocate(4 * n, stream=producer)
+    dst = dev.allocate(4 * n, stream=consumer)
+    src.fill(0, stream=producer)
+    dst.fill(0, stream=consumer)
+    producer.sync()
+    consumer.sync()
+    cfg = LaunchConfig(grid=1, block=256)
+    launch(producer, cfg, kernels["slow_fill"], src, np.uint32(n), np.float32(7.5),
+           np.int64(_cycles(dev, 100)))
+    view = StridedMemoryView.from_cuda_array_interface(
+        CAIArray(src, n, int(producer.handle)), stream_ptr=int(consumer.handle))
+    assert view.ptr == int(src.handle) and view.device_id == dev.device_id
+    launch(consumer, cfg, kernels["copy"], view, dst, np.uint32(n))
+    consumer.sync()
+    assert producer.is_done  # the consumer's work could not run before the producer's
+    np.testing.assert_array_equal(_read_floats(dst, n, consumer), np.full(n, 7.5, np.float32))
+    producer.close()
+    consumer.close()
+
+
+@pytest.mark.gpu
+def test_cai_stream_ptr_minus_one_does_not_wait(dev, kernels):
+    from cuda_core import LaunchConfig, launch
+
+    n = 256
+    producer, consumer = dev.create_stream(), dev.create_stream()
+    src = dev.allocate(4 * n, stream=producer)
+    launch(producer, LaunchConfig(grid=1, block=64), kernels["slow_fill"], src, np.uint32(n),
+           np.float32(1.0), np.int64(_cycles(dev, 1000)))
+    StridedMemoryView.from_cuda_array_interface(CAIArray(src, n, int(producer.handle)),
+                                                stream_ptr=-1)
+    consumer.sync()  # nothing made it wait: returns while the producer spins (1 s)
+    assert not producer.is_done
+    producer.sync()
+    producer.close()
+    consumer.close()
+
+
+@pytest.mark.gpu
+def test_cai_default_streams(dev):
+    """A producer on the legacy default stream, a consumer on the per-thread one."""
+    buf = dev.allocate(64, stream=dev.default_stream)
+    view = StridedMemoryView.from_cuda_array_interface(CAIArray(buf, 16, 1), stream_ptr=2)
+    assert view.ptr == int(buf.handle) and view.is_device_accessible
+    dev.sync()
+
+
+@pytest.mark.gpu
+def test_cai_unknown_pointer_refused(dev):
+    fake = Interface(shape=(4,), typestr="<f4", data=(0x10, False), version=3)  # never mapped
+    with pytest.raises(BufferError, match="does not know the data pointer"):
+        StridedMemoryView.from_cuda_array_interface(fake, stream_ptr=-1)
+
+
+@pytest.mark.gpu
+def test_from_buffer_on_device(dev, stream):
+    buf = dev.allocate(256, stream=stream)
+    view = StridedMemoryView.from_buffer(buf, (8, 8), dtype=np.float32)
+    assert view.device_id == dev.device_id and view.is_device_accessible
+    assert view.exporting_obj is buf and view.ptr == int(buf.handle)
+    with pytest.raises(ValueError, match="spans bytes"):
+        StridedMemoryView.from_buffer(buf, (9, 8), dtype=np.float32)
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_pinned_and_managed_memory(dev, stream):
+    from cuda_core import LegacyPinnedMemoryResource, ManagedMemoryResource
+
+    pinned = LegacyPinnedMemoryResource().allocate(64)
+    view = StridedMemoryView.from_dlpack(pinned, stream_ptr=int(stream.handle))
+    assert view.is_device_accessible and view.device_id == 0 and view.ptr == int(pinned.handle)
+    managed = ManagedMemoryResource().allocate(64, stream=stream)
+    view = StridedMemoryView.from_dlpack(managed, stream_ptr=int(stream.handle))
+    assert view.is_device_accessible and view.device_id == 0
+    assert view.ptr == int(managed.handle)
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_cupy_arrays(dev, stream):
+    cp = pytest.importorskip("cupy")
+    base = cp.arange(24, dtype=cp.float32).reshape(4, 6)
+    for array in (base, base.T, base[:, ::2], base[::-1]):
+        want_strides = tuple(s // array.itemsize for s in array.strides)
+        for make in (StridedMemoryView.from_dlpack, StridedMemoryView.from_any_interface,
+                     StridedMemoryView.from_cuda_array_interface):
+            view = make(array, stream_ptr=int(stream.handle))
+            assert view.ptr == array.data.ptr and view.shape == array.shape
+            assert view.dtype == np.float32 and view.device_id == dev.device_id
+            assert view.is_device_accessible and view.exporting_obj is array
+            if view.strides is None:  # a producer may give none for a C-contiguous array
+                assert array.flags.c_contiguous
+            else:
+                assert view.strides == want_strides
+    for dtype in ("bool", "int8", "uint16", "int32", "uint64", "float16", "float64",
+                  "complex64", "complex128"):
+        view = StridedMemoryView.from_dlpack(cp.zeros(3, dtype=dtype), stream_ptr=-1)
+        assert view.dtype == np.dtype(dtype)
+    empty = StridedMemoryView.from_cuda_array_interface(cp.zeros((0, 4), cp.float32),
+                                                        stream_ptr=-1)
+    assert empty.shape == (0, 4) and empty.size == 0
+
+
+@pytest.mark.gpu
+def test_torch_tensors(dev, stream):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(24, dtype=torch.float32, device="cuda:0").reshape(4, 6)
+    for tensor in (t, t.t(), t[:, ::2]):
+        for make in (StridedMemoryView.from_dlpack, StridedMemoryView.from_any_interface):
+            view = make(tensor, stream_ptr=int(stream.handle))
+            assert view.ptr == tensor.data_ptr() and view.shape == tuple(tensor.shape)
+            assert view.strides == tuple(tensor.stride()) and view.dtype == np.float32
+            assert view.device_id == 0 and view.exporting_obj is tensor
+    view = StridedMemoryView.from_cuda_array_interface(t, stream_ptr=-1)
+    assert view.ptr == t.data_ptr() and view.shape == (4, 6)
+    bf = torch.zeros(4, dtype=torch.bfloat16, device="cuda:0")
+    try:
+        import ml_dtypes
+    except ImportError:
+        with pytest.raises(TypeError, match="ml_dtypes"):
+            StridedMemoryView.from_dlpack(bf, stream_ptr=-1)
+    else:
+        assert StridedMemoryView.from_dlpack(bf, stream_ptr=-1).dtype == ml_dtypes.bfloat16
+    torch.cuda.synchronize()
+
+
+@pytest.mark.gpu
+def test_numba_device_arrays(dev, stream):
+    numba_cuda = pytest.importorskip("numba.cuda")
+    host = np.arange(12, dtype=np.float64).reshape(3, 4)
+    array = numba_cuda.to_device(host)
+    for make in (StridedMemoryView.from_cuda_array_interface,
+                 StridedMemoryView.from_any_interface):
+        view = make(array, stream_ptr=-1)
+        assert view.ptr == array.device_ctypes_pointer.value
+        assert view.shape == (3, 4) and view.dtype == np.float64
+        assert view.device_id == dev.device_id and view.is_device_accessible
+        assert view._layout.is_contiguous_c
+        assert view.strides in (None, (4, 1))
+    numba_cuda.synchronize()
+
+
+@pytest.mark.gpu
+def test_jax_arrays(dev, stream):
+    import os
+
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError as exc:
+        pytest.skip(f"JAX has no GPU backend here: {exc}")
+    x = jax.device_put(np.arange(8, dtype=np.float32), gpu)
+    x.block_until_ready()
+    view = StridedMemoryView.from_dlpack(x, stream_ptr=int(stream.handle))
+    assert view.shape == (8,) and view.dtype == np.float32 and view.is_device_accessible
+    assert view.ptr == x.unsafe_buffer_pointer()
+    stream.sync()
+
+
+@pytest.mark.gpu
+def test_launch_with_views(dev, stream, kernels):
+    from cuda_core import LaunchConfig, launch
+
+    cfg = LaunchConfig(grid=4, block=256)
+    n = 1000
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(n, dtype=cp.float32)
+    y = cp.ones(n, dtype=cp.float32)
+    dev.sync()
+    vx = StridedMemoryView.from_dlpack(x, stream_ptr=int(stream.handle))
+    vy = StridedMemoryView.from_cuda_array_interface(y, stream_ptr=int(stream.handle))
+    launch(stream, cfg, kernels["axpy"], np.float32(2), vx, vy, np.uint64(n))
+    stream.sync()
+    assert cp.allclose(y, 2 * cp.arange(n, dtype=cp.float32) + 1)
+    with pytest.raises(TypeError, match="host memory"):
+        launch(stream, cfg, kernels["axpy"], np.float32(2),
+               StridedMemoryView.from_dlpack(np.zeros(n, np.float32), stream_ptr=-1), vy,
+               np.uint64(n))
+
+
+@pytest.mark.gpu
+def test_launch_with_views_of_torch_and_numba(dev, stream, kernels):
+    from cuda_core import LaunchConfig, launch
+
+    cfg = LaunchConfig(grid=4, block=256)
+    n = 1000
+    torch = pytest.importorskip("torch")
+    x = torch.arange(n, dtype=torch.float32, device="cuda:0")
+    y = torch.full((n,), 3.0, device="cuda:0")
+    torch.cuda.synchronize()
+    launch(stream, cfg, kernels["axpy"], np.float32(-1),
+           StridedMemoryView.from_dlpack(x, stream_ptr=int(stream.handle)),
+           StridedMemoryView.from_dlpack(y, stream_ptr=int(stream.handle)), np.uint64(n))
+    stream.sync()
+    assert torch.equal(y, 3.0 - torch.arange(n, dtype=torch.float32, device="cuda:0"))
+    numba_cuda = pytest.importorskip("numba.cuda")
+    a = numba_cuda.to_device(np.arange(n, dtype=np.float32))
+    b = numba_cuda.to_device(np.zeros(n, dtype=np.float32))
+    numba_cuda.synchronize()
+    launch(stream, cfg, kernels["axpy"], np.float32(1),
+           StridedMemoryView.from_cuda_array_interface(a, stream_ptr=int(stream.handle)),
+           StridedMemoryView.from_cuda_array_interface(b, stream_ptr=int(stream.handle)),
+           np.uint64(n))
+    stream.sync()
+    np.testing.assert_array_equal(b.copy_to_host(), np.arange(n, dtype=np.float32))
+
+
+@pytest.mark.gpu
+def test_tutorial_snippet(dev, stream):
+    """The documented decorator example, verbatim with cuda_core for cuda.core."""
+    cp = pytest.importorskip("cupy")
+    from cuda_core import Stream
+    from cuda_core.utils import StridedMemoryView, args_viewable_as_strided_memory
+
+    @args_viewable_as_strided_memory((1,))
+    def my_func(arg0, arg1, arg2, stream: Stream):
+        # arg1 can be any object supporting DLPack or CUDA Array Interface
+        view = arg1.view(stream.handle)
+        assert isinstance(view, StridedMemoryView)
+        return view
+
+    array = cp.ones(16, dtype=cp.float32)
+    view = my_func(None, array, None, stream)
+    assert view.ptr == array.data.ptr and view.shape == (16,)
+    stream.sync()
