@@ -1176,7 +1176,10 @@ cdef int _order_streams(size_t producer, size_t consumer, int device_id) except 
             pushed_primary = push_if_needed(cur)
     try:
         with nogil:
-            err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
+            if producer <= <size_t>cydriver.CU_STREAM_PER_THREAD:
+                ctx = cur  # 0, 1 and 2 name the default streams of the current context
+            else:
+                err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
             if err == CUDA_SUCCESS:
                 pushed = push_if_needed(ctx)
                 err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)

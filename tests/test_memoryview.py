@@ -798,6 +798,10 @@ def test_cai_stream_ordering_waits_for_a_slow_producer(dev, kernels):
     consumer.sync()
     assert producer.is_done  # the consumer's work could not run before the producer's
     np.testing.assert_array_equal(_read_floats(dst, n, consumer), np.full(n, 7.5, np.float32))
+    src.close()
+    dst.close()
+    producer.sync()
+    consumer.sync()
     producer.close()
     consumer.close()
 
@@ -815,6 +819,8 @@ def test_cai_stream_ptr_minus_one_does_not_wait(dev, kernels):
                                                 stream_ptr=-1)
     consumer.sync()  # nothing made it wait: returns while the producer spins (1 s)
     assert not producer.is_done
+    producer.sync()
+    src.close()
     producer.sync()
     producer.close()
     consumer.close()
