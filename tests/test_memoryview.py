@@ -1015,3 +1015,37 @@ def test_tutorial_snippet(dev, stream):
     view = my_func(None, array, None, stream)
     assert view.ptr == array.data.ptr and view.shape == (16,)
     stream.sync()
+
+
+@pytest.mark.gpu
+def test_launch_with_a_view_runs_no_python_function(dev, stream, kernels):
+    """A view is on launch()'s exact-type fast path, as a Buffer is."""
+    from cuda_core import LaunchConfig, launch
+
+    n = 64
+    src = dev.allocate(4 * n, stream=stream)
+    dst = dev.allocate(4 * n, stream=stream)
+    src.fill(0, stream=stream)
+    vsrc = StridedMemoryView.from_buffer(src, (n,), dtype=np.float32)
+    vdst = StridedMemoryView.from_buffer(dst, (n,), dtype=np.float32)
+    cfg = LaunchConfig(grid=1, block=64)
+    count = np.uint32(n)
+    launch(stream, cfg, kernels["copy"], vsrc, vdst, count)  # first use reads the layout
+    events = []
+
+    def profiler(frame, event, arg):
+        events.append((event, getattr(arg, "__name__", None) if arg is not None else
+                       frame.f_code.co_name))
+
+    sys.setprofile(profiler)
+    try:
+        launch(stream, cfg, kernels["copy"], vsrc, vdst, count)
+    finally:
+        sys.setprofile(None)
+    stream.sync()
+    assert not [e for e in events if e[0] == "call"]
+    assert {e for e in events if e[0] == "c_call"} <= {("c_call", "launch"),
+                                                       ("c_call", "setprofile")}
+    np.testing.assert_array_equal(_read_floats(dst, n, stream), np.zeros(n, np.float32))
+    src.close()
+    dst.close()
