@@ -1025,7 +1025,8 @@ def test_launch_with_a_view_runs_no_python_function(dev, stream, kernels):
     n = 64
     src = dev.allocate(4 * n, stream=stream)
     dst = dev.allocate(4 * n, stream=stream)
-    src.fill(0, stream=stream)
+    src.fill(0x3F, stream=stream)
+    dst.fill(0, stream=stream)
     vsrc = StridedMemoryView.from_buffer(src, (n,), dtype=np.float32)
     vdst = StridedMemoryView.from_buffer(dst, (n,), dtype=np.float32)
     cfg = LaunchConfig(grid=1, block=64)
@@ -1046,6 +1047,7 @@ def test_launch_with_a_view_runs_no_python_function(dev, stream, kernels):
     assert not [e for e in events if e[0] == "call"]
     assert {e for e in events if e[0] == "c_call"} <= {("c_call", "launch"),
                                                        ("c_call", "setprofile")}
-    np.testing.assert_array_equal(_read_floats(dst, n, stream), np.zeros(n, np.float32))
+    expected = np.frombuffer(b"\x3f" * (4 * n), dtype=np.float32)
+    np.testing.assert_array_equal(_read_floats(dst, n, stream), expected)
     src.close()
     dst.close()
