@@ -286,11 +286,11 @@ cdef class StridedMemoryView:
                             "from_cuda_array_interface(), from_array_interface(), "
                             "from_any_interface() or from_buffer(); an empty view is not "
                             "supported")
+        if self._exporting_obj is not None or self._managed != NULL or self._ndim != 0:
+            raise TypeError("StridedMemoryView.__init__(): the view is already initialized")
         warnings.warn("StridedMemoryView(obj, stream_ptr) is deprecated; use "
                       "StridedMemoryView.from_any_interface(obj, stream_ptr) (or from_dlpack, "
                       "from_cuda_array_interface)", DeprecationWarning, stacklevel=2)
-        if self._exporting_obj is not None:
-            raise TypeError("StridedMemoryView.__init__(): the view is already initialized")
         if hasattr(obj, "__dlpack__"):
             _init_dlpack(self, obj, stream_ptr)
         elif hasattr(obj, "__cuda_array_interface__"):

@@ -423,6 +423,9 @@ def test_deprecated_constructor():
     with pytest.warns(DeprecationWarning, match="from_any_interface"):
         view = StridedMemoryView(array, -1)
     assert view.shape == (3,)
+    with pytest.raises(TypeError, match="already initialized"):
+        view.__init__(np.arange(2.0), -1)
+    assert view.shape == (3,)
     with pytest.raises(TypeError, match="from_dlpack"):
         StridedMemoryView()
 
