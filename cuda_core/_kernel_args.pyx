@@ -37,6 +37,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from cuda_core._memory._buffer cimport Buffer
+from cuda_core._memoryview cimport StridedMemoryView
 from cuda_core._param_types cimport (ACCEPTS_FLOAT, ACCEPTS_INTEGER, ACCEPTS_POINTER,
                                      ARG_COMPLEX, ARG_FLOAT, ARG_INT_OR_POINTER, ARG_INTEGER,
                                      ARG_OPAQUE, ARG_POINTER, accepts_words, make_table,
@@ -249,11 +250,23 @@ cdef inline int _put_buffer(ParamHolder* h, Py_ssize_t i, Buffer buf) except -1:
     return _put_obval(h, i, &buf._ptr, 8)  # read in place: the caller holds the Buffer
 
 
+cdef inline int _put_view(ParamHolder* h, Py_ssize_t i, StridedMemoryView view) except -1:
+    if not view._device_accessible:
+        raise TypeError(f"kernel argument {i} is a StridedMemoryView of host memory that no "
+                        f"device can access (device_id -1): a kernel cannot read it. View "
+                        f"device, pinned or managed memory")
+    # Its address, read in place: the caller holds the view, which keeps the memory alive.
+    return _put_obval(h, i, &view._ptr, 8)
+
+
 cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     """Everything that is not one of the exact types of the fast path; returns the argument's
     kind (ARG_*)."""
     if isinstance(arg, Buffer):  # ManagedBuffer and other subclasses
         _put_buffer(h, i, <Buffer>arg)
+        return ARG_POINTER
+    if isinstance(arg, StridedMemoryView):
+        _put_view(h, i, <StridedMemoryView>arg)
         return ARG_POINTER
     if isinstance(arg, bool):
         h.slots[i].bytes[0] = 1 if arg else 0
@@ -291,7 +304,8 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         return _put_device_array(h, i, arg)
     raise TypeError(
         f"kernel argument {i} has unsupported type {type(arg).__module__}."
-        f"{type(arg).__qualname__}: pass a Buffer, a device array (CUDA Array Interface), an "
+        f"{type(arg).__qualname__}: pass a Buffer, a StridedMemoryView, a device array (CUDA "
+        f"Array Interface), an "
         f"int (pointer-sized), a bool, a float (double), a complex, a NumPy scalar, or a "
         f"ctypes scalar or structure")
 
@@ -315,6 +329,9 @@ cdef inline int _pack_one(_Copy copy, ParamHolder* h, Py_ssize_t i, object arg) 
     if t == <PyObject*>int:
         _put_int(h, i, arg)
         return ARG_INT_OR_POINTER
+    if t == <PyObject*>StridedMemoryView:
+        _put_view(h, i, <StridedMemoryView>arg)
+        return ARG_POINTER
     if t == <PyObject*>float:
         _put_double(h, i, arg)
         return ARG_FLOAT

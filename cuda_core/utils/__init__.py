@@ -1,8 +1,10 @@
-"""Utilities beside the core objects: the program cache.
+"""Utilities beside the core objects: strided memory views of other libraries' arrays, and the
+program cache.
 
 ``cuda_core.utils`` is a public namespace; its names are listed in ``__all__``.
 """
 
+from cuda_core._memoryview import StridedMemoryView, args_viewable_as_strided_memory
 from cuda_core.utils._program_cache import (
     FileStreamProgramCache,
     InMemoryProgramCache,
@@ -14,5 +16,7 @@ __all__ = [
     "FileStreamProgramCache",
     "InMemoryProgramCache",
     "ProgramCacheResource",
+    "StridedMemoryView",
+    "args_viewable_as_strided_memory",
     "make_program_cache_key",
 ]
