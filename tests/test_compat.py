@@ -5,7 +5,6 @@ Each case runs in a fresh interpreter: compat mode is per process."""
 import importlib.util
 import json
 import os
-import sys
 import textwrap
 
 import pytest

@@ -18,7 +18,6 @@ import pytest
 
 from helpers import run_python
 from helpers.memory import NumpyMemoryResource
-from cuda_core import Buffer
 from cuda_core._kernel_args import _packed_arguments
 from cuda_core.utils import StridedMemoryView, args_viewable_as_strided_memory
 
