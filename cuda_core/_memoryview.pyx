@@ -672,6 +672,9 @@ cdef class _StridedLayout:
 cdef inline tuple _int_tuple(int64_t* a, int n):
     cdef tuple t = PyTuple_New(n)
     cdef int i
+    # v must be an object: an inferred int64_t would make a temporary int for Py_INCREF and
+    # another for PyTuple_SET_ITEM, and the tuple would hold one freed after the call.
+    cdef object v
     for i in range(n):
         v = a[i]
         Py_INCREF(v)

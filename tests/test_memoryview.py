@@ -184,6 +184,27 @@ def test_numpy_through_dlpack(array, how):
     assert view.strides == expected
 
 
+def test_shape_and_strides_own_their_ints():
+    """Extents and strides outside CPython's small-int cache (above 256, below -5) are new int
+    objects: the tuples must own them. Run under the debug allocator, which overwrites freed
+    memory, in a child (a dangling item may crash the interpreter)."""
+    code = """
+import gc
+import numpy as np
+from cuda_core.utils import StridedMemoryView
+base = np.zeros((300, 1000), dtype=np.int8)
+view = StridedMemoryView.from_dlpack(base[::-1, ::-7], stream_ptr=-1)
+got = [(view.shape, view.strides, view._layout.strides_in_bytes) for _ in range(200)]
+churn = [i + 10**9 for i in range(200000)]  # reuses what was freed
+gc.collect()
+want = ((300, 143), (-1000, -7), (-1000, -7))
+assert all(g == want for g in got), got[0]
+print("ok")
+"""
+    result = run_python(code, env={"PYTHONMALLOC": "debug"})
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
 @pytest.mark.parametrize("array", ARRAYS, ids=ARRAY_IDS)
 def test_numpy_fast_path_equals_the_capsule_path(array):
     """Exact ndarrays are read in place; the result must be what their capsule gives."""
