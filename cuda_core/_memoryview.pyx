@@ -38,8 +38,9 @@ from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory.dlpack cimport (
-    DLManagedTensor, DLManagedTensorVersioned, DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY,
-    kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
+    DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
+    DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, kDLCPU, kDLCUDA,
+    kDLCUDAHost, kDLCUDAManaged)
 
 __all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
 
@@ -56,6 +57,7 @@ cdef extern from "Python.h":
     object PyObject_CallMethodNoArgs(object obj, object name)
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
     object PyNumber_Index(object o)
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
 cdef extern from *:
@@ -124,7 +126,7 @@ cdef tuple _KW_STREAM_VERSION = (sys.intern("stream"), sys.intern("max_version")
 cdef tuple _KW_STREAM = (sys.intern("stream"),)
 # DLPack 1.x keeps one ABI for every minor version; newer dtype codes are refused by name.
 cdef tuple _MAX_VERSION = (1, 3)
-cdef str _DLPACK = "__dlpack__"
+cdef str _DLPACK = sys.intern("__dlpack__")
 cdef str _DLPACK_DEVICE = "__dlpack_device__"
 cdef str _K_SHAPE = "shape"
 cdef str _K_TYPESTR = "typestr"
@@ -179,17 +181,19 @@ cdef object _dl_dtype(int code, int bits, int lanes):
                     f"float16/32/64, bfloat16, complex64/128")
 
 
-cdef object _typestr_dtype(object typestr, object descr, str who):
-    """The NumPy dtype of an array-interface type string: the table for the common ones,
-    ``numpy.dtype`` for the rest (structured, datetime, big-endian...)."""
+cdef object _typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsize):
+    """The NumPy dtype of an array-interface type string, and its size: the table for the
+    common ones, ``numpy.dtype`` for the rest (structured, from the interface dict ``d``'s
+    ``descr``; datetime, big-endian...)."""
     cdef const char* s
     cdef Py_ssize_t n, size
     cdef int code = -1, si
     if type(typestr) is not str:
         raise TypeError(f"{who}: 'typestr' must be a str, not {type(typestr).__name__}")
-    b = (<str>typestr).encode("ascii", "replace")
-    s = b
-    n = len(b)
+    try:
+        s = PyUnicode_AsUTF8AndSize(typestr, &n)  # the str's own bytes for ASCII: no copy
+    except UnicodeError:
+        raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type") from None
     if 3 <= n <= 4 and (s[0] == c'<' or s[0] == c'|' or s[0] == c'='):
         if n == 3 and c'1' <= s[2] <= c'8':
             size = s[2] - c'0'
@@ -211,16 +215,21 @@ cdef object _typestr_dtype(object typestr, object descr, str who):
         if code >= 0 and si >= 0 and (s[0] != c'=' or _little_endian()):
             dt = _DTYPES[code * _NSIZES + si]
             if dt is not None:
+                itemsize[0] = size
                 return dt
+    descr = _get(d, _K_DESCR)
     try:
         # A structured type's fields are in descr; a plain void type's descr is one unnamed
         # field, which numpy.dtype() would turn into a structure.
         if n >= 2 and s[1] == c'V' and descr is not None and not (
                 type(descr) is list and len(descr) == 1 and descr[0][0] == ""):
-            return numpy.dtype(descr)
-        return numpy.dtype(typestr)
+            dt = numpy.dtype(descr)
+        else:
+            dt = numpy.dtype(typestr)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type: {exc}") from None
+    itemsize[0] = dt.itemsize
+    return dt
 
 
 cdef inline bint _little_endian() noexcept:
@@ -291,9 +300,10 @@ cdef class StridedMemoryView:
         warnings.warn("StridedMemoryView(obj, stream_ptr) is deprecated; use "
                       "StridedMemoryView.from_any_interface(obj, stream_ptr) (or from_dlpack, "
                       "from_cuda_array_interface)", DeprecationWarning, stacklevel=2)
-        if hasattr(obj, "__dlpack__"):
+        protocol = _protocol(obj)
+        if protocol == 1:
             _init_dlpack(self, obj, stream_ptr)
-        elif hasattr(obj, "__cuda_array_interface__"):
+        elif protocol == 2:
             _init_cai(self, obj, stream_ptr)
         else:
             raise BufferError(f"StridedMemoryView: {type(obj).__name__} supports neither "
@@ -397,9 +407,10 @@ cdef class StridedMemoryView:
             ``obj`` supports neither protocol, or as the chosen method raises.
         """
         cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
-        if type(obj) is _ndarray or hasattr(obj, "__dlpack__"):
+        cdef int protocol = _protocol(obj)
+        if protocol == 1:
             _init_dlpack(view, obj, stream_ptr)
-        elif hasattr(obj, "__cuda_array_interface__"):
+        elif protocol == 2:
             _init_cai(view, obj, stream_ptr)
         else:
             raise BufferError(f"StridedMemoryView.from_any_interface(): {type(obj).__name__} "
@@ -699,11 +710,12 @@ cdef int _alloc_dims(StridedMemoryView v, Py_ssize_t ndim) except -1:
 
 
 cdef inline void _fill_c_strides(StridedMemoryView v) noexcept:
-    cdef int64_t acc = 1
+    # Unsigned: a product past 2**63 wraps (defined) and the span check then refuses it.
+    cdef uint64_t acc = 1
     cdef int i
     for i in range(v._ndim - 1, -1, -1):
-        v._strides[i] = acc
-        acc *= v._shape[i] if v._shape[i] > 0 else 1
+        v._strides[i] = <int64_t>acc
+        acc *= <uint64_t>(v._shape[i] if v._shape[i] > 0 else 1)
 
 
 cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t divisor,
@@ -730,7 +742,7 @@ cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t
     if strides is None:
         v._has_strides = False
         _fill_c_strides(v)
-        return 0
+        return _check_span(v, who, ValueError if exc is ValueError else BufferError)
     if not isinstance(strides, tuple):
         raise TypeError(f"{who}: strides must be a tuple of ints or None, not "
                         f"{type(strides).__name__}")
@@ -748,7 +760,7 @@ cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t
                               f"{divisor}-byte elements")
         v._strides[i] = x // divisor
     v._has_strides = True
-    return 0
+    return _check_span(v, who, ValueError if exc is ValueError else BufferError)
 
 
 cdef bint _zero_volume(StridedMemoryView v) noexcept:
@@ -827,6 +839,43 @@ cdef void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noexcept:
     hi[0] = (b + 1) * v._itemsize
 
 
+cdef extern from *:
+    """
+    /* 1 when every element's byte offset fits in 63 bits, 0 when some |stride| * itemsize *
+       (extent - 1), or their sum, overflows; no division, no undefined signed overflow. */
+    static int cuda_core_smv_span_ok(const int64_t* shape, const int64_t* strides, int ndim,
+                                     int64_t itemsize) {
+        int64_t total = 0, step, a;
+        int i;
+        for (i = 0; i < ndim; i++)
+            if (shape[i] == 0) return 1;
+        for (i = 0; i < ndim; i++) {
+            if (shape[i] <= 1) continue;
+            a = strides[i];
+            if (a == INT64_MIN) return 0;
+            if (a < 0) a = -a;
+            if (__builtin_mul_overflow(a, itemsize, &step) ||
+                __builtin_mul_overflow(step, shape[i] - 1, &step) ||
+                __builtin_add_overflow(total, step, &total)) return 0;
+        }
+        return 1;
+    }
+    """
+    bint _span_ok "cuda_core_smv_span_ok"(const int64_t* shape, const int64_t* strides,
+                                          int ndim, int64_t itemsize) noexcept nogil
+
+
+cdef int _check_span(StridedMemoryView v, str who, object exc) except -1:
+    """Refuse strides whose byte span does not fit in 63 bits: no allocation is that large and
+    every consumer's address arithmetic would wrap. Such strides are a producer's error (an
+    unsigned division of a negative byte stride, say), not a layout."""
+    if _span_ok(v._shape, v._strides, v._ndim, v._itemsize if v._itemsize > 0 else 1):
+        return 0
+    raise exc(f"{who}: the layout (shape {_int_tuple(v._shape, v._ndim)}, strides "
+              f"{_int_tuple(v._strides, v._ndim)}, {v._itemsize}-byte elements) spans more "
+              f"than 2**63 bytes")
+
+
 cdef int _check_bounds(StridedMemoryView v, size_t nbytes, str who) except -1:
     cdef int64_t lo, hi
     _byte_bounds(v, &lo, &hi)
@@ -890,36 +939,29 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
     cdef str who = "StridedMemoryView.from_dlpack()"
     cdef object stream = _stream_int(stream_ptr, who)
     cdef const char* name
-    cdef DLTensor* t
     cdef DLManagedTensorVersioned* vt
-    cdef int dev_type
-    cdef int i, overflow = 0
-    cdef int64_t s
+    cdef const DLPackExchangeAPI* api
+    cdef int overflow = 0
     cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)
     if overflow < 0 or (overflow == 0 and sval < -1):
         raise BufferError(f"{who}: stream_ptr={stream} is not a stream (pass -1 for no stream "
                           f"ordering)")
-    # Which stream to ask for depends on where the memory is only for -1 and 0; a NumPy array
-    # is always host memory, so its device is not asked.
-    if overflow == 0 and (sval == -1 or sval == 0):
-        if type(obj) is _ndarray and _init_ndarray(v, obj):
+    if type(obj) is _ndarray:
+        # Always host memory: read in place, or ask NumPy with the host's stream (None).
+        if _init_ndarray(v, obj):
             return 0
-        if type(obj) is _ndarray:
-            host = True
-        else:
-            try:
-                dev = PyObject_CallMethodNoArgs(obj, _DLPACK_DEVICE)
-            except AttributeError:
-                raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                                  f"__dlpack_device__)") from None
-            if type(dev) is not tuple or len(<tuple>dev) != 2:
-                raise BufferError(f"{who}: __dlpack_device__() returned {dev!r}, not a "
-                                  f"(device_type, device_id) pair")
-            host = (<tuple>dev)[0] == kDLCPU
-        if host or sval == 0:
-            stream = None
+        stream = None
+    else:
+        api = _exchange_api(obj)
+        if api != NULL:
+            return _init_exchange(v, obj, api, stream, who)
+    if overflow == 0 and sval == 0:
+        stream = None  # the legacy default stream, as the protocol spells it
     try:
-        capsule = _call_dlpack(obj, stream)
+        if overflow == 0 and sval == -1 and stream is not None:
+            capsule = _dlpack_no_sync(obj, who)
+        else:
+            capsule = _call_dlpack(obj, stream)
     except AttributeError:
         if not hasattr(obj, "__dlpack__"):
             raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
@@ -934,25 +976,61 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
         PyCapsule_SetName(capsule, b"used_dltensor_versioned")
         v._managed = vt
         v._versioned = True
-        if vt.version.major != 1:
-            raise BufferError(f"{who}: DLPack major version {vt.version.major} is not "
-                              f"supported (1 is)")
-        t = &vt.dl_tensor
-        v._readonly = (vt.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+        _read_versioned(v, vt, who)
     elif _streq_name(name, b"dltensor"):
         t = &(<DLManagedTensor*>PyCapsule_GetPointer(capsule, name)).dl_tensor
         PyCapsule_SetName(capsule, b"used_dltensor")
         v._managed = <void*>t  # the tensor is the first member of DLManagedTensor
         v._versioned = False
+        _read_tensor(v, t, who)
     elif _streq_name(name, b"used_dltensor") or _streq_name(name, b"used_dltensor_versioned"):
         raise BufferError(f"{who}: the DLPack capsule was already consumed")
     else:
         raise BufferError(f"{who}: __dlpack__() returned a capsule named "
                           f"{(<bytes>name).decode('ascii', 'replace') if name else None!r}, "
                           f"not a DLPack tensor")
-    # From here the view owns the tensor: its deleter runs when the view goes, also when one
-    # of the checks below refuses it.
-    dev_type = t.device.device_type
+    v._exporting_obj = obj
+    return 0
+
+
+cdef object _dlpack_no_sync(object obj, str who):
+    """``__dlpack__(stream=-1)``: no stream ordering. -1 is for device producers; a host
+    producer may refuse it, and is then asked with its only stream, None. (Asking
+    ``__dlpack_device__`` first would cost every device producer a second Python call.)"""
+    try:
+        return _call_dlpack(obj, -1)
+    except AttributeError:
+        raise
+    except Exception:
+        try:
+            dev = PyObject_CallMethodNoArgs(obj, _DLPACK_DEVICE)
+        except AttributeError:
+            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
+                              f"__dlpack_device__)") from None
+        if type(dev) is not tuple or len(<tuple>dev) != 2:
+            raise BufferError(f"{who}: __dlpack_device__() returned {dev!r}, not a "
+                              f"(device_type, device_id) pair")
+        if (<tuple>dev)[0] != kDLCPU:
+            raise  # a device producer's own refusal
+    return _call_dlpack(obj, None)
+
+
+cdef int _read_versioned(StridedMemoryView v, DLManagedTensorVersioned* vt,
+                         str who) except -1:
+    """A consumed 1.x tensor (already owned by ``v``): its version, flags and tensor."""
+    if vt.version.major != 1:
+        raise BufferError(f"{who}: DLPack major version {vt.version.major} is not "
+                          f"supported (1 is)")
+    v._readonly = (vt.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
+    return _read_tensor(v, &vt.dl_tensor, who)
+
+
+cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
+    """Device, dtype, shape, strides and address of a DLPack tensor, copied into ``v``. The
+    caller has made ``v`` own the tensor, so that a refusal here still runs its deleter."""
+    cdef int dev_type = t.device.device_type
+    cdef int i
+    cdef int64_t s
     if dev_type == kDLCPU:
         v._device_id = -1
         v._device_accessible = False
@@ -981,8 +1059,108 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
         for i in range(t.ndim):
             v._strides[i] = t.strides[i]
         v._has_strides = True
+    _check_span(v, who, BufferError)
     v._ptr = <intptr_t>(<char*>t.data + t.byte_offset)
+    return 0
+
+
+# -- the DLPack C exchange API (DLPack 1.3) ------------------------------------------------------
+#
+# A producer type may carry ``__dlpack_c_exchange_api__``: a capsule named
+# "dlpack_exchange_api" holding a table of C functions, process-lived. Through it a tensor is
+# exported without a Python call and without stream synchronization; the consumer orders the
+# producer's current stream itself. PyTorch has it; the table is looked up on the type per call
+# (a type-dict lookup: no cache, so nothing to guard between threads).
+
+cdef extern from *:
+    """
+    static PyObject* cuda_core_smv_type_attr(PyObject* obj, PyObject* name) {
+    #if PY_VERSION_HEX >= 0x030D0000
+        PyObject* r = NULL;
+        if (PyObject_GetOptionalAttr((PyObject*)Py_TYPE(obj), name, &r) < 0) return NULL;
+        if (r == NULL) { r = Py_None; Py_INCREF(r); }
+        return r;
+    #else
+        /* The type's MRO dicts, without raising (and clearing) AttributeError for the
+           many types that have no table. */
+        PyObject* r = _PyType_Lookup(Py_TYPE(obj), name);
+        if (r == NULL) r = Py_None;
+        Py_INCREF(r);
+        return r;
+    #endif
+    }
+    """
+    # A new reference: the attribute on type(obj), or None.
+    object _type_attr "cuda_core_smv_type_attr"(object obj, object name)
+
+
+cdef str _EXCHANGE_API = sys.intern("__dlpack_c_exchange_api__")
+cdef str _CAI = sys.intern("__cuda_array_interface__")
+
+
+cdef int _protocol(object obj) except -1:
+    """Which protocol from_any_interface takes: 1 for DLPack (``obj`` has ``__dlpack__``), 2 for
+    the CUDA Array Interface, 0 for neither. The type is asked first: ``hasattr`` on an instance
+    runs a class's ``__getattr__`` when it fails (Numba's device arrays: about 1.7 us) and
+    evaluates an interface property (which the view then reads once more)."""
+    if type(obj) is _ndarray or _type_attr(obj, _DLPACK) is not None:
+        return 1
+    if _type_attr(obj, _CAI) is not None:
+        return 2
+    if hasattr(obj, _DLPACK):  # instance attributes
+        return 1
+    if hasattr(obj, _CAI):
+        return 2
+    return 0
+
+
+cdef const DLPackExchangeAPI* _exchange_api(object obj) except? NULL:
+    """The producer type's exchange table of major version 1, or NULL."""
+    cdef const DLPackExchangeAPIHeader* h
+    table = _type_attr(obj, _EXCHANGE_API)
+    if table is None or not PyCapsule_CheckExact(table):
+        return NULL
+    if not _streq_name(PyCapsule_GetName(table), b"dlpack_exchange_api"):
+        return NULL
+    h = <const DLPackExchangeAPIHeader*>PyCapsule_GetPointer(table, b"dlpack_exchange_api")
+    # A newer major version links to the older tables it still provides.
+    while h != NULL and h.version.major != DLPACK_MAJOR_VERSION:
+        h = h.prev_api
+    if h == NULL:
+        return NULL
+    return <const DLPackExchangeAPI*>h
+
+
+cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI* api,
+                        object stream, str who) except -1:
+    cdef DLTensor t
+    cdef DLManagedTensorVersioned* vt = NULL
+    cdef void* producer = NULL
+    cdef bint device
+    if api.dltensor_from_py_object_no_sync != NULL:
+        # A borrowed tensor (shape and strides are the producer's until we return): copied
+        # at once; the memory stays valid while the view holds the object, as for the CUDA
+        # Array Interface.
+        if api.dltensor_from_py_object_no_sync(<void*>obj, &t) != 0:
+            return raise_current()
+        v._readonly = False
+        _read_tensor(v, &t, who)
+    else:
+        if api.managed_tensor_from_py_object_no_sync(<void*>obj, &vt) != 0:
+            return raise_current()
+        v._managed = vt
+        v._versioned = True
+        _read_versioned(v, vt, who)
+        t = vt.dl_tensor
     v._exporting_obj = obj
+    device = t.device.device_type == kDLCUDA or t.device.device_type == kDLCUDAManaged
+    if device and stream != -1:
+        # What __dlpack__(stream=consumer) would do inside the producer: the consumer's
+        # stream waits for the work queued so far on the producer's current stream.
+        if api.current_work_stream(t.device.device_type, t.device.device_id, &producer) != 0:
+            return raise_current()
+        _order_streams(<size_t>producer, <size_t>PyLong_AsUnsignedLongLongMask(stream),
+                       t.device.device_id)
     return 0
 
 
@@ -1056,8 +1234,7 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
     ptr, ro = <tuple>data
     if type(ptr) is not int:
         raise TypeError(f"{who}: the data pointer must be an int, not {type(ptr).__name__}")
-    v._dtype = _typestr_dtype(typestr, _get(d, _K_DESCR), who)
-    v._itemsize = (<object>v._dtype).itemsize
+    v._dtype = _typestr_dtype(typestr, d, who, &v._itemsize)
     if v._itemsize <= 0:
         raise TypeError(f"{who}: elements of {v._itemsize} bytes ({v._dtype}) cannot be viewed")
     _set_dims(v, shape, _get(d, _K_STRIDES), v._itemsize, who, TypeError)
@@ -1139,9 +1316,9 @@ cdef int _pointer_device(CUdeviceptr ptr, str who) except -2:
     cdef CUresult err
     cdef cydriver.CUdevice dev
     if ptr != 0:
-        with nogil:
-            err = cydriver.cuPointerGetAttribute(
-                &ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+        # A lookup in the driver's address map: shorter than releasing the GIL would be.
+        err = cydriver.cuPointerGetAttribute(
+            &ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
         if err != CUDA_SUCCESS:
             raise BufferError(f"{who}: the driver does not know the data pointer 0x{ptr:x} "
                               f"as device, pinned or managed memory (CUresult {<int>err})")

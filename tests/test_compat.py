@@ -142,13 +142,19 @@ def test_run_a_script(fake_core, tmp_path):
                           os.environ["CUDA_CORE_COMPAT"]]))
         sys.exit(3)
     """))
-    got = run_python(f"import runpy, sys\nsys.argv = ['x', {str(script)!r}, 'a', '--b']\n"
-                     f"runpy.run_module('cuda_core.compat', run_name='__main__')",
-                     env=_env(fake_core, "0"))
+    run = (f"import runpy, sys\nsys.argv = ['x', {str(script)!r}, 'a', '--b']\n"
+           f"runpy.run_module('cuda_core.compat', run_name='__main__')")
+    env = _env(fake_core, "0")
+    env["PYTHONSAFEPATH"] = ""  # unset (an empty value is), whatever the caller's shell has
+    got = run_python(run, env=env)
     assert got.returncode == 3, got.stderr
     name, argv, module, value, flag = json.loads(got.stdout.strip().splitlines()[-1])
     assert (name, argv, module, value, flag) == ("__main__", [str(script), "a", "--b"],
                                                   "cuda_core._device", 7, "1")
+    # Under PYTHONSAFEPATH, as `python SCRIPT` does, the script's folder is not on the path.
+    env["PYTHONSAFEPATH"] = "1"
+    got = run_python(run, env=env)
+    assert got.returncode == 1 and "No module named 'sibling'" in got.stderr, got.stderr
 
 
 def test_run_a_module(fake_core, tmp_path):

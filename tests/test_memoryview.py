@@ -237,12 +237,29 @@ def test_readonly_numpy():
     assert StridedMemoryView.from_array_interface(array).readonly is True
 
 
+class HostOnlyProducer(Producer):
+    """A host producer that takes no stream but None, as the DLPack protocol asks of one."""
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if stream is not None:
+            self.calls.append({"stream": stream, "max_version": max_version})
+            raise RuntimeError("only stream=None is supported")
+        return super().__dlpack__(stream=stream, max_version=max_version)
+
+
 def test_streams_handed_to_a_host_producer():
-    """-1 and 0 become None for host memory (NumPy takes nothing else); others go as given."""
-    for stream_ptr in (-1, 0):
-        p = Producer((4,))
-        StridedMemoryView.from_dlpack(p, stream_ptr=stream_ptr)
-        assert p.calls == [{"stream": None, "max_version": (1, 3)}]
+    """0 becomes None; -1 is asked as is and, refused by a host producer, asked again as None
+    (NumPy takes nothing else); others go as given."""
+    p = Producer((4,))
+    StridedMemoryView.from_dlpack(p, stream_ptr=0)
+    assert p.calls == [{"stream": None, "max_version": (1, 3)}]
+    p = HostOnlyProducer((4,))
+    view = StridedMemoryView.from_dlpack(p, stream_ptr=-1)
+    assert p.calls == [{"stream": -1, "max_version": (1, 3)},
+                       {"stream": None, "max_version": (1, 3)}]
+    assert view.ptr == p.ptr
+    view = StridedMemoryView.from_dlpack(np.zeros(3).view(SubArray), stream_ptr=-1)
+    assert view.shape == (3,)
     p = Producer((4,))
     StridedMemoryView.from_dlpack(p, stream_ptr=7)
     assert p.calls == [{"stream": 7, "max_version": (1, 3)}]
@@ -258,6 +275,192 @@ def test_streams_handed_to_a_device_producer(device):
         assert p.calls == [{"stream": expected, "max_version": (1, 3)}]
         assert view.device_id == device[1]
         assert view.is_device_accessible is True
+
+
+def test_a_device_producer_refusing_minus_one_is_not_asked_again():
+    p = HostOnlyProducer((4,), device=(kDLCUDA, 0))
+    with pytest.raises(RuntimeError, match="only stream=None"):
+        StridedMemoryView.from_dlpack(p, stream_ptr=-1)
+    assert p.calls == [{"stream": -1, "max_version": (1, 3)}]
+
+
+# -- the DLPack C exchange API -------------------------------------------------------------------
+
+class ExchangeHeader(ctypes.Structure):
+    pass
+
+
+ExchangeHeader._fields_ = [("version", DLPackVersion),
+                           ("prev_api", ctypes.POINTER(ExchangeHeader))]
+MANAGED_FROM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p,
+                                ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+BORROWED_FROM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32,
+                               ctypes.POINTER(ctypes.c_void_p))
+
+
+class ExchangeAPI(ctypes.Structure):
+    _fields_ = [("header", ExchangeHeader), ("allocator", ctypes.c_void_p),
+                ("managed_from", MANAGED_FROM), ("to_py", ctypes.c_void_p),
+                ("borrowed_from", BORROWED_FROM), ("work_stream", WORK_STREAM)]
+
+
+def exchange_type(producer, *, borrowed=True, major=1, older=None):
+    """A type whose instances export ``producer``'s tensor through a C exchange table (and
+    whose ``__dlpack__`` fails, so that a test sees which way was taken). Returns the type and
+    the log of table calls."""
+    log = []
+
+    def managed_from(obj, out):
+        log.append("managed")
+        out[0] = ctypes.pointer(producer.managed)
+        return 0
+
+    def borrowed_from(obj, out):
+        log.append("borrowed")
+        out[0] = producer.managed.dl_tensor
+        return 0
+
+    def work_stream(device_type, device_id, out):
+        log.append(("stream", device_type, device_id))
+        out[0] = None
+        return 0
+
+    funcs = (MANAGED_FROM(managed_from), BORROWED_FROM(borrowed_from) if borrowed
+             else BORROWED_FROM(), WORK_STREAM(work_stream))
+    api = ExchangeAPI(ExchangeHeader(DLPackVersion(major, 3),
+                                     None if older is None else ctypes.pointer(older.header)),
+                      None, funcs[0], None, funcs[1], funcs[2])
+
+    def dlpack(self, **kwargs):
+        log.append("__dlpack__")
+        return producer.__dlpack__(**kwargs)
+
+    cls = type("Exchanged", (), {
+        "__dlpack_c_exchange_api__": _capsule_new(ctypes.addressof(api),
+                                                  b"dlpack_exchange_api", None),
+        "__dlpack__": dlpack,
+        "__dlpack_device__": lambda self: producer.device,
+        "_keep": (api, funcs, producer),
+    })
+    return cls, log
+
+
+def test_exchange_api_borrowed_tensor():
+    p = Producer((4, 2), (1, 4))
+    cls, log = exchange_type(p)
+    obj = cls()
+    view = StridedMemoryView.from_dlpack(obj, stream_ptr=7)
+    assert log == ["borrowed"]  # no Python call, and no stream for host memory
+    assert view.ptr == p.ptr and view.shape == (4, 2) and view.strides == (1, 4)
+    assert view.dtype == np.float32 and view.device_id == -1 and view.exporting_obj is obj
+    del view
+    assert p.deleted == 0  # a borrowed tensor has no deleter to run
+    assert StridedMemoryView.from_any_interface(obj, stream_ptr=-1).shape == (4, 2)
+
+
+def test_exchange_api_owned_tensor():
+    p = Producer((3,), flags=1)
+    cls, log = exchange_type(p, borrowed=False)
+    view = StridedMemoryView.from_dlpack(cls(), stream_ptr=-1)
+    assert log == ["managed"] and view.readonly and view.shape == (3,)
+    del view
+    assert p.deleted == 1
+
+
+def test_exchange_api_refused_tensor_is_deleted():
+    p = Producer((3,), bits=24)
+    cls, log = exchange_type(p, borrowed=False)
+    with pytest.raises(TypeError, match="unsupported DLPack element type"):
+        StridedMemoryView.from_dlpack(cls(), stream_ptr=-1)
+    assert p.deleted == 1
+
+
+def test_exchange_api_device_tensor_without_ordering():
+    p = Producer((4,), device=(kDLCUDA, 0))
+    cls, log = exchange_type(p)
+    view = StridedMemoryView.from_dlpack(cls(), stream_ptr=-1)
+    assert log == ["borrowed"]  # -1: the producer's stream is not asked
+    assert view.device_id == 0 and view.is_device_accessible
+
+
+def test_exchange_api_versions():
+    p = Producer((2,))
+    v1, _ = exchange_type(p)
+    newer, log = exchange_type(p, major=2, older=v1.__dict__["_keep"][0])
+    StridedMemoryView.from_dlpack(newer(), stream_ptr=-1)
+    assert log == []  # the table of major version 1 behind it was used
+    alone, log = exchange_type(p, major=2)
+    view = StridedMemoryView.from_dlpack(alone(), stream_ptr=0)
+    assert log == ["__dlpack__"] and view.ptr == p.ptr  # no usable table: the protocol call
+
+
+def test_exchange_api_other_capsules_are_ignored():
+    p = Producer((2,))
+    cls, log = exchange_type(p)
+    cls.__dlpack_c_exchange_api__ = _capsule_new(ctypes.addressof(p.managed), b"other", None)
+    StridedMemoryView.from_dlpack(cls(), stream_ptr=0)
+    cls.__dlpack_c_exchange_api__ = 12345
+    StridedMemoryView.from_dlpack(cls(), stream_ptr=0)
+    assert log == ["__dlpack__", "__dlpack__"]
+
+
+def test_any_interface_asks_the_type_and_reads_a_cai_property_once():
+    """Numba's device arrays have a __getattr__ (slow to fail) and a CAI property (slow to
+    build): from_any_interface must neither call the one nor build the other twice."""
+    from cuda_core import CUDAError
+
+    class Lazy:
+        evaluated = 0
+        looked_up = []
+
+        def __getattr__(self, name):
+            Lazy.looked_up.append(name)
+            raise AttributeError(name)
+
+        @property
+        def __cuda_array_interface__(self):
+            Lazy.evaluated += 1
+            return {"shape": (0,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+    try:
+        view = StridedMemoryView.from_any_interface(Lazy(), stream_ptr=-1)
+    except CUDAError as exc:  # no driver: the view needs the current device for a null pointer
+        assert "driver" in str(exc)
+    else:
+        assert view.shape == (0,)
+    assert Lazy.evaluated == 1 and Lazy.looked_up == []
+
+
+def test_any_interface_takes_instance_attributes():
+    p = Producer((4,))
+
+    class Holder:
+        pass
+
+    h = Holder()
+    h.__dlpack__ = p.__dlpack__
+    h.__dlpack_device__ = p.__dlpack_device__
+    assert StridedMemoryView.from_any_interface(h, stream_ptr=0).ptr == p.ptr
+
+
+WRAPPED = 4611686018427387898  # -24 bytes divided by 4 as an unsigned number
+
+
+def test_strides_spanning_more_than_2_63_bytes_are_refused():
+    p = Producer((4, 6), (WRAPPED, 1))
+    with pytest.raises(BufferError, match="spans more than 2\\*\\*63 bytes"):
+        StridedMemoryView.from_dlpack(p, stream_ptr=0)
+    assert p.deleted == 1
+    big = Interface(shape=(4, 6), typestr="<f4", data=(4096, False), strides=(2**62, 4),
+                    version=3)
+    with pytest.raises(BufferError, match="spans more than"):
+        StridedMemoryView.from_array_interface(big)
+    huge = Interface(shape=(2**40, 2**40), typestr="<f8", data=(4096, False), version=3)
+    with pytest.raises(BufferError, match="spans more than"):
+        StridedMemoryView.from_array_interface(huge)
+    ok = StridedMemoryView.from_dlpack(Producer((4, 6), (-6, 1)), stream_ptr=0)
+    assert ok.strides == (-6, 1)
 
 
 def test_stream_ptr_forms():
@@ -308,7 +511,7 @@ def test_capsule_consumed_renamed_and_deleted_once(versioned):
 
 def test_legacy_producer_is_asked_again_without_max_version():
     p = Producer((4,), versioned=False, max_version_ok=False)
-    view = StridedMemoryView.from_dlpack(p, stream_ptr=-1)
+    view = StridedMemoryView.from_dlpack(p, stream_ptr=0)
     assert p.calls == [{"stream": None, "max_version": (1, 3)},
                        {"stream": None, "max_version": None}]
     assert view.shape == (4,)
@@ -830,6 +1033,38 @@ def test_cai_stream_ordering_waits_for_a_slow_producer(dev, kernels):
 
 
 @pytest.mark.gpu
+def test_exchange_api_stream_ordering_waits_for_a_slow_producer(dev, kernels):
+    """PyTorch exports through its C exchange table, which orders no stream: the view makes the
+    consumer's stream wait for PyTorch's current stream."""
+    from cuda_core import LaunchConfig, launch
+
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip(f"PyTorch {torch.__version__} has no DLPack C exchange API")
+    n = 1024
+    producer, consumer = dev.create_stream(), dev.create_stream()
+    t = torch.zeros(n, dtype=torch.float32, device=f"cuda:{dev.device_id}")
+    torch.cuda.synchronize()
+    dst = dev.allocate(4 * n, stream=consumer)
+    dst.fill(0, stream=consumer)
+    consumer.sync()
+    cfg = LaunchConfig(grid=1, block=256)
+    launch(producer, cfg, kernels["slow_fill"], StridedMemoryView.from_dlpack(t, stream_ptr=-1),
+           np.uint32(n), np.float32(7.5), np.int64(_cycles(dev, 100)))
+    with torch.cuda.stream(torch.cuda.ExternalStream(int(producer.handle))):
+        view = StridedMemoryView.from_dlpack(t, stream_ptr=int(consumer.handle))
+    assert view.ptr == t.data_ptr() and view.exporting_obj is t
+    launch(consumer, cfg, kernels["copy"], view, dst, np.uint32(n))
+    consumer.sync()
+    assert producer.is_done  # the consumer's work could not run before the producer's
+    np.testing.assert_array_equal(_read_floats(dst, n, consumer), np.full(n, 7.5, np.float32))
+    dst.close()
+    consumer.sync()
+    producer.close()
+    consumer.close()
+
+
+@pytest.mark.gpu
 def test_cai_stream_ptr_minus_one_does_not_wait(dev, kernels):
     from cuda_core import LaunchConfig, launch
 
@@ -890,14 +1125,36 @@ def test_pinned_and_managed_memory(dev, stream):
     stream.sync()
 
 
+def _exported_strides(array):
+    """The strides (in elements) in the versioned DLPack capsule ``array`` exports, read raw;
+    None when the capsule has none."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    capsule = array.__dlpack__(stream=-1, max_version=(1, 3))
+    tensor = ctypes.cast(get(capsule, b"dltensor_versioned"),
+                         ctypes.POINTER(DLManagedTensorVersioned)).contents.dl_tensor
+    if not tensor.strides:
+        return None
+    return tuple(tensor.strides[i] for i in range(tensor.ndim))  # the capsule deletes itself
+
+
 @pytest.mark.gpu
 def test_cupy_arrays(dev, stream):
     cp = pytest.importorskip("cupy")
     base = cp.arange(24, dtype=cp.float32).reshape(4, 6)
     for array in (base, base.T, base[:, ::2], base[::-1]):
         want_strides = tuple(s // array.itemsize for s in array.strides)
+        exported = _exported_strides(array)
         for make in (StridedMemoryView.from_dlpack, StridedMemoryView.from_any_interface,
                      StridedMemoryView.from_cuda_array_interface):
+            if make is not StridedMemoryView.from_cuda_array_interface and exported not in (
+                    None, want_strides):
+                # CuPy 14 exports a negative stride divided as an unsigned number
+                # (4611686018427387898 for -6): a view of that would reach 2**64 bytes away.
+                with pytest.raises(BufferError, match="spans more than 2"):
+                    make(array, stream_ptr=int(stream.handle))
+                continue
             view = make(array, stream_ptr=int(stream.handle))
             assert view.ptr == array.data.ptr and view.shape == array.shape
             assert view.dtype == np.float32 and view.device_id == dev.device_id

@@ -73,3 +73,26 @@ cdef struct DLManagedTensorVersioned:
     void (*deleter)(DLManagedTensorVersioned*) noexcept nogil
     uint64_t flags
     DLTensor dl_tensor
+
+
+# The C exchange API (DLPack 1.3): a producer type's ``__dlpack_c_exchange_api__`` capsule,
+# named "dlpack_exchange_api", points to a DLPackExchangeAPI that lives as long as the process.
+# Only the members a consumer calls are typed; the others are placeholders of pointer size.
+
+cdef struct DLPackExchangeAPIHeader:
+    DLPackVersion version
+    DLPackExchangeAPIHeader* prev_api
+
+
+cdef struct DLPackExchangeAPI:
+    DLPackExchangeAPIHeader header
+    void* managed_tensor_allocator
+    # A new owning 1.x tensor of a Python object (no stream ordering); -1 with an exception set.
+    int (*managed_tensor_from_py_object_no_sync)(void* py_object,
+                                                 DLManagedTensorVersioned** out) noexcept
+    void* managed_tensor_to_py_object_no_sync
+    # A borrowed tensor filled in place, valid until the caller returns; may be NULL.
+    int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out) noexcept
+    # The producer's current stream on a device; -1 with an exception set.
+    int (*current_work_stream)(int32_t device_type, int32_t device_id,
+                               void** out_stream) noexcept
