@@ -2,6 +2,7 @@
 cuda_core.compat`` and CUDA_CORE_COMPAT=1, whether or not another ``cuda.core`` is installed.
 Each case runs in a fresh interpreter: compat mode is per process."""
 
+import ast
 import importlib.util
 import json
 import os
@@ -61,6 +62,28 @@ def fake_core(tmp_path):
     return tmp_path
 
 
+@pytest.fixture
+def startup_hook():
+    """Skips a test of CUDA_CORE_COMPAT=1 where cuda_core is installed outside any site
+    directory (``pip install --target`` put on PYTHONPATH): Python reads .pth files only in
+    site directories, so there the start-up hook cannot run. In an ordinary install it does,
+    and a hook that is there but did not run fails the test."""
+    where = os.path.dirname(os.path.dirname(os.path.abspath(cuda_core.__file__)))
+    assert os.path.exists(os.path.join(where, "cuda_core_compat.pth")), \
+        f"cuda_core_compat.pth is not installed beside the package, in {where}"
+    ran = run_python("import sys; print('cuda_core.compat' in sys.modules)",
+                     env={"CUDA_CORE_COMPAT": "1"})
+    if ran.stdout.strip() == "True":
+        return
+    listed = run_python("import site; print(repr(site.getsitepackages() + "
+                        "[site.getusersitepackages()]))")
+    site_dirs = {os.path.realpath(p) for p in ast.literal_eval(listed.stdout.strip())}
+    if os.path.realpath(where) not in site_dirs:
+        pytest.skip(f"cuda_core is installed in {where}, not a site directory (pip install "
+                    f"--target on PYTHONPATH?): Python reads no .pth file there, so there is "
+                    f"no start-up hook to run")
+
+
 def _env(fake_core, compat):
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(fake_core),
                                                        os.environ.get("PYTHONPATH")]))}
@@ -95,11 +118,11 @@ def test_without_compat_mode_the_other_cuda_core_is_imported(fake_core):
     assert got.stdout.split() == ["the", "other", "cuda.core", "False"]
 
 
-def test_the_environment_variable_turns_it_on_at_start(fake_core):
+def test_the_environment_variable_turns_it_on_at_start(fake_core, startup_hook):
     _check_probe(_json(run_python(_PROBE, env=_env(fake_core, "1"))))
 
 
-def test_subprocesses_inherit_it(fake_core):
+def test_subprocesses_inherit_it(fake_core, startup_hook):
     child = "import cuda.core; print(cuda.core.Device.__module__)"
     code = (f"import subprocess, sys\n"
             f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, "
@@ -185,7 +208,7 @@ def test_the_command_line_without_a_program(argv, code, text):
     assert text in got.stdout + got.stderr
 
 
-def test_nvidias_cuda_core_where_it_is_installed():
+def test_nvidias_cuda_core_where_it_is_installed(startup_hook):
     # The same as the stand-in above, with the real package: skipped where it is not installed.
     spec = importlib.util.find_spec("cuda.core")
     if spec is None:
