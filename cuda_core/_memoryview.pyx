@@ -255,10 +255,11 @@ cdef class StridedMemoryView:
 
     ``stream_ptr`` is the address of the **consumer**'s stream (an int, or an object with
     ``__index__`` such as ``cuda.bindings.driver.CUstream``). For DLPack it is handed to the
-    producer's ``__dlpack__`` (-1 as -1 and 0 as None for device memory; None for host memory);
-    for the CUDA Array Interface, when the producer names a stream other than the consumer's,
-    the consumer's stream waits for the producer's work queued so far (an event through the
-    driver). ``-1`` opts out of stream ordering; ``None`` is refused as ambiguous.
+    producer's ``__dlpack__`` (0 as None; a host producer refusing -1 is asked with None); for
+    the CUDA Array Interface and DLPack's C exchange API, when the producer's stream is not
+    the consumer's, the consumer's stream waits for the producer's work queued so far (an event
+    through the driver). ``-1`` opts out of stream ordering; ``None`` is refused as
+    ambiguous.
 
     Attributes
     ----------
@@ -323,25 +324,28 @@ cdef class StridedMemoryView:
     def from_dlpack(cls, obj, stream_ptr=None):
         """A view of an object that supports DLPack (``__dlpack__``), versioned (1.x) or not.
 
-        ``__dlpack__(stream=..., max_version=(1, 3))`` is asked; a producer that refuses
-        ``max_version`` (``TypeError``) is asked again without it. The consumed tensor's deleter
-        runs when the view is freed.
+        A producer type with a DLPack C exchange table (``__dlpack_c_exchange_api__``, DLPack
+        1.3: PyTorch) is read through it, without a Python call; the consumer's stream then
+        waits for the producer's current stream. Otherwise ``__dlpack__(stream=...,
+        max_version=(1, 3))`` is asked; a producer that refuses ``max_version`` (``TypeError``)
+        is asked again without it. The consumed tensor's deleter runs when the view is freed.
 
         Parameters
         ----------
         obj : object
             A DLPack producer: ``__dlpack__`` and ``__dlpack_device__``.
         stream_ptr : int
-            The consumer's stream, or -1 for no stream ordering. Device producers get -1 as -1,
-            0 as None (the legacy default stream) and any other value as is; host producers get
-            None for -1 and 0.
+            The consumer's stream, or -1 for no stream ordering. 0 is passed as None (the
+            legacy default stream), other values as is; a host producer that refuses -1 is
+            asked again with None.
 
         Raises
         ------
         BufferError
             ``stream_ptr`` is None; the capsule is not a DLPack tensor, was already consumed,
             or is of a major version other than 1; the memory is on a device type other than
-            CPU, CUDA, CUDA host (pinned) or CUDA managed.
+            CPU, CUDA, CUDA host (pinned) or CUDA managed; strides spanning more than 2**63
+            bytes.
         TypeError
             ``stream_ptr`` is not an int; an unsupported element type (bfloat16 needs
             ``ml_dtypes``).
