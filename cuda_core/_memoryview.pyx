@@ -57,7 +57,6 @@ cdef extern from "Python.h":
     object PyObject_CallMethodNoArgs(object obj, object name)
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
     object PyNumber_Index(object o)
-    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
 cdef extern from *:
@@ -66,7 +65,14 @@ cdef extern from *:
     static inline int cuda_core_smv_streq(const char* a, const char* b) { return strcmp(a, b) == 0; }
     static inline PyObject* cuda_core_smv_steal(PyObject* o) { return o; }
     static inline int cuda_core_smv_raise(void) { return -1; }
+    /* The characters of an ASCII str, in place; NULL (and no error) for any other str. */
+    static inline const char* cuda_core_smv_ascii(PyObject* s, Py_ssize_t* n) {
+        if (!PyUnicode_IS_ASCII(s)) return NULL;
+        *n = PyUnicode_GET_LENGTH(s);
+        return (const char*)PyUnicode_DATA(s);
+    }
     """
+    const char* _ascii "cuda_core_smv_ascii"(object s, Py_ssize_t* n) noexcept
     bint _streq "cuda_core_smv_streq"(const char* a, const char* b) noexcept nogil
     # A new reference handed to Cython as an object it owns.
     object steal "cuda_core_smv_steal"(PyObject* o)
@@ -126,6 +132,7 @@ cdef tuple _KW_STREAM_VERSION = (sys.intern("stream"), sys.intern("max_version")
 cdef tuple _KW_STREAM = (sys.intern("stream"),)
 # DLPack 1.x keeps one ABI for every minor version; newer dtype codes are refused by name.
 cdef tuple _MAX_VERSION = (1, 3)
+cdef object _NO_SYNC = -1
 cdef str _DLPACK = sys.intern("__dlpack__")
 cdef str _DLPACK_DEVICE = "__dlpack_device__"
 cdef str _K_SHAPE = "shape"
@@ -190,10 +197,9 @@ cdef object _typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsi
     cdef int code = -1, si
     if type(typestr) is not str:
         raise TypeError(f"{who}: 'typestr' must be a str, not {type(typestr).__name__}")
-    try:
-        s = PyUnicode_AsUTF8AndSize(typestr, &n)  # the str's own bytes for ASCII: no copy
-    except UnicodeError:
-        raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type") from None
+    s = _ascii(typestr, &n)
+    if s == NULL:
+        raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type (not ASCII)")
     if 3 <= n <= 4 and (s[0] == c'<' or s[0] == c'|' or s[0] == c'='):
         if n == 3 and c'1' <= s[2] <= c'8':
             size = s[2] - c'0'
@@ -920,22 +926,26 @@ cdef object _stream_int(object stream_ptr, str who):
                         f"{type(stream_ptr).__name__}") from None
 
 
-cdef object _call_dlpack(object obj, object stream):
+cdef PyObject* _try_dlpack(object obj, object stream) noexcept:
+    """``obj.__dlpack__(stream=stream, max_version=(1, 3))``, a new reference; NULL with the
+    exception set when it fails. A producer older than DLPack 1.0, which does not know
+    max_version (TypeError), is asked as the protocol says, without it."""
     cdef PyObject* args[3]
     cdef PyObject* r
     args[0] = <PyObject*>obj
     args[1] = <PyObject*>stream
     args[2] = <PyObject*>_MAX_VERSION
     r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM_VERSION)
-    if r == NULL:
-        if not PyErr_ExceptionMatches(TypeError):
-            raise_current()
-        # A producer older than DLPack 1.0 does not know max_version: ask it as the protocol
-        # says, without it (its legacy capsule is read below).
+    if r == NULL and PyErr_ExceptionMatches(TypeError):
         PyErr_Clear()
         r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM)
-        if r == NULL:
-            raise_current()
+    return r
+
+
+cdef object _call_dlpack(object obj, object stream):
+    cdef PyObject* r = _try_dlpack(obj, stream)
+    if r == NULL:
+        raise_current()
     return steal(r)
 
 
@@ -1001,10 +1011,19 @@ cdef object _dlpack_no_sync(object obj, str who):
     """``__dlpack__(stream=-1)``: no stream ordering. -1 is for device producers; a host
     producer may refuse it, and is then asked with its only stream, None. (Asking
     ``__dlpack_device__`` first would cost every device producer a second Python call.)"""
+    cdef PyObject* r = _try_dlpack(obj, _NO_SYNC)
+    if r != NULL:
+        return steal(r)
+    if PyErr_ExceptionMatches(AttributeError):
+        raise_current()
+    return _dlpack_host_retry(obj, who)
+
+
+cdef object _dlpack_host_retry(object obj, str who):
+    """With the producer's refusal of -1 pending: ask a host producer again with None; let a
+    device producer's refusal through."""
     try:
-        return _call_dlpack(obj, -1)
-    except AttributeError:
-        raise
+        raise_current()
     except Exception:
         try:
             dev = PyObject_CallMethodNoArgs(obj, _DLPACK_DEVICE)
