@@ -28,8 +28,7 @@ def _source_tree_error(exc):
         f"extensions (No module named {exc.name!r}): its parent folder comes first on sys.path "
         f"(the current directory, or the script's), so it shadows any installed cuda_core. "
         f"Run Python from another directory, or with -P / PYTHONSAFEPATH=1 (Python 3.11+); "
-        f"or install in "
-        f"editable mode (pip install -e .) to use the checkout itself.",
+        f"or install in editable mode (pip install -e .) to use the checkout itself.",
         name="cuda_core", path=__file__)
 
 
