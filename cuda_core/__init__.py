@@ -5,8 +5,41 @@ and the first use of the GPU there raises one :class:`CUDAError` that names the 
 """
 
 from cuda_core._version import __version__
-from cuda_core._errors import (CUDAError, CUDALaunchError, CUDAOutOfMemoryError, CUDAWarning,
-                               NVRTCError)
+
+
+def _source_tree_error(exc):
+    """The ImportError to raise instead of ``exc`` (the first compiled import failing), or None
+    where the package folder is not a source tree: one that holds ``.pyx`` sources and no
+    ``_errors`` extension built for this Python. Runs only on that failure."""
+    import importlib.machinery
+    import os
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    if (not any(n.endswith(".pyx") for n in names)
+            or any(n.startswith("_errors.") and n.endswith(suffixes) for n in names)):
+        return None
+    return ImportError(
+        f"cuda_core is being imported from its source tree at {folder}, which has no compiled "
+        f"extensions (No module named {exc.name!r}): its parent folder comes first on sys.path "
+        f"(the current directory, or the script's), so it shadows any installed cuda_core. "
+        f"Run Python from another directory, or with -P / PYTHONSAFEPATH=1 (Python 3.11+); "
+        f"or install in editable mode (pip install -e .) to use the checkout itself.",
+        name="cuda_core", path=__file__)
+
+
+try:
+    from cuda_core._errors import (CUDAError, CUDALaunchError, CUDAOutOfMemoryError,
+                                   CUDAWarning, NVRTCError)
+except ModuleNotFoundError as _exc:
+    if _exc.name == "cuda_core._errors" and (_error := _source_tree_error(_exc)) is not None:
+        raise _error from None  # the missing module is named in the message
+    raise
+del _source_tree_error
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event

@@ -1,4 +1,9 @@
-"""Importing the package must never touch the driver (CPU)."""
+"""Importing the package must never touch the driver, and an import from the source tree says so
+(CPU)."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -70,3 +75,72 @@ def test_no_visible_gpu_names_the_cause():
     result = run_python(code, env={"CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode == 0, result.stderr
     assert "no CUDA-capable GPU found" in result.stdout
+
+
+def _source_like_tree(root, with_pyx):
+    """A folder ``root/cuda_core`` shaped like the source tree: the installed ``__init__.py`` and
+    ``_version.py``, no compiled extension, and (``with_pyx``) a ``.pyx`` source."""
+    import shutil
+
+    pkg = root / "cuda_core"
+    pkg.mkdir()
+    installed = os.path.dirname(cuda_core.__file__)
+    for name in ("__init__.py", "_version.py"):
+        shutil.copy(os.path.join(installed, name), pkg / name)
+    if with_pyx:
+        (pkg / "_errors.pyx").write_text("# a source, not a compiled module\n")
+    return pkg
+
+
+def _import_in(cwd):
+    # `python -c` puts the current directory first on sys.path, unless PYTHONSAFEPATH is set.
+    env = dict(os.environ, PYTHONSAFEPATH="", CUDA_CORE_COMPAT="")
+    return subprocess.run([sys.executable, "-c", "import cuda_core"], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=120)
+
+
+def test_import_from_source_tree_names_the_cause(tmp_path):
+    pkg = _source_like_tree(tmp_path, with_pyx=True)
+    result = _import_in(tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith(
+        f"ImportError: cuda_core is being imported from its source tree at {pkg}, which has no "
+        f"compiled extensions (No module named 'cuda_core._errors')")
+    assert "Run Python from another directory" in lines[-1] and "pip install -e" in lines[-1]
+    # One error: the ModuleNotFoundError it replaces is neither shown nor chained.
+    assert "ModuleNotFoundError" not in result.stderr
+    assert "During handling" not in result.stderr and "direct cause" not in result.stderr
+
+
+def test_missing_extension_outside_a_source_tree_is_not_rewritten(tmp_path):
+    # No .pyx beside __init__.py: a broken install, not a source tree; the original error stands.
+    _source_like_tree(tmp_path, with_pyx=False)
+    result = _import_in(tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "ModuleNotFoundError: No module named 'cuda_core._errors'")
+
+
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(_CHECKOUT, "cuda_core", "_errors.pyx"))
+                    or any(n.startswith("_errors.") and n.endswith(".so")
+                           for n in os.listdir(os.path.join(_CHECKOUT, "cuda_core"))),
+                    reason="the tests do not sit in a source checkout without built extensions")
+def test_import_in_the_checkout_names_the_cause():
+    result = _import_in(_CHECKOUT)
+    assert result.returncode == 1
+    assert "cuda_core is being imported from its source tree at " in result.stderr
+    assert "ModuleNotFoundError" not in result.stderr
+
+
+def test_normal_import_loads_the_compiled_package():
+    code = ("import os, cuda_core, cuda_core._errors as e\n"
+            "assert os.path.dirname(e.__file__) == os.path.dirname(cuda_core.__file__)\n"
+            "assert not e.__file__.endswith('.py')\n"
+            "print('ok')\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

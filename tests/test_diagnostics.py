@@ -1,0 +1,124 @@
+"""``python -m cuda_core``: the diagnostic report (CPU, plus one GPU test)."""
+
+import re
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from helpers import gpu_probe, has_gpu
+
+from cuda_core import _diagnostics
+
+SECTIONS = ("cuda_core:", "Python:", "Packages:", "CUDA driver:", "Devices:",
+            "Compiler libraries:", "Environment:")
+
+
+def run_module(*args):
+    # Outside the source tree, whose cuda_core/ would shadow the installed package.
+    return subprocess.run([sys.executable, "-m", "cuda_core", *args], capture_output=True,
+                          text=True, timeout=120, cwd=tempfile.gettempdir())
+
+
+def section(text, title):
+    """The lines of section ``title`` (without the title)."""
+    lines = text.splitlines()
+    start = lines.index(title) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+def test_command_prints_every_section_and_exits_0():
+    result = run_module()
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line and not line.startswith("  ")] == list(SECTIONS)
+    assert "Traceback" not in result.stdout
+    import cuda_core
+
+    assert f"  version:  {cuda_core.__version__}" in section(result.stdout, "cuda_core:")
+
+
+@pytest.mark.skipif(has_gpu(), reason="a driver and GPU are present; see the GPU test")
+def test_command_says_there_is_no_gpu():
+    result = run_module()
+    assert result.returncode == 0, result.stderr
+    devices = section(result.stdout, "Devices:")
+    assert len(devices) == 1 and devices[0].startswith("  count: none: ")
+    assert re.search("CUDA driver not found|no CUDA-capable GPU", devices[0])
+    if gpu_probe()[1].startswith("no NVIDIA driver"):
+        assert section(result.stdout, "CUDA driver:") == [
+            "  found: no, libcuda.so.1 cannot be loaded (Failed to dlopen libcuda.so.1); "
+            "install an NVIDIA driver to use a GPU"]
+
+
+def test_usage():
+    assert run_module("--help").returncode == 0
+    result = run_module("--bogus")
+    assert result.returncode == 2 and result.stderr.startswith("usage: python -m cuda_core")
+
+
+def test_a_failing_probe_is_one_line_and_the_rest_still_prints(monkeypatch):
+    def broken():
+        raise RuntimeError("probe broke\nsecond line")
+
+    monkeypatch.setattr(_diagnostics, "_probe_driver", broken)
+    text = _diagnostics.report()
+    assert section(text, "CUDA driver:") == ["  error: RuntimeError: probe broke"]
+    assert "second line" not in text and "Traceback" not in text
+    for title in SECTIONS:
+        assert title in text.splitlines()
+    assert section(text, "Compiler libraries:")[0].startswith("  NVRTC:")
+
+
+def test_a_missing_compiler_names_its_pip_package(monkeypatch):
+    real = _diagnostics._compiler_version
+
+    def version(name):
+        if name == "nvJitLink":
+            raise RuntimeError("libnvJitLink.so.13 not found")
+        return real(name)
+
+    monkeypatch.setattr(_diagnostics, "_compiler_version", version)
+    rows = section(_diagnostics.report(), "Compiler libraries:")
+    assert [row.split(":")[0].strip() for row in rows] == ["NVRTC", "nvJitLink", "NVVM"]
+    assert rows[1] == ("  nvJitLink: not found (RuntimeError: libnvJitLink.so.13 not found); "
+                       "the pip package nvidia-nvjitlink provides it")
+
+
+def test_compiler_packages_are_the_declared_dependencies():
+    from importlib import metadata
+
+    required = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0].lower()
+                for r in metadata.requires("cuda-core-cy") or ()}
+    for _, _, package in _diagnostics._COMPILERS:
+        assert package in required
+
+
+def test_environment_lists_set_and_unset_variables(monkeypatch):
+    for name in _diagnostics.ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setenv("CUDA_HOME", "/opt/cuda")
+    rows = section(_diagnostics.report(), "Environment:")
+    assert rows[0] == "  CUDA_HOME:            /opt/cuda"
+    assert rows[1] == "  CUDA_VISIBLE_DEVICES: (set, empty)"
+    unset = rows[2].split(":", 1)[1].strip().split(", ")
+    assert rows[2].startswith("  unset:") and "CUDA_PATH" in unset and "CUDA_HOME" not in unset
+    assert len(rows) == 3
+
+
+@pytest.mark.gpu
+def test_command_lists_device_0_with_its_compute_capability():
+    from cuda_core import Device
+
+    cc = Device(0).compute_capability
+    result = run_module()
+    assert result.returncode == 0, result.stderr
+    assert section(result.stdout, "CUDA driver:")[0] == "  found:    yes"
+    devices = section(result.stdout, "Devices:")
+    device0 = next(row for row in devices if row.lstrip().startswith("0:"))
+    assert f"{Device(0).name}, compute capability {cc.major}.{cc.minor}, " in device0
+    assert "GiB" in device0
