@@ -13,6 +13,8 @@ import os
 import platform
 import sys
 
+from cuda_core import _compiler_libs as _libs
+
 __all__ = ["report"]
 
 # Set ones are printed with their values; the rest are named as unset.
@@ -29,12 +31,10 @@ ENV_VARS = (
     "PYTHONSAFEPATH",
 )
 
-# (label, name for cuda.pathfinder, the pip package that provides it)
-_COMPILERS = (
-    ("NVRTC", "nvrtc", "nvidia-cuda-nvrtc"),
-    ("nvJitLink", "nvJitLink", "nvidia-nvjitlink"),
-    ("NVVM", "nvvm", "nvidia-nvvm"),
-)
+# (label, name for cuda.pathfinder, the pip package that provides it), as cuda_core loads them
+_COMPILERS = tuple((label, name, _libs.COMPILERS[name].package)
+                   for label, name in (("NVRTC", "nvrtc"), ("nvJitLink", "nvJitLink"),
+                                       ("NVVM", "nvvm")))
 
 # (title, name of the probe function): looked up when the report runs, so a test can replace one.
 _SECTIONS = (
@@ -194,7 +194,7 @@ def _probe_compilers():
             version = _compiler_version(name)
         except Exception as exc:
             rows.append((label, f"not found ({_error_line(exc)}); the pip package {package} "
-                                f"provides it"))
+                                f"provides it, as does the extra cuda-core-cy[{_libs.EXTRA}]"))
             continue
         try:
             from cuda.pathfinder import load_nvidia_dynamic_lib
@@ -203,6 +203,8 @@ def _probe_compilers():
             where = f"{loaded.abs_path} (found via {loaded.found_via})"
             if loaded.found_via == "site-packages" and _dist_version(package):
                 where += f", {package} {_dist_version(package)}"
+            elif loaded.abs_path and (built := _libs.toolkit_version(loaded.abs_path)):
+                where += f", from CUDA {built[0]}.{built[1]}, not the {package} wheel"
         except Exception as exc:
             where = f"location unknown ({_error_line(exc)})"
         rows.append((label, f"{version}, {where}"))

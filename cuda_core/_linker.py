@@ -15,8 +15,10 @@ import warnings
 import weakref
 from typing import Any
 
+from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
-from cuda_core._errors import NVRTCError
+from cuda_core import _ptx
+from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._module import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType
@@ -197,8 +199,8 @@ class LinkerOptions:
         if unsupported:
             raise ValueError(
                 f"nvJitLink is not available and the driver's linker cannot honour "
-                f"LinkerOptions.{', LinkerOptions.'.join(unsupported)}; install nvJitLink "
-                f"(the nvidia-nvjitlink wheel) or leave them unset")
+                f"LinkerOptions.{', LinkerOptions.'.join(unsupported)}; leave them unset, or "
+                f"{_libs.install_hint('nvJitLink')}")
         options = []
         if self.arch is not None:
             _, number, suffix = _cu.arch_parts(self.arch)
@@ -218,14 +220,29 @@ class LinkerOptions:
 
 
 @functools.lru_cache(maxsize=None)
+def _nvjitlink_unavailable() -> str | None:
+    """None where nvJitLink 12.3 or newer can be loaded; otherwise why not, as a message that
+    names the pip package to install."""
+    try:
+        version = tuple(_libs.nvjitlink().version())
+    except CUDAError as exc:  # the library is missing
+        return str(exc)
+    except (ImportError, RuntimeError, OSError) as exc:
+        return str(_libs.missing_error("nvJitLink", exc))
+    if version < (12, 3):
+        return (f"nvJitLink {'.'.join(map(str, version))} is too old: Linker needs 12.3 or newer; "
+                f"{_libs.install_hint('nvJitLink')}")
+    return None
+
+
 def _nvjitlink_available() -> bool:
     """True where nvJitLink 12.3 or newer can be loaded."""
-    try:
-        from cuda.bindings import nvjitlink
+    return _nvjitlink_unavailable() is None
 
-        return tuple(nvjitlink.version()) >= (12, 3)
-    except (ImportError, RuntimeError, OSError):
-        return False
+
+def _without_nvjitlink() -> str:
+    """Why nvJitLink is not used, for the messages of the driver's linker."""
+    return _nvjitlink_unavailable() or "nvJitLink is not used"
 
 
 _NVJITLINK_INPUT = {"cubin": "CUBIN", "ptx": "PTX", "ltoir": "LTOIR", "fatbin": "FATBIN",
@@ -331,9 +348,20 @@ class Linker:
 
         for i, obj in enumerate(object_codes):
             if obj.code_type == "ltoir":
-                raise ValueError(f"Linker: input {i} is LTO IR, which only nvJitLink can link, "
-                                 f"and nvJitLink is not available (install nvidia-nvjitlink)")
-        self._driver = DriverLinker(self._options._driver_options())
+                raise ValueError(f"Linker: input {i} is LTO IR, which only nvJitLink can link: "
+                                 f"{_without_nvjitlink()}")
+        driver_options = self._options._driver_options()
+        for i, obj in enumerate(object_codes):
+            if obj.code_type == "ptx":  # the driver JIT-compiles PTX: is its ISA too new?
+                _ptx.check_loadable(obj.code, f"Linker input {i} ({obj.name or 'ptx'!r})",
+                                    NVRTCError)
+        try:
+            self._driver = DriverLinker(driver_options)
+        except CUDAError as exc:
+            # Without a driver, say first that nvJitLink is missing: it is what to install.
+            raise CUDAError(f"{_without_nvjitlink()}. The fallback, the CUDA driver's own "
+                            f"linker, cannot be used either: {exc}",
+                            exc.code, exc.name, exc.explanation) from None
         for i, obj in enumerate(object_codes):
             name = obj.name or f"input{i}.{obj.code_type}"
             self._driver.add(obj.code, obj.code_type, name, isinstance(obj.code, str))
@@ -387,7 +415,7 @@ class Linker:
             raise ValueError("this Linker was made with LinkerOptions(ptx=True), so it links to "
                              "PTX: call link('ptx')")
         if self._backend == CompilerBackendType.DRIVER and target == "ptx":
-            raise ValueError("the driver's linker cannot produce PTX; install nvJitLink")
+            raise ValueError(f"the driver's linker cannot produce PTX: {_without_nvjitlink()}")
         with self._lock:
             if self._result is None:
                 self._result = self._link(target)

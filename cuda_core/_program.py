@@ -20,6 +20,7 @@ import threading
 import weakref
 from typing import Any
 
+from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker, LinkerOptions
@@ -73,8 +74,7 @@ def _user_cache_dir() -> str:
 
 
 def _nvrtc_version() -> tuple[int, int]:
-    from cuda.bindings import nvrtc
-
+    nvrtc = _libs.nvrtc()
     err, major, minor = nvrtc.nvrtcVersion()
     _nvrtc_check(err, "nvrtcVersion")
     return major, minor
@@ -929,15 +929,13 @@ class Program:
         if state.code is None:
             state.code = _code_bytes(self._source)
         if ct == "c++":
-            from cuda.bindings import nvrtc
-
+            nvrtc = _libs.nvrtc()
             err, prog = nvrtc.nvrtcCreateProgram(state.code, opts.name.encode(), 0, [], [])
             _nvrtc_check(err, "nvrtcCreateProgram")
             state.handle = prog
             state.finalizer = weakref.finalize(self, _destroy_nvrtc, prog)
         elif ct == "nvvm":
-            from cuda.bindings import nvvm
-
+            nvvm = _libs.nvvm()
             prog = nvvm.create_program()
             state.handle = prog
             state.finalizer = weakref.finalize(self, _destroy_nvvm, prog)
@@ -1275,6 +1273,7 @@ def _libdevice() -> bytes:
         path = find_bitcode_lib("device")
     except Exception as exc:  # cuda.pathfinder's not-found errors have no common base
         raise RuntimeError(f"ProgramOptions.use_libdevice=True, but libdevice was not found "
-                           f"({exc}); install the nvidia-nvvm wheel or set CUDA_HOME") from None
+                           f"({exc}); it comes with libNVVM: {_libs.install_hint('nvvm')}, or set "
+                           f"CUDA_HOME to a CUDA toolkit") from None
     with open(path, "rb") as f:
         return f.read()

@@ -85,16 +85,21 @@ def test_a_missing_compiler_names_its_pip_package(monkeypatch):
     rows = section(_diagnostics.report(), "Compiler libraries:")
     assert [row.split(":")[0].strip() for row in rows] == ["NVRTC", "nvJitLink", "NVVM"]
     assert rows[1] == ("  nvJitLink: not found (RuntimeError: libnvJitLink.so.13 not found); "
-                       "the pip package nvidia-nvjitlink provides it")
+                       "the pip package nvidia-nvjitlink provides it, as does the extra "
+                       "cuda-core-cy[cu13]")
 
 
-def test_compiler_packages_are_the_declared_dependencies():
+def test_compiler_packages_are_the_cu13_extra():
     from importlib import metadata
 
-    required = {re.split(r"[<>=!~; \[]", r, maxsplit=1)[0].lower()
-                for r in metadata.requires("cuda-core-cy") or ()}
+    def name(requirement):
+        return re.split(r"[<>=!~; \[]", requirement, maxsplit=1)[0].lower()
+
+    requires = metadata.requires("cuda-core-cy") or ()
+    plain = {name(r) for r in requires if "extra ==" not in r}
+    cu13 = {name(r) for r in requires if re.search(r"""extra == ["']cu13["']""", r)}
     for _, _, package in _diagnostics._COMPILERS:
-        assert package in required
+        assert package in cu13 and package not in plain
 
 
 def test_environment_lists_set_and_unset_variables(monkeypatch):
