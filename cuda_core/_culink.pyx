@@ -14,6 +14,7 @@ from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUjit_option, CUjitInputType, 
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport make_driver_error, warn_cleanup
 
+from cuda_core import _ptx
 from cuda_core._errors import NVRTCError
 
 __all__ = ["DriverLinker", "JIT_OPTIONS", "INPUT_TYPES"]
@@ -125,7 +126,10 @@ cdef class DriverLinker:
     cdef _fail(self, CUresult err, str what):
         base = make_driver_error(err)
         log = self.error_log()
-        raise NVRTCError(f"{what} failed: {base}" + (f"\n{log}" if log else ""),
+        text = str(base)
+        if err == cydriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+            text = _ptx.unsupported_message("a PTX input", None, _ptx.driver_version())
+        raise NVRTCError(f"{what} failed: {text}" + (f"\n{log}" if log else ""),
                          base.code, base.name, base.explanation, log)
 
     def add(self, object code, str code_type, str name, bint is_path):

@@ -32,6 +32,9 @@ from cuda_core._stream cimport Stream, as_stream
 
 from cuda.bindings import driver as _driver_py
 
+from cuda_core import _ptx
+from cuda_core._errors import CUDAError
+
 __all__ = ["Kernel", "KernelAttributes", "KernelOccupancy", "MaxPotentialBlockSizeOccupancyResult",
            "ObjectCode", "ParamInfo"]
 
@@ -352,6 +355,8 @@ cdef class ObjectCode:
                 f"an ObjectCode of code_type {self._code_type!r} cannot be loaded: link it "
                 f"first, e.g. Linker(obj, options=LinkerOptions(link_time_optimization=True))"
                 f".link('cubin') for LTO IR")
+        if self._code_type == "ptx":  # before the driver JIT-compiles PTX too new for it
+            _ptx.check_loadable(self._code, f"ObjectCode {self._name!r} (ptx)", CUDAError)
         ensure_driver()
         with _load_lock:
             if self._library != NULL:
@@ -367,6 +372,13 @@ cdef class ObjectCode:
                 c_data = PyBytes_AS_STRING(data)  # NUL-terminated, as PTX must be
                 with nogil:
                     err = cydriver.cuLibraryLoadData(&lib, c_data, NULL, NULL, 0, NULL, NULL, 0)
+            if err == cydriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+                base = make_driver_error(err)
+                isa = (_ptx.ptx_isa_version(_ptx._head(self._code))
+                       if self._code_type == "ptx" else None)
+                raise CUDAError(_ptx.unsupported_message(
+                    f"ObjectCode {self._name!r} ({self._code_type}): its PTX", isa,
+                    _ptx.driver_version()), base.code, base.name, base.explanation)
             if err != CUDA_SUCCESS:
                 raise make_driver_error(
                     err, f"loading ObjectCode {self._name!r} ({self._code_type}) failed")
