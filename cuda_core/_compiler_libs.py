@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import mmap
+import os
 import re
+import sys
 import warnings
 from typing import Any, NamedTuple
 
@@ -89,7 +91,19 @@ def _warn_outside_wheel(name: str, loaded: Any) -> None:
         f"{c.label} was loaded from {path} ({have}, found via {via}), not from the {c.package} "
         f"wheel: cuda_core expects {c.label} of CUDA {CUDA_MAJOR}.x from that wheel"
         + f"; to use the wheel's, {install_hint(name)}",
-        CUDAWarning, stacklevel=3)
+        CUDAWarning, stacklevel=_outside_level())
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` (for a warning its caller raises) of the first frame outside this
+    package: the user's line that compiled something."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 @functools.lru_cache(maxsize=None)

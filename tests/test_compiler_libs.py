@@ -166,3 +166,14 @@ def test_a_failed_load_is_tried_again(monkeypatch, fresh_loads):
     monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
                         lambda name: FakeLoaded("/x/libnvJitLink.so.13", "site-packages"))
     assert libs.load("nvJitLink").abs_path == "/x/libnvJitLink.so.13"
+
+
+def test_the_warning_points_at_the_callers_line(tmp_path, monkeypatch, fresh_loads):
+    import cuda.pathfinder
+
+    path = fake_nvvm(tmp_path)
+    monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
+                        lambda name: FakeLoaded(path, "CUDA_PATH"))
+    with pytest.warns(CUDAWarning) as record:
+        libs.nvvm()
+    assert record[0].filename == __file__
