@@ -4,7 +4,9 @@ Importing this package never touches the driver: a machine without a GPU or driv
 and the first use of the GPU there raises one :class:`CUDAError` that names the cause.
 """
 
-from cuda_core._version import __version__
+# The redundant alias exports it to type checkers; it stays out of __all__, so that
+# ``from cuda_core import *`` does not overwrite the importer's own __version__.
+from cuda_core._version import __version__ as __version__
 
 
 def _source_tree_error(exc):

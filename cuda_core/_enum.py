@@ -1,10 +1,11 @@
 """``enum.StrEnum`` on every supported Python (it is 3.11+)."""
 
 import enum
+import sys
 
 __all__ = ["StrEnum"]
 
-if hasattr(enum, "StrEnum"):
+if sys.version_info >= (3, 11):
     StrEnum = enum.StrEnum
 else:
     class StrEnum(str, enum.Enum):

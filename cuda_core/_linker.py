@@ -13,7 +13,7 @@ import functools
 import threading
 import warnings
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
@@ -22,6 +22,9 @@ from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._module import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType
+
+if TYPE_CHECKING:
+    from cuda_core._culink import DriverLinker
 
 __all__ = ["Linker", "LinkerOptions"]
 
@@ -124,6 +127,11 @@ class LinkerOptions:
         if self.numba_debug is not None:
             warnings.warn("LinkerOptions.numba_debug is deprecated and has no effect",
                           DeprecationWarning, stacklevel=3)
+
+    def _name(self) -> str:
+        """``name``, which __post_init__ made a str."""
+        assert self.name is not None
+        return self.name
 
     def as_bytes(self, backend: CompilerBackendType | str = "nvjitlink") -> list[bytes]:
         """The options as nvJitLink flags.
@@ -294,10 +302,10 @@ class Linker:
                  "_error_log", "_info_log", "_lock", "__weakref__")
 
     def __init__(self, *object_codes: ObjectCode, options: LinkerOptions | dict | None = None):
-        self._handle = None
-        self._driver = None
-        self._finalizer = None
-        self._result = None
+        self._handle: int | None = None  # the nvJitLink handle
+        self._driver: DriverLinker | None = None  # or the driver's linker
+        self._finalizer: weakref.finalize | None = None
+        self._result: ObjectCode | None = None
         self._error_log = ""
         self._info_log = ""
         self._lock = threading.Lock()
@@ -318,6 +326,12 @@ class Linker:
             self._start_nvjitlink(object_codes)
         else:
             self._start_driver(object_codes)
+
+    def _nvjitlink_handle(self) -> int:
+        """The nvJitLink handle, for a Linker of that backend."""
+        handle = self._handle
+        assert handle is not None, "a Linker on nvJitLink has its handle from __init__ on"
+        return handle
 
     def _start_nvjitlink(self, object_codes: tuple[ObjectCode, ...]) -> None:
         from cuda.bindings import nvjitlink
@@ -369,7 +383,7 @@ class Linker:
     def _raise_nvjitlink(self, exc: Exception, what: str) -> None:
         from cuda.bindings import nvjitlink
 
-        log = _nvjitlink_log(nvjitlink, self._handle, "error")
+        log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
         self._error_log = log
         raise NVRTCError(f"{what}: {exc}" + (f"\n{log}" if log else ""),
                          getattr(exc, "status", None), str(exc), None, log) from None
@@ -428,10 +442,10 @@ class Linker:
             finally:
                 self._info_log = self._driver.info_log()
                 self._error_log = self._driver.error_log()
-            return ObjectCode._init(image, target, name=self._options.name)
+            return ObjectCode._init(image, target, name=self._options._name())
         from cuda.bindings import nvjitlink
 
-        handle = self._handle
+        handle = self._nvjitlink_handle()
         try:
             nvjitlink.complete(handle)
         except nvjitlink.nvJitLinkError as exc:
@@ -447,7 +461,7 @@ class Linker:
             buf = bytearray(nvjitlink.get_linked_ptx_size(handle))
             nvjitlink.get_linked_ptx(handle, buf)
             image = bytes(buf).rstrip(b"\0")
-        return ObjectCode._init(image, target, name=self._options.name)
+        return ObjectCode._init(image, target, name=self._options._name())
 
     def get_error_log(self) -> str:
         """The linker's error log: live while the Linker is open, the copy taken at
@@ -457,7 +471,7 @@ class Linker:
                 return self._driver.error_log()
             from cuda.bindings import nvjitlink
 
-            return _nvjitlink_log(nvjitlink, self._handle, "error")
+            return _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
         return self._error_log
 
     def get_info_log(self) -> str:
@@ -467,7 +481,7 @@ class Linker:
                 return self._driver.info_log()
             from cuda.bindings import nvjitlink
 
-            return _nvjitlink_log(nvjitlink, self._handle, "info")
+            return _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "info")
         return self._info_log
 
     @property
@@ -477,7 +491,7 @@ class Linker:
         self._check_open()
         if self._driver is not None:
             return self._driver.handle
-        return self._handle
+        return self._nvjitlink_handle()
 
     @property
     def is_closed(self) -> bool:
@@ -496,8 +510,8 @@ class Linker:
             if self._result is None:
                 from cuda.bindings import nvjitlink
 
-                self._error_log = _nvjitlink_log(nvjitlink, self._handle, "error")
-                self._info_log = _nvjitlink_log(nvjitlink, self._handle, "info")
+                self._error_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
+                self._info_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "info")
             self._finalizer()
 
     def __repr__(self) -> str:

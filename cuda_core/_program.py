@@ -316,6 +316,11 @@ class ProgramOptions:
             check(value)
             self.__dict__[field] = value
 
+    def _name(self) -> str:
+        """``name``, never None: setting None restores the default."""
+        assert self.name is not None
+        return self.name
+
     def __repr__(self) -> str:
         d = self.__dict__
         shown = [f"name={self.name!r}"] + [f"{f}={d[f]!r}" for f in _FIELD_ORDER
@@ -501,7 +506,7 @@ for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
 assert set(_CHECKS) == set(_FIELD_ORDER), set(_FIELD_ORDER) ^ set(_CHECKS)
 
 # help(ProgramOptions) and inspect.signature show the fields, as for a generated __init__.
-ProgramOptions.__init__.__signature__ = inspect.Signature(
+ProgramOptions.__init__.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # read by inspect
     [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     + [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.default,
                          annotation=f.type) for f in dataclasses.fields(ProgramOptions)])
@@ -721,6 +726,7 @@ def _check_code(code: Any, code_type: str) -> str | bytes:
     if isinstance(code, os.PathLike):
         raise TypeError("Program: code is a path; pass the file's contents instead (for example "
                         "pathlib.Path(p).read_text(), or read_bytes() for NVVM bitcode)")
+    data: str | bytes
     if isinstance(code, str):
         data = code
     elif isinstance(code, bytes) or (code_type == "nvvm" and isinstance(code, bytearray)):
@@ -731,14 +737,14 @@ def _check_code(code: Any, code_type: str) -> str | bytes:
                         f"{type(code).__name__}")
     if not data and code_type != "c++":  # an empty C++ file is a valid translation unit
         raise ValueError(f"Program: {code_type} code is empty")
-    if code_type != "nvvm" and ("\0" if isinstance(data, str) else b"\0") in data:
+    if code_type != "nvvm" and (b"\0" in data if isinstance(data, bytes) else "\0" in data):
         raise ValueError(f"Program: {code_type} code must not contain NUL characters")
     return data
 
 
 def _code_bytes(code: str | bytes) -> bytes:
     """The source as the compiler (and the cache key) sees it: a str as UTF-8."""
-    if type(code) is bytes:
+    if isinstance(code, bytes):
         return code
     try:
         return code.encode()
@@ -824,13 +830,13 @@ class _ProgramState:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.handle = None
-        self.finalizer = None
+        self.handle: Any = None  # nvrtcProgram, nvvmProgram (int) or the linker's handle
+        self.finalizer: weakref.finalize | None = None
         self.used = False
         self.closed = False
-        self.linker = None
-        self.pch_status = None
-        self.code = None
+        self.linker: Linker | None = None
+        self.pch_status: PCHStatusType | None = None
+        self.code: bytes | None = None
 
 
 # Guards only the creation of each Program's _ProgramState (a few instructions, once per
@@ -898,7 +904,7 @@ class Program:
         self._source = code
         self._code_type = ct
         self._options = options
-        self._state = None
+        self._state: _ProgramState | None = None
 
     def _get_state(self) -> _ProgramState:
         state = self._state
@@ -930,7 +936,7 @@ class Program:
             state.code = _code_bytes(self._source)
         if ct == "c++":
             nvrtc = _libs.nvrtc()
-            err, prog = nvrtc.nvrtcCreateProgram(state.code, opts.name.encode(), 0, [], [])
+            err, prog = nvrtc.nvrtcCreateProgram(state.code, opts._name().encode(), 0, [], [])
             _nvrtc_check(err, "nvrtcCreateProgram")
             state.handle = prog
             state.finalizer = weakref.finalize(self, _destroy_nvrtc, prog)
@@ -941,7 +947,7 @@ class Program:
             state.finalizer = weakref.finalize(self, _destroy_nvvm, prog)
         else:
             self._arch()
-            linker = Linker(ObjectCode._init(state.code, "ptx", name=opts.name),
+            linker = Linker(ObjectCode._init(state.code, "ptx", name=opts._name()),
                             options=self._options._linker_options())
             state.linker = linker
             state.handle = linker.handle
@@ -1053,6 +1059,7 @@ class Program:
         target = _TARGET_OF[ct].get(target_type) if type(target_type) is str else None
         if target is None:
             target = self._check_target(target_type)
+        names: tuple[str, ...]
         if type(name_expressions) is tuple and not name_expressions:
             names = ()
         else:
@@ -1087,7 +1094,7 @@ class Program:
                 if ((code_type == target or not code_type)
                         and (not names or (mapping is not None
                                            and all(n in mapping for n in names)))):
-                    return ObjectCode._init(code, target, name=opts.name,
+                    return ObjectCode._init(code, target, name=opts._name(),
                                             symbol_mapping=mapping)
         else:
             try:
@@ -1095,7 +1102,7 @@ class Program:
             except KeyError:
                 hit = None
             if hit is not None:
-                found = _object_code_from_cache(hit, target, opts.name, bool(names))
+                found = _object_code_from_cache(hit, target, opts._name(), bool(names))
                 if found is not None:
                     return found
         result = self._compile(target, names, logs)
@@ -1214,7 +1221,7 @@ class Program:
             err, lowered = nvrtc.nvrtcGetLoweredName(prog, name.encode())
             _nvrtc_check(err, f"nvrtcGetLoweredName({name!r})")
             mapping[name] = lowered.decode() if isinstance(lowered, bytes) else str(lowered)
-        return ObjectCode._init(buf, target, name=opts.name, symbol_mapping=mapping)
+        return ObjectCode._init(buf, target, name=opts._name(), symbol_mapping=mapping)
 
     def _compile_nvvm(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
         from cuda.bindings import nvvm
@@ -1222,6 +1229,7 @@ class Program:
         opts = self._options
         prog = state.handle
         code = state.code
+        assert code is not None, "made by _new_handle"
 
         def program_log() -> str:
             size = nvvm.get_program_log_size(prog)
@@ -1233,7 +1241,7 @@ class Program:
 
         flags = [f.decode() for f in opts.as_bytes("nvvm", target)]
         try:
-            nvvm.add_module_to_program(prog, code, len(code), opts.name)
+            nvvm.add_module_to_program(prog, code, len(code), opts._name())
             for name, src in _extra_sources(opts.extra_sources):
                 nvvm.add_module_to_program(prog, src, len(src), name)
             if opts.use_libdevice:
@@ -1255,14 +1263,15 @@ class Program:
         data = bytes(buf)
         if target == "ptx":
             data = data.rstrip(b"\0")
-        return ObjectCode._init(data, target, name=opts.name)
+        return ObjectCode._init(data, target, name=opts._name())
 
     def _compile_ptx(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
-        linker = state.linker
+        linker, code = state.linker, state.code
+        assert linker is not None and code is not None, "made by _new_handle"
         result = linker.link("cubin")
         _cu.write_log(logs, linker.get_info_log())
         if target == "ptx":
-            return ObjectCode._init(state.code, "ptx", name=self._options.name)
+            return ObjectCode._init(code, "ptx", name=self._options._name())
         return result
 
 

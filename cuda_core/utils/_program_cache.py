@@ -282,8 +282,9 @@ class ProgramCacheResource(abc.ABC):
         """Store every entry of a mapping, or of an iterable of ``(key, value)`` pairs, one
         ``self[key] = value`` after the other (an error leaves the earlier ones stored)."""
         if isinstance(items, Mapping) or hasattr(items, "keys"):
-            for key in items.keys():
-                self[key] = items[key]
+            mapping: Any = items  # a Mapping, or anything with keys() and [] (as dict.update)
+            for key in mapping.keys():
+                self[key] = mapping[key]
             return
         try:
             pairs = iter(items)
@@ -681,7 +682,7 @@ class FileStreamProgramCache(ProgramCacheResource):
 
     def _scan(self) -> list[tuple[int, str, int, os.stat_result]]:
         """(mtime_ns, name, size, stat) of every entry file; removes stale temporary files."""
-        found = []
+        found: list[tuple[int, str, int, os.stat_result]] = []
         now = time.time_ns()
         try:
             it = os.scandir(self._path)
@@ -705,13 +706,16 @@ class FileStreamProgramCache(ProgramCacheResource):
         return found
 
     def _evict(self, protect: str) -> None:
+        limit = self._max
+        if limit is None:  # unbounded
+            return
         found = self._scan()
         total = sum(size for _, _, size, _ in found)
-        if total <= self._max:
+        if total <= limit:
             return
         found.sort(key=lambda e: (e[0], e[1]))
         for _, name, size, st in found:
-            if total <= self._max:
+            if total <= limit:
                 break
             if name == protect:
                 continue
@@ -811,15 +815,16 @@ def _compiler_identity(backend: str) -> str:
             return f"nvvm {version} ir {ir} " + _lib_identity("nvvm")
         if backend == "nvjitlink":
             # As Linker.which_backend(): nvJitLink 12.3+, else the driver's linker.
+            linker_version: tuple[int, ...] | None
             try:
                 from cuda.bindings import nvjitlink
 
-                version = tuple(nvjitlink.version())
+                linker_version = tuple(nvjitlink.version())
             except Exception:
-                version = None
-            if version is None or version < (12, 3):
+                linker_version = None
+            if linker_version is None or linker_version < (12, 3):
                 return _driver_linker_identity()
-            return f"nvjitlink {'.'.join(map(str, version))} " + _lib_identity("nvJitLink")
+            return f"nvjitlink {'.'.join(map(str, linker_version))} " + _lib_identity("nvJitLink")
     except Exception:
         return f"{backend} unknown"
     raise AssertionError(backend)
@@ -905,11 +910,8 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     those files yourself and pass the digest, so that editing one changes the key. Headers the
     compiler ships are covered by the compiler identity.
     """
-    # cuda_core._program imports this module, so it is loaded by now; the look-up is cheaper
-    # than an import statement on every call.
-    _program = sys.modules.get("cuda_core._program")
-    if _program is None:
-        from cuda_core import _program
+    # cuda_core._program imports this module, so it is loaded by now (the import is a look-up).
+    from cuda_core import _program
     if isinstance(code, str):
         pass
     elif isinstance(code, (bytes, bytearray)):
@@ -949,6 +951,7 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
         from cuda_core import _compiler_utils
 
         arch = _compiler_utils.resolve_arch("ProgramOptions", None)
+    names: tuple[str | bytes, ...]
     if type(name_expressions) is tuple and not name_expressions:
         names = ()
     else:
@@ -956,16 +959,16 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
                 name_expressions, Iterable):
             raise TypeError(f"name_expressions must be a sequence of str or bytes, "
                             f"not {type(name_expressions).__name__}")
-        names = []
+        found: list[str | bytes] = []
         for i, expr in enumerate(name_expressions):
             if isinstance(expr, str):
-                names.append(str.__str__(expr))
+                found.append(str.__str__(expr))
             elif isinstance(expr, bytes):
-                names.append(bytes(expr))
+                found.append(bytes(expr))
             else:
                 raise TypeError(f"name_expressions[{i}] must be a str or bytes, "
                                 f"not {type(expr).__name__}")
-        names = tuple(names)
+        names = tuple(found)
     if extra_digest is not None:
         if not isinstance(extra_digest, (bytes, bytearray)):
             raise TypeError(f"extra_digest must be bytes or None, "
