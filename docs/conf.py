@@ -1,21 +1,27 @@
 """Sphinx configuration for the cuda_core documentation.
 
-Build locally (not part of CI); autodoc imports the installed package, which needs
-``cuda-bindings`` but no GPU or driver::
+autodoc imports the installed package, which needs ``cuda-bindings`` but no GPU or driver. CI
+builds it nitpicky, with warnings as errors (.ci/run)::
 
-    python3 -m pip install . sphinx
-    sphinx-build -b html docs docs/_build/html
+    python3 -m pip install ".[docs]"
+    sphinx-build -n -W -b html docs docs/_build/html
 """
 
 import os
 import re
+import sys
 
 from sphinx.util.nodes import make_refnode
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)
+
+# autodoc documents the installed package. Run from the repository root (python -m sphinx),
+# the root would be on sys.path, and its cuda_core/ holds sources without compiled modules.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 
 # The version is read from the source tree so that it matches the checkout being documented.
-with open(os.path.join(_HERE, os.pardir, "cuda_core", "_version.py")) as _f:
+with open(os.path.join(_ROOT, "cuda_core", "_version.py")) as _f:
     release = re.search(r'__version__\s*=\s*"([^"]+)"', _f.read()).group(1)
 version = ".".join(release.split(".")[:2])
 
