@@ -293,9 +293,11 @@ class Linker:
     NVRTCError
         An input the linker rejects (with the linker's log).
 
-    .. note:: Uses ``nvJitLinkCreate``/``nvJitLinkAddData``/``nvJitLinkComplete``; where
-       nvJitLink is unavailable, ``cuLinkCreate``/``cuLinkAddData``/``cuLinkComplete`` (which
-       need a current context).
+    Notes
+    -----
+    Uses ``nvJitLinkCreate``/``nvJitLinkAddData``/``nvJitLinkComplete``; where
+    nvJitLink is unavailable, ``cuLinkCreate``/``cuLinkAddData``/``cuLinkComplete`` (which
+    need a current context).
     """
 
     __slots__ = ("_options", "_backend", "_handle", "_driver", "_finalizer", "_result",

@@ -267,24 +267,6 @@ cdef class StridedMemoryView:
     through the driver). ``-1`` opts out of stream ordering; ``None`` is refused as
     ambiguous.
 
-    Attributes
-    ----------
-    ptr : int
-        The address of the first element (``data + byte_offset`` for DLPack).
-    shape : tuple of int
-    strides : tuple of int or None
-        In elements, not bytes; None when the producer gave none (C-contiguous).
-    dtype : numpy.dtype or None
-        None only for :meth:`from_buffer` given an ``itemsize`` and no ``dtype``.
-    size : int
-        The number of elements.
-    device_id : int
-        The device holding the memory; -1 for host memory a device cannot access.
-    is_device_accessible : bool
-    readonly : bool
-    exporting_obj : object
-        The producer (the ``Buffer`` for :meth:`from_buffer`); kept alive by the view.
-
     Notes
     -----
     ``copy_from``, ``copy_to``, ``as_tensor_map`` and the DLPack re-export (``__dlpack__``) of
@@ -506,7 +488,7 @@ cdef class StridedMemoryView:
 
     @property
     def ptr(self):
-        """The address of the first element, as an int."""
+        """The address of the first element, as an int (``data + byte_offset`` for DLPack)."""
         return self._ptr
 
     @property

@@ -404,7 +404,9 @@ cdef class ObjectCode:
         CUDAError
             ``CUDA_ERROR_NOT_FOUND`` when the code has no such kernel.
 
-        .. note:: Calls ``cuLibraryGetKernel``.
+        Notes
+        -----
+        Calls ``cuLibraryGetKernel``.
         """
         cdef CUkernel kernel = NULL
         cdef CUresult err
@@ -978,7 +980,9 @@ cdef class KernelOccupancy:
         -------
         int
 
-        .. note:: Calls ``cuOccupancyMaxActiveBlocksPerMultiprocessor``.
+        Notes
+        -----
+        Calls ``cuOccupancyMaxActiveBlocksPerMultiprocessor``.
         """
         cdef int bs = _int_arg(block_size, "block_size", 1, 0x7FFFFFFF)
         cdef size_t smem = _int_arg(dynamic_shared_memory_size, "dynamic_shared_memory_size", 0,
@@ -1012,7 +1016,9 @@ cdef class KernelOccupancy:
         MaxPotentialBlockSizeOccupancyResult
             ``(min_grid_size, max_block_size)``.
 
-        .. note:: Calls ``cuOccupancyMaxPotentialBlockSize``.
+        Notes
+        -----
+        Calls ``cuOccupancyMaxPotentialBlockSize``.
         """
         global _b2d_callable, _b2d_error
         cdef int min_grid = 0, block = 0
@@ -1087,7 +1093,9 @@ cdef class KernelOccupancy:
         -------
         int
 
-        .. note:: Calls ``cuOccupancyMaxPotentialClusterSize``; needs compute capability 9.0.
+        Notes
+        -----
+        Calls ``cuOccupancyMaxPotentialClusterSize``; needs compute capability 9.0.
         """
         cdef CUlaunchConfig cfg
         cdef CUlaunchAttribute attr
@@ -1116,7 +1124,9 @@ cdef class KernelOccupancy:
         -------
         int
 
-        .. note:: Calls ``cuOccupancyMaxActiveClusters``; needs compute capability 9.0.
+        Notes
+        -----
+        Calls ``cuOccupancyMaxActiveClusters``; needs compute capability 9.0.
         """
         cdef CUlaunchConfig cfg
         cdef CUlaunchAttribute attr

@@ -874,10 +874,12 @@ class Program:
     RuntimeError
         ``arch`` not given and no context current.
 
-    .. note:: Construction only checks and stores. The program is created with
-       ``nvrtcCreateProgram`` / ``nvvmCreateProgram`` / ``nvJitLinkCreate`` on first use
-       (:attr:`handle`, or a :meth:`compile` that is not answered by a cache); :meth:`close`
-       (or garbage collection) destroys it.
+    Notes
+    -----
+    Construction only checks and stores. The program is created with
+    ``nvrtcCreateProgram`` / ``nvvmCreateProgram`` / ``nvJitLinkCreate`` on first use
+    (:attr:`handle`, or a :meth:`compile` that is not answered by a cache); :meth:`close`
+    (or garbage collection) destroys it.
     """
 
     __slots__ = ("_source", "_code_type", "_options", "_state", "__weakref__")
@@ -1052,8 +1054,10 @@ class Program:
         NVRTCError
             Compilation failed; the message and ``log`` hold the compiler's log.
 
-        .. note:: Calls ``nvrtcCompileProgram`` (``nvrtcAddNameExpression``,
-           ``nvrtcGetLoweredName``), ``nvvmCompileProgram`` or ``nvJitLinkComplete``.
+        Notes
+        -----
+        Calls ``nvrtcCompileProgram`` (``nvrtcAddNameExpression``,
+        ``nvrtcGetLoweredName``), ``nvvmCompileProgram`` or ``nvJitLinkComplete``.
         """
         ct = self._code_type
         target = _TARGET_OF[ct].get(target_type) if type(target_type) is str else None

@@ -1,19 +1,27 @@
 """Sphinx configuration for the cuda_core documentation.
 
-Build locally (not part of CI); autodoc imports the installed package, which needs
-``cuda-bindings`` but no GPU or driver::
+autodoc imports the installed package, which needs ``cuda-bindings`` but no GPU or driver. CI
+builds it nitpicky, with warnings as errors (.ci/run)::
 
-    python3 -m pip install . sphinx
-    sphinx-build -b html docs docs/_build/html
+    python3 -m pip install ".[docs]"
+    sphinx-build -n -W -b html docs docs/_build/html
 """
 
 import os
 import re
+import sys
+
+from sphinx.util.nodes import make_refnode
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(_HERE)
+
+# autodoc documents the installed package. Run from the repository root (python -m sphinx),
+# the root would be on sys.path, and its cuda_core/ holds sources without compiled modules.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 
 # The version is read from the source tree so that it matches the checkout being documented.
-with open(os.path.join(_HERE, os.pardir, "cuda_core", "_version.py")) as _f:
+with open(os.path.join(_ROOT, "cuda_core", "_version.py")) as _f:
     release = re.search(r'__version__\s*=\s*"([^"]+)"', _f.read()).group(1)
 version = ".".join(release.split(".")[:2])
 
@@ -38,6 +46,28 @@ autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
 }
+
+# The build is nitpicky in CI (sphinx-build -n -W). It uses no intersphinx, so that it needs no
+# network; names from outside the package are listed here instead of linked.
+nitpick_ignore = [
+    ("py:class", "os.PathLike"),
+    ("py:class", "abc.ABC"),
+    ("py:class", "collections.abc.Iterable"),
+    ("py:class", "collections.abc.Mapping"),
+    ("py:class", "collections.abc.MutableSet"),
+    ("py:class", "numpy.dtype"),
+    ("py:func", "sys.unraisablehook"),
+    # Private base classes that show-inheritance names.
+    ("py:class", "cuda_core._device._DeviceAttributes"),
+    ("py:class", "cuda_core._memory._mempool._MemPool"),
+]
+nitpick_ignore_regex = [
+    ("py:class", r"cuda\.bindings\..*"),
+    # Words of numpydoc type fields that are prose, not types: "int, optional",
+    # "sequence of str", "1-3 ints", '{"device", "host"}', "ctypes function pointer".
+    ("py:class", r"optional|sequence|callable|iterable|checked|source"),
+    ("py:class", r".*[^\w.].*"),
+]
 
 templates_path = []
 exclude_patterns = ["_build"]
@@ -79,6 +109,29 @@ def _drop_embedded_signature(app, what, name, obj, options, lines):
             del lines[0]
 
 
+def _resolve_short_name(app, env, node, contnode):
+    # Docstrings name the package's own classes as readers see them (``Stream``,
+    # ``KernelAttributes``, ``Device.create_graph_builder``), but autodoc renders a docstring
+    # under the module that defines the object (``cuda_core._module``, ``cuda_core.graph``),
+    # where such a short name does not resolve. Resolve it to the one documented cuda_core
+    # object whose full name ends with it; leave it unresolved (a warning) when none or
+    # several match.
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip(".~")
+    domain = env.get_domain("py")
+    objtypes = set(domain.objtypes_for_role(node["reftype"]) or ())
+    matches = [(name, entry) for name, entry in domain.objects.items()
+               if name.startswith("cuda_core.") and name.endswith("." + target)
+               and not entry.aliased and (not objtypes or entry.objtype in objtypes)]
+    if len(matches) != 1:
+        return None
+    name, entry = matches[0]
+    return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode,
+                        name)
+
+
 def setup(app):
+    app.connect("missing-reference", _resolve_short_name)
     app.connect("autodoc-process-docstring", _keep_inline_summary, priority=600)
     app.connect("autodoc-process-docstring", _drop_embedded_signature, priority=400)

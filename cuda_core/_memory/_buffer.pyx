@@ -538,8 +538,10 @@ cdef class Buffer:
         stream : Stream, optional
             The stream that orders the free.
 
-        .. note:: Calls ``mr.deallocate(ptr, size, stream=...)``; for the pool resources that is
-           ``cuMemFreeAsync``.
+        Notes
+        -----
+        Calls ``mr.deallocate(ptr, size, stream=...)``; for the pool resources that is
+        ``cuMemFreeAsync``.
         """
         cdef Stream s = None
         if self._closed:
@@ -616,7 +618,9 @@ cdef class Buffer:
             If the sizes differ (the message names both), or ``dst`` is None and this buffer
             has no memory resource.
 
-        .. note:: Calls ``cuMemcpyAsync``.
+        Notes
+        -----
+        Calls ``cuMemcpyAsync``.
         """
         cdef Stream s = require_stream(stream, "Buffer.copy_to()")
         cdef Buffer d
@@ -658,7 +662,9 @@ cdef class Buffer:
         ValueError
             If the sizes differ (the message names both).
 
-        .. note:: Calls ``cuMemcpyAsync``.
+        Notes
+        -----
+        Calls ``cuMemcpyAsync``.
         """
         cdef Stream s = require_stream(stream, "Buffer.copy_from()")
         cdef Buffer sb
@@ -694,7 +700,9 @@ cdef class Buffer:
             If an int is out of range, the pattern is not 1, 2 or 4 bytes, the size is not a
             multiple of the pattern, or the address is not aligned to it.
 
-        .. note:: Calls ``cuMemsetD8Async``, ``cuMemsetD16Async`` or ``cuMemsetD32Async``.
+        Notes
+        -----
+        Calls ``cuMemsetD8Async``, ``cuMemsetD16Async`` or ``cuMemsetD32Async``.
         """
         cdef Stream s = require_stream(stream, "Buffer.fill()")
         cdef int width

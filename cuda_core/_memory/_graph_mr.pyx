@@ -105,8 +105,10 @@ class GraphMemoryResource(MemoryResource):
     ----------
     device : Device or int
 
-    .. note:: Allocates with ``cuMemAllocAsync`` on the capturing stream, checked with
-       ``cuStreamGetCaptureInfo``; frees with ``cuMemFreeAsync``.
+    Notes
+    -----
+    Allocates with ``cuMemAllocAsync`` on the capturing stream, checked with
+    ``cuStreamGetCaptureInfo``; frees with ``cuMemFreeAsync``.
     """
 
     __slots__ = ("_device_id",)

@@ -47,7 +47,9 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
         -------
         Buffer
 
-        .. note:: Calls ``cuMemAllocHost``.
+        Notes
+        -----
+        Calls ``cuMemAllocHost``.
         """
         cdef size_t n = check_size(size, "LegacyPinnedMemoryResource.allocate()")
         cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.allocate()")

@@ -119,7 +119,9 @@ cdef class ManagedBuffer(Buffer):
         stream : Stream
             Keyword-only, required.
 
-        .. note:: Calls ``cuMemPrefetchAsync``.
+        Notes
+        -----
+        Calls ``cuMemPrefetchAsync``.
         """
         cdef Stream s = require_stream(stream, "ManagedBuffer.prefetch()")
         cdef CUmemLocation loc
@@ -519,7 +521,9 @@ cdef class ManagedMemoryResource(_MemPool):
         -------
         ManagedBuffer
 
-        .. note:: Calls ``cuMemAllocFromPoolAsync``, or ``cuMemAllocManaged`` on the fallback.
+        Notes
+        -----
+        Calls ``cuMemAllocFromPoolAsync``, or ``cuMemAllocManaged`` on the fallback.
         """
         cdef size_t n = check_size(size, self._what)
         cdef Stream s = require_stream(stream, self._what)

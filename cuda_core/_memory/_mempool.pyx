@@ -125,7 +125,9 @@ cdef class _MemPool(MemoryResource):
         CUDAOutOfMemoryError
             When the pool cannot grow; the message names the size.
 
-        .. note:: Calls ``cuMemAllocFromPoolAsync``.
+        Notes
+        -----
+        Calls ``cuMemAllocFromPoolAsync``.
         """
         cdef size_t n = check_size(size, self._what)
         cdef Stream s = require_stream(stream, self._what)
@@ -168,8 +170,10 @@ cdef class _MemPool(MemoryResource):
             the pool's device, which does not wait for work on non-blocking streams: pass the
             stream the memory was last used on.
 
-        .. note:: Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
-           releases the pool once its last allocation is freed.
+        Notes
+        -----
+        Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
+        releases the pool once its last allocation is freed.
         """
         what = f"{type(self).__name__}.deallocate()"
         cdef Stream s = optional_stream(stream, what)

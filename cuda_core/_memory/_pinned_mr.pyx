@@ -39,8 +39,10 @@ cdef class PinnedMemoryResource(_MemPool):
         (``Device().properties.host_memory_pools_supported``); use
         :class:`LegacyPinnedMemoryResource` there.
 
-    .. note:: Calls ``cuMemPoolCreate`` with a ``CU_MEM_LOCATION_TYPE_HOST`` (or
-       ``_HOST_NUMA``) location, then ``cuMemPoolSetAccess``.
+    Notes
+    -----
+    Calls ``cuMemPoolCreate`` with a ``CU_MEM_LOCATION_TYPE_HOST`` (or
+    ``_HOST_NUMA``) location, then ``cuMemPoolSetAccess``.
     """
 
     cdef object _numa_id

@@ -267,8 +267,10 @@ cdef class VirtualMemoryResource(MemoryResource):
         -------
         Buffer
 
-        .. note:: Calls ``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap`` and
-           ``cuMemSetAccess``.
+        Notes
+        -----
+        Calls ``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap`` and
+        ``cuMemSetAccess``.
         """
         cdef size_t n = check_size(size, "VirtualMemoryResource.allocate()")
         cdef Stream s = optional_stream(stream, "VirtualMemoryResource.allocate()")
@@ -373,8 +375,10 @@ cdef class VirtualMemoryResource(MemoryResource):
         Buffer
             The resized buffer. ``buf`` is closed: its memory now belongs to the result.
 
-        .. note:: Calls ``cuMemCreate``, ``cuMemMap`` and ``cuMemSetAccess``; when moving also
-           ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
+        Notes
+        -----
+        Calls ``cuMemCreate``, ``cuMemMap`` and ``cuMemSetAccess``; when moving also
+        ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
         """
         cdef Buffer old
         cdef size_t n = check_size(new_size, "VirtualMemoryResource.modify_allocation()")
