@@ -147,6 +147,19 @@ cdef str _K_VERSION = "version"
 cdef type _ndarray = numpy.ndarray
 
 
+cdef bint _numpy_exports_c_strides():
+    parts = numpy.__version__.split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) >= (2, 4)
+    except (IndexError, ValueError):
+        return True
+
+
+# Whether NumPy's DLPack export gives strides for a C-contiguous array (2.4 and later): what
+# the in-place read of an ndarray reproduces. Set once, at import.
+cdef bint _NUMPY_C_STRIDES = _numpy_exports_c_strides()
+
+
 cdef inline int _size_index(Py_ssize_t nbytes) noexcept nogil:
     if nbytes == 1:
         return 0
@@ -1194,7 +1207,10 @@ cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
     for i in range(nd):
         v._shape[i] = dims[i]
         v._strides[i] = strides[i] // isz
-    v._has_strides = nd > 0  # NumPy exports no strides for a 0-d array
+    # NumPy exports no strides for a 0-d array, and before 2.4 none for a C-contiguous one.
+    v._has_strides = nd > 0 and (_NUMPY_C_STRIDES or not (PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS))
+    if not v._has_strides:
+        _fill_c_strides(v)
     v._dtype = <object>descr
     v._itemsize = isz
     v._ptr = <intptr_t>PyArray_BYTES(a)
