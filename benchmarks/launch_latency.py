@@ -60,7 +60,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _harness import (Case, Contender, Prepared, Target,  # noqa: E402
+from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
                       add_arguments, device_meta, finish, run_cases, run_script)
 
 OURS = "cuda_core"
@@ -559,11 +559,21 @@ def _core_graph_setup(module: str):
 ONE = (1, 1, 1)
 
 
+def _bench_floor_module():
+    """``cuda_core._bench_floor``, which only a wheel built with ``CUDA_CORE_BENCH=1`` has."""
+    try:
+        from cuda_core import _bench_floor
+    except ImportError:
+        raise Unavailable("cuda_core was built without _bench_floor: build it with"
+                          " CUDA_CORE_BENCH=1 (benchmarks/README.md)") from None
+    return _bench_floor
+
+
 def _floor_prepare(core: _Core, v: Variant):
     """What the floors launch for ``v``: the handle of the case's stream (our stream, or the
     default-stream handle), the handle launch() passes for the kernel on it, and the kernel's
     buffers, the path proved first with the C loop (writing arguments read back)."""
-    from cuda_core import _bench_floor
+    _bench_floor = _bench_floor_module()
     from cuda_core._kernel_args import _packed_arguments
     from cuda_core._launcher import _launch_handle
 
@@ -584,7 +594,7 @@ def _floor_prepare(core: _Core, v: Variant):
 
 
 def _floor_setup(v: Variant):
-    from cuda_core import _bench_floor
+    _bench_floor = _bench_floor_module()
     from cuda_core._kernel_args import _packed_arguments
 
     core = _Core(OURS)
@@ -605,7 +615,7 @@ def _python_floor_setup(v: Variant):
     """``_bench_floor.python_floor``, called as ours is (same statement, same argument objects),
     launching what the C floor launches: a Python call that releases the GIL around the
     driver call and does nothing else."""
-    from cuda_core import _bench_floor
+    _bench_floor = _bench_floor_module()
     from cuda_core._kernel_args import _packed_arguments
 
     core = _Core(OURS)
@@ -629,7 +639,7 @@ def _python_floor_setup(v: Variant):
 
 
 def _floor_graph_setup():
-    from cuda_core import _bench_floor
+    _bench_floor = _bench_floor_module()
 
     raw = _Raw()
     try:

@@ -6,9 +6,10 @@
   GIL around the launch can cost per call (the Python floor);
 * ``graph_launch_loop``: cuGraphLaunch in a C loop.
 
-Built with the package so that they call the driver exactly as the launcher does (through
-cuda.bindings.cydriver) on the same kernel, stream and argument bytes. Private: only
-``benchmarks/`` uses it.
+Built as ``cuda_core._bench_floor``, beside the package's modules, so that they call the driver
+exactly as the launcher does (through cuda.bindings.cydriver) on the same kernel, stream and
+argument bytes. Only ``benchmarks/`` uses it, and only a build with ``CUDA_CORE_BENCH=1`` has
+it (benchmarks/README.md); the user wheel leaves it out.
 """
 
 from cuda.bindings cimport cydriver
