@@ -776,30 +776,28 @@ cdef bint _zero_volume(StridedMemoryView v) noexcept:
     return False
 
 
-cdef bint _is_c(StridedMemoryView v) noexcept:
+cdef bint _dense_in_order(StridedMemoryView v, bint last_fastest) noexcept:
+    """Dense with the last dimension fastest (C order) or the first (Fortran order); extent-1
+    dimensions do not count, and an empty view is dense."""
     cdef int64_t want = 1
-    cdef int i
-    if not v._has_strides or _zero_volume(v):
-        return True
-    for i in range(v._ndim - 1, -1, -1):
-        if v._shape[i] != 1:
-            if v._strides[i] != want:
-                return False
-            want *= v._shape[i]
-    return True
-
-
-cdef bint _is_f(StridedMemoryView v) noexcept:
-    cdef int64_t want = 1
-    cdef int i
+    cdef int k, i
     if _zero_volume(v):
         return True
-    for i in range(v._ndim):
+    for k in range(v._ndim):
+        i = v._ndim - 1 - k if last_fastest else k
         if v._shape[i] != 1:
             if v._strides[i] != want:
                 return False
             want *= v._shape[i]
     return True
+
+
+cdef inline bint _is_c(StridedMemoryView v) noexcept:
+    return not v._has_strides or _dense_in_order(v, True)
+
+
+cdef inline bint _is_f(StridedMemoryView v) noexcept:
+    return _dense_in_order(v, False)
 
 
 cdef bint _is_dense_any(StridedMemoryView v) noexcept:
@@ -1182,6 +1180,34 @@ cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI
     return 0
 
 
+cdef int _read_ndarray(StridedMemoryView v, object obj, object dt, Py_ssize_t isz,
+                      bint with_strides) except -1:
+    """The fields of the ndarray ``obj`` (elements of ``isz`` bytes, strides whole elements),
+    read in place; strides reported only ``with_strides``."""
+    cdef PyArrayObject* a = <PyArrayObject*>obj
+    cdef int nd = PyArray_NDIM(a)
+    cdef npy_intp* dims = PyArray_DIMS(a)
+    cdef npy_intp* strides = PyArray_STRIDES(a)
+    cdef int i
+    _alloc_dims(v, nd)
+    for i in range(nd):
+        v._shape[i] = dims[i]
+    v._has_strides = with_strides
+    if with_strides:
+        for i in range(nd):
+            v._strides[i] = strides[i] // isz
+    else:
+        _fill_c_strides(v)
+    v._dtype = dt
+    v._itemsize = isz
+    v._ptr = <intptr_t>PyArray_BYTES(a)
+    v._readonly = (PyArray_FLAGS(a) & NPY_ARRAY_WRITEABLE) == 0
+    v._device_id = -1
+    v._device_accessible = False
+    v._exporting_obj = obj
+    return 0
+
+
 cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
     """What NumPy's own DLPack export would give, read from the array's fields (no capsule).
     False, with nothing set, where the export could differ (a dtype not in the table or of
@@ -1190,7 +1216,6 @@ cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
     cdef PyArrayObject* a = <PyArrayObject*>obj
     cdef PyObject* descr = <PyObject*>PyArray_DESCR(a)
     cdef int nd = PyArray_NDIM(a)
-    cdef npy_intp* dims = PyArray_DIMS(a)
     cdef npy_intp* strides = PyArray_STRIDES(a)
     cdef Py_ssize_t i, k = -1, isz
     for i in range(_NCODES * _NSIZES):
@@ -1203,21 +1228,9 @@ cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
     for i in range(nd):
         if strides[i] % isz:
             return False
-    _alloc_dims(v, nd)
-    for i in range(nd):
-        v._shape[i] = dims[i]
-        v._strides[i] = strides[i] // isz
     # NumPy exports no strides for a 0-d array, and before 2.4 none for a C-contiguous one.
-    v._has_strides = nd > 0 and (_NUMPY_C_STRIDES or not (PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS))
-    if not v._has_strides:
-        _fill_c_strides(v)
-    v._dtype = <object>descr
-    v._itemsize = isz
-    v._ptr = <intptr_t>PyArray_BYTES(a)
-    v._readonly = (PyArray_FLAGS(a) & NPY_ARRAY_WRITEABLE) == 0
-    v._device_id = -1
-    v._device_accessible = False
-    v._exporting_obj = obj
+    _read_ndarray(v, obj, <object>descr, isz, nd > 0 and (
+        _NUMPY_C_STRIDES or not (PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS)))
     return True
 
 
@@ -1269,7 +1282,8 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
 cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
     cdef str who = "StridedMemoryView.from_array_interface()"
     cdef PyArrayObject* a
-    cdef Py_ssize_t i, nd, isz
+    cdef Py_ssize_t i, isz
+    cdef bint c_order
     if type(obj) is _ndarray:
         # The fields that __array_interface__ would put in a new dict, read in place: strides
         # None exactly when NumPy's interface gives None (C-contiguous), byte strides otherwise.
@@ -1278,28 +1292,13 @@ cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
         isz = dt.itemsize
         if isz <= 0:
             raise TypeError(f"{who}: elements of {isz} bytes ({dt}) cannot be viewed")
-        nd = PyArray_NDIM(a)
-        _alloc_dims(v, nd)
-        for i in range(nd):
-            v._shape[i] = PyArray_DIMS(a)[i]
-        if PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS:
-            v._has_strides = False
-            _fill_c_strides(v)
-        else:
-            for i in range(nd):
+        c_order = (PyArray_FLAGS(a) & NPY_ARRAY_C_CONTIGUOUS) != 0
+        if not c_order:
+            for i in range(PyArray_NDIM(a)):
                 if PyArray_STRIDES(a)[i] % isz:
                     raise BufferError(f"{who}: stride {PyArray_STRIDES(a)[i]} bytes is not a "
                                       f"whole number of {isz}-byte elements")
-                v._strides[i] = PyArray_STRIDES(a)[i] // isz
-            v._has_strides = True
-        v._dtype = dt
-        v._itemsize = isz
-        v._ptr = <intptr_t>PyArray_BYTES(a)
-        v._readonly = (PyArray_FLAGS(a) & NPY_ARRAY_WRITEABLE) == 0
-        v._device_id = -1
-        v._device_accessible = False
-        v._exporting_obj = obj
-        return 0
+        return _read_ndarray(v, obj, dt, isz, not c_order)
     d = _interface(obj, "__array_interface__", who)
     _read_interface(v, d, obj, who)
     v._device_id = -1
