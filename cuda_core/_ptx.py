@@ -10,7 +10,6 @@ error where the driver reports it.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from typing import Any
@@ -59,20 +58,17 @@ def max_ptx_isa(cuda_version: int) -> tuple[int, int] | None:
     return None
 
 
-@functools.lru_cache(maxsize=1)
-def _cached_driver_version() -> int | None:
-    try:
-        from cuda.bindings import driver
-
-        err, version = driver.cuDriverGetVersion()  # needs no cuInit
-    except Exception:  # no driver library: loading reports that
-        return None
-    return int(version) if err == driver.CUresult.CUDA_SUCCESS else None
-
-
 def driver_version() -> int | None:
-    """The driver's CUDA version (``cuDriverGetVersion``), or None without a driver."""
-    return _cached_driver_version()
+    """The driver's CUDA version in ``cuDriverGetVersion``'s form (13000 for 13.0), or None
+    where the driver cannot be initialized (loading then reports why)."""
+    from cuda_core._driver import driver_version as version_pair
+    from cuda_core._errors import CUDAError
+
+    try:
+        major, minor = version_pair()
+    except CUDAError:
+        return None
+    return major * 1000 + minor * 10
 
 
 def _version_text(cuda_version: int) -> str:
