@@ -17,29 +17,14 @@ import numpy as np
 import pytest
 
 from helpers import run_python
+from helpers.dlpack import (DLDataType, DLDevice, DLPackVersion, DLTensor, kDLBfloat, kDLBool,
+                            kDLComplex, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLFloat,
+                            kDLInt, kDLUInt)
 from helpers.memory import NumpyMemoryResource
 from cuda_core._kernel_args import _packed_arguments
 from cuda_core.utils import StridedMemoryView, args_viewable_as_strided_memory
 
-kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
-kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool = 0, 1, 2, 4, 5, 6
-
-
 # -- a DLPack producer from the specification ----------------------------------------------------
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
 
 DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -47,10 +32,6 @@ DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 class DLManagedTensor(ctypes.Structure):
     _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                 ("deleter", DELETER)]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
 
 
 class DLManagedTensorVersioned(ctypes.Structure):
