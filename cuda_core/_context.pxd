@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext
+from cuda.bindings.cydriver cimport CUcontext, CUresult
 
 
 cdef class Context:
@@ -13,5 +13,39 @@ cdef int primary_ordinal(CUcontext handle) noexcept nogil
 cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)
 cdef Context current_context()
+cdef int current_ordinal() except -1
 cdef int push_if_needed(CUcontext ctx) except -1 nogil
 cdef int pop_pushed() except -1 nogil
+
+
+# The scoped context guard: ``enter_context(guard, ctx)`` makes ``ctx`` current on the calling
+# thread unless it already is, and the guard pops it again when it goes out of scope (the C
+# function returns, on every path, exception or not) or at ``exit_context(guard)``, whichever
+# comes first. A NULL ``ctx`` is a no-op (a default stream that is not bound to a device).
+# Declare it as a local of the function that needs the context: ``cdef ContextGuard guard``.
+# Costs one cuCtxGetCurrent when the context is already current; works without the GIL.
+cdef extern from *:
+    """
+    struct cuda_core_ContextGuard {
+        CUresult (*pop)(CUcontext*) = nullptr;
+        cuda_core_ContextGuard() = default;
+        cuda_core_ContextGuard(const cuda_core_ContextGuard&) = delete;
+        cuda_core_ContextGuard& operator=(const cuda_core_ContextGuard&) = delete;
+        void exit() {
+            if (pop) {
+                CUcontext ignored;
+                CUresult (*fn)(CUcontext*) = pop;
+                pop = nullptr;
+                fn(&ignored);
+            }
+        }
+        ~cuda_core_ContextGuard() { exit(); }
+    };
+    """
+    cdef cppclass ContextGuard "cuda_core_ContextGuard":
+        void exit "exit"() noexcept nogil
+
+cdef int enter_context(ContextGuard& guard, CUcontext ctx) except -1 nogil
+
+cdef inline void exit_context(ContextGuard& guard) noexcept nogil:
+    guard.exit()

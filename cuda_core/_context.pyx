@@ -152,7 +152,6 @@ cdef int adopt_primary(CUcontext current) except -2:
 cdef Context context_from_handle(CUcontext handle):
     """The Context object for a raw handle: the known primary one, or a new non-owning view."""
     cdef CUdevice dev = 0
-    cdef CUcontext popped
     cdef int ordinal = primary_ordinal(handle)
     if ordinal >= 0:
         return _primary[ordinal]
@@ -161,11 +160,10 @@ cdef Context context_from_handle(CUcontext handle):
             return ctx
     cdef unsigned int flags = 0
     cdef int active = 0
-    HANDLE_RETURN(cydriver.cuCtxPushCurrent(handle))
-    try:
-        HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
-    finally:
-        HANDLE_RETURN(cydriver.cuCtxPopCurrent(&popped))
+    cdef ContextGuard guard
+    enter_context(guard, handle)
+    HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+    exit_context(guard)
     # Another library may have made the primary context (e.g. CUDA runtime users): it is ours
     # to share if it is active. An inactive primary cannot be this handle, and retaining it
     # would create it, so it is left alone.
@@ -187,6 +185,18 @@ cdef Context current_context():
     return context_from_handle(handle)
 
 
+cdef int current_ordinal() except -1:
+    """The device of the context current on this thread, or 0 when none is (as ``Device()``)."""
+    cdef CUdevice dev = 0
+    cdef CUresult err
+    ensure_driver()
+    err = cydriver.cuCtxGetDevice(&dev)
+    if err == cydriver.CUDA_ERROR_INVALID_CONTEXT:
+        return 0
+    HANDLE_RETURN(err)
+    return dev
+
+
 cdef int push_if_needed(CUcontext ctx) except -1 nogil:
     """Make ``ctx`` current for one call; returns 1 when it pushed (pop with pop_pushed)."""
     cdef CUcontext current = NULL
@@ -200,4 +210,35 @@ cdef int push_if_needed(CUcontext ctx) except -1 nogil:
 cdef int pop_pushed() except -1 nogil:
     cdef CUcontext ignored
     HANDLE_RETURN(cydriver.cuCtxPopCurrent(&ignored))
+    return 0
+
+
+cdef CUresult _pop_context(CUcontext* popped) noexcept nogil:
+    # The guard's exit: a pop after our own successful push cannot fail in a way the caller
+    # could act on, and a destructor has no way to raise.
+    return cydriver.cuCtxPopCurrent(popped)
+
+
+cdef extern from *:
+    """
+    static inline void cuda_core_guard_arm(cuda_core_ContextGuard& guard,
+                                           CUresult (*pop)(CUcontext*)) {
+        guard.pop = pop;
+    }
+    """
+    void _arm_guard "cuda_core_guard_arm"(ContextGuard& guard,
+                                          CUresult (*pop)(CUcontext*) noexcept nogil) noexcept nogil
+
+
+cdef int enter_context(ContextGuard& guard, CUcontext ctx) except -1 nogil:
+    """Make ``ctx`` current until ``guard`` goes out of scope (see _context.pxd)."""
+    cdef CUcontext current = NULL
+    if ctx == NULL:
+        return 0
+    guard.exit()  # a guard entered twice pops its first context before pushing the second
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+    if current == ctx:
+        return 0
+    HANDLE_RETURN(cydriver.cuCtxPushCurrent(ctx))
+    _arm_guard(guard, _pop_context)
     return 0

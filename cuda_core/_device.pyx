@@ -8,8 +8,9 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS, CUuuid
 from libc.string cimport memset
 
-from cuda_core._context cimport (Context, primary_context, context_from_handle,
-                                 push_if_needed, pop_pushed)
+from cuda_core._checks cimport check_ordinal
+from cuda_core._context cimport (Context, ContextGuard, primary_context, context_from_handle,
+                                 current_ordinal, enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver, device_count
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport create_event
@@ -85,35 +86,6 @@ cdef list _thread_devices():
     return devices
 
 
-cdef int _current_ordinal() except -1:
-    """The device of the context current on this thread, or 0 when none is."""
-    cdef CUdevice dev = 0
-    cdef CUresult err = cydriver.cuCtxGetDevice(&dev)
-    if err == cydriver.CUDA_ERROR_INVALID_CONTEXT:
-        return 0
-    HANDLE_RETURN(err)
-    return dev
-
-
-cdef int _ordinal(object device_id) except -1:
-    """Validate a device id's type and sign; needs no driver."""
-    if type(device_id) is int:
-        value = device_id
-    elif isinstance(device_id, bool):
-        raise TypeError("device_id must be an int, a Device or None, not bool")
-    else:
-        try:
-            value = device_id.__index__()
-        except AttributeError:
-            raise TypeError(f"device_id must be an int, a Device or None, not "
-                            f"{type(device_id).__name__}") from None
-    if value < 0:
-        raise ValueError(f"device_id must be >= 0, got {value}")
-    if value > 0x7FFFFFFF:
-        raise ValueError(f"device_id {value} is out of range")
-    return value
-
-
 cdef int _check_range(int idx, int count) except -1:
     if idx >= count:
         raise ValueError(f"device_id {idx} is out of range: this machine has {count} CUDA "
@@ -153,11 +125,11 @@ class Device:
         cdef int idx
         if device_id is None:
             devices = _thread_devices()
-            idx = _current_ordinal()
+            idx = current_ordinal()
         elif isinstance(device_id, Device):
             return device_id
         else:
-            idx = _ordinal(device_id)
+            idx = check_ordinal(device_id, "device_id")
             devices = _thread_devices()
             _check_range(idx, len(devices))
         dev = devices[idx]
@@ -443,10 +415,9 @@ class Device:
         """
         cdef Context ctx = self._require_context()
         cdef CUresult err
-        cdef int pushed
+        cdef ContextGuard guard
         with nogil:
-            pushed = push_if_needed(ctx._handle)
+            enter_context(guard, ctx._handle)
             err = cydriver.cuCtxSynchronize()
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         HANDLE_RETURN(err)

@@ -3,8 +3,9 @@
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUevent, CUresult, CUDA_SUCCESS
 
-from cuda_core._context cimport Context, push_if_needed, pop_pushed
-from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
+from cuda_core._context cimport Context, ContextGuard, enter_context
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._resource cimport Resource
 
 from cuda.bindings import driver as _driver_py
 
@@ -13,7 +14,7 @@ from cuda_core._options import EventOptions, check_or_create_options
 __all__ = ["Event", "EventOptions"]
 
 
-cdef class Event:
+cdef class Event(Resource):
     """A CUDA event. Not constructible: use :meth:`Device.create_event` or
     :meth:`Stream.record`.
 
@@ -25,30 +26,23 @@ cdef class Event:
         raise RuntimeError("Event objects cannot be instantiated directly; use "
                            "Device.create_event() or Stream.record()")
 
-    def __dealloc__(self):
+    cdef int _release(self) except -1:
         cdef CUresult err
-        if not self._closed and self._handle != NULL:
-            self._closed = True
+        if self._handle != NULL:
             err = cydriver.cuEventDestroy(self._handle)
-            warn_cleanup("cuEventDestroy", err)
-
-    cdef int _check_open(self) except -1:
-        if self._closed:
-            raise RuntimeError("this Event is closed")
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "cuEventDestroy")
         return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._handle
 
     def close(self):
         """Destroy the event. Idempotent; work already recorded still completes.
 
         .. note:: Calls ``cuEventDestroy``.
         """
-        if not self._closed:
-            self._closed = True
-            HANDLE_RETURN(cydriver.cuEventDestroy(self._handle))
-
-    @property
-    def is_closed(self):
-        return bool(self._closed)
+        Resource.close(self)
 
     @property
     def handle(self):
@@ -160,7 +154,7 @@ cdef Event create_event(Context ctx, object options):
     cdef bint timing = False, blocking = False, ipc = False
     cdef unsigned int flags = cydriver.CU_EVENT_DISABLE_TIMING
     cdef CUevent handle = NULL
-    cdef int pushed
+    cdef ContextGuard guard
     if options is not None:  # the defaults need no options object
         opts = check_or_create_options(EventOptions, options, "Event options")
         timing, blocking, ipc = opts.timing_enabled, opts.blocking_sync, opts.ipc_enabled
@@ -170,12 +164,8 @@ cdef Event create_event(Context ctx, object options):
             flags |= cydriver.CU_EVENT_BLOCKING_SYNC
         if ipc:
             flags |= cydriver.CU_EVENT_INTERPROCESS
-    pushed = push_if_needed(ctx._handle)
-    try:
-        HANDLE_RETURN(cydriver.cuEventCreate(&handle, flags))
-    finally:
-        if pushed:
-            pop_pushed()
+    enter_context(guard, ctx._handle)
+    HANDLE_RETURN(cydriver.cuEventCreate(&handle, flags))
     cdef Event ev = Event.__new__(Event)
     ev._handle = handle
     ev._ctx = ctx

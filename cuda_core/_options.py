@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cuda_core._checks import check_bool, check_int
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -32,16 +34,6 @@ def check_or_create_options(cls: type[T], options: Any, what: str) -> T:
                     f"not {type(options).__name__}")
 
 
-def check_bool(value: Any, cls_name: str, field: str) -> None:
-    if type(value) is not bool:
-        raise TypeError(f"{cls_name}.{field} must be a bool, not {type(value).__name__}")
-
-
-def check_optional_int(value: Any, cls_name: str, field: str) -> None:
-    if value is not None and (type(value) is bool or not isinstance(value, int)):
-        raise TypeError(f"{cls_name}.{field} must be an int or None, not {type(value).__name__}")
-
-
 @dataclasses.dataclass
 class StreamOptions:
     """Options for :meth:`Device.create_stream`.
@@ -61,8 +53,8 @@ class StreamOptions:
     priority: int | None = None
 
     def __post_init__(self):
-        check_bool(self.nonblocking, "StreamOptions", "nonblocking")
-        check_optional_int(self.priority, "StreamOptions", "priority")
+        check_bool(self.nonblocking, "StreamOptions.nonblocking")
+        self.priority = check_int(self.priority, "StreamOptions.priority", allow_none=True)
 
 
 @dataclasses.dataclass
@@ -86,7 +78,7 @@ class EventOptions:
 
     def __post_init__(self):
         for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
-            check_bool(getattr(self, field), "EventOptions", field)
+            check_bool(getattr(self, field), f"EventOptions.{field}")
         if self.ipc_enabled and self.timing_enabled:
             raise ValueError("EventOptions.ipc_enabled=True needs timing_enabled=False: the "
                              "driver cannot share events that record timestamps")

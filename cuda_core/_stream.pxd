@@ -2,12 +2,13 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext
 
 from cuda_core._context cimport Context
+from cuda_core._resource cimport Resource
 
 
-cdef class Stream:
-    # What a launch reads (_handle, _closed, _ctx, _bind_ctx) comes first, close together.
+cdef class Stream(Resource):
+    # What a launch reads (_closed in the base, _handle, _ctx, _bind_ctx) comes first, close
+    # together.
     cdef CUstream _handle
-    cdef bint _closed
     # The stream's context; None for the default-stream handles that resolve against whatever
     # context is current on the calling thread (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM).
     cdef Context _ctx
@@ -16,9 +17,7 @@ cdef class Stream:
     cdef CUcontext _bind_ctx
     cdef object _owner
     cdef bint _owned
-    cdef object __weakref__
 
-    cdef int _check_open(self) except -1
     cdef int _check_ready(self) except -1
     cdef Context _resolve_ctx(self)
 

@@ -5,10 +5,11 @@ import os
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 
-from cuda_core._context cimport (Context, context_from_handle, current_context, push_if_needed,
-                                 pop_pushed)
+from cuda_core._context cimport (Context, ContextGuard, context_from_handle, current_context,
+                                 enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._resource cimport Resource
 from cuda_core._event cimport Event, create_event
 
 from cuda.bindings import driver as _driver_py
@@ -18,7 +19,7 @@ from cuda_core._options import StreamOptions, check_or_create_options
 __all__ = ["Stream", "StreamOptions", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM"]
 
 
-cdef class Stream:
+cdef class Stream(Resource):
     """An ordered queue of GPU work. Not constructible: use :meth:`Device.create_stream`,
     :meth:`Stream.from_handle` or the default streams.
 
@@ -31,23 +32,22 @@ cdef class Stream:
         raise RuntimeError("Stream objects cannot be instantiated directly; use "
                            "Device.create_stream() or Stream.from_handle()")
 
-    def __dealloc__(self):
+    cdef int _release(self) except -1:
         cdef CUresult err
-        if self._owned and not self._closed:
-            self._closed = True
+        self._owner = None
+        if self._owned:
             err = cydriver.cuStreamDestroy(self._handle)
-            warn_cleanup("cuStreamDestroy", err)
-
-    cdef int _check_open(self) except -1:
-        if self._closed:
-            raise RuntimeError("this Stream is closed")
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "cuStreamDestroy")
         return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._handle
 
     cdef int _check_ready(self) except -1:
         """Raise if closed; bring the driver up for the default-stream constants, which exist
         before it is (their first direct driver call must say why it fails, if it does)."""
-        if self._closed:
-            raise RuntimeError("this Stream is closed")
+        self._check_open()
         if self._ctx is None:
             ensure_driver()
         return 0
@@ -76,28 +76,19 @@ cdef class Stream:
 
         .. note:: Calls ``cuStreamDestroy`` for an owned stream.
         """
-        if self._closed or (is_default_handle(self._handle) and not self._owned):
+        if is_default_handle(self._handle) and not self._owned:
             return
-        self._closed = True
-        self._owner = None
-        if self._owned:
-            HANDLE_RETURN(cydriver.cuStreamDestroy(self._handle))
-
-    @property
-    def is_closed(self):
-        return bool(self._closed)
+        Resource.close(self)
 
     @property
     def handle(self):
         """The ``cuda.bindings.driver.CUstream`` handle (``int(s.handle)`` is its address)."""
-        if self._closed:
-            raise RuntimeError("this Stream is closed")
+        self._check_open()
         return _driver_py.CUstream(<size_t>self._handle)
 
     def __cuda_stream__(self):
         """The stream protocol, version 0: ``(0, address)``."""
-        if self._closed:
-            raise RuntimeError("this Stream is closed")
+        self._check_open()
         return (0, <size_t>self._handle)
 
     @property
@@ -117,28 +108,20 @@ cdef class Stream:
     def is_nonblocking(self):
         """True if the stream does not synchronize with the legacy default stream."""
         cdef unsigned int flags = 0
-        cdef int pushed
+        cdef ContextGuard guard
         self._check_ready()
-        pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
-        try:
-            HANDLE_RETURN(cydriver.cuStreamGetFlags(self._handle, &flags))
-        finally:
-            if pushed:
-                pop_pushed()
+        enter_context(guard, self._bind_ctx)
+        HANDLE_RETURN(cydriver.cuStreamGetFlags(self._handle, &flags))
         return bool(flags & cydriver.CU_STREAM_NON_BLOCKING)
 
     @property
     def priority(self):
         """The stream's priority; lower numbers run first."""
         cdef int prio = 0
-        cdef int pushed
+        cdef ContextGuard guard
         self._check_ready()
-        pushed = push_if_needed(self._bind_ctx) if self._bind_ctx != NULL else 0
-        try:
-            HANDLE_RETURN(cydriver.cuStreamGetPriority(self._handle, &prio))
-        finally:
-            if pushed:
-                pop_pushed()
+        enter_context(guard, self._bind_ctx)
+        HANDLE_RETURN(cydriver.cuStreamGetPriority(self._handle, &prio))
         return prio
 
     def sync(self):
@@ -147,7 +130,7 @@ cdef class Stream:
         .. note:: Calls ``cuStreamSynchronize``.
         """
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_ready()
         if self._bind_ctx == NULL:
             # An idle stream answers cuStreamQuery at once, for less than releasing and
@@ -158,24 +141,20 @@ cdef class Stream:
             if err != cydriver.CUDA_ERROR_NOT_READY:
                 HANDLE_RETURN(err)
         with nogil:
-            if self._bind_ctx != NULL:
-                pushed = push_if_needed(self._bind_ctx)
+            enter_context(guard, self._bind_ctx)
             err = cydriver.cuStreamSynchronize(self._handle)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         HANDLE_RETURN(err)
 
     @property
     def is_done(self):
         """True when all work queued on the stream has completed (``cuStreamQuery``)."""
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_ready()
-        if self._bind_ctx != NULL:
-            pushed = push_if_needed(self._bind_ctx)
+        enter_context(guard, self._bind_ctx)
         err = cydriver.cuStreamQuery(self._handle)
-        if pushed:
-            pop_pushed()
+        exit_context(guard)
         if err == CUDA_SUCCESS:
             return True
         if err == cydriver.CUDA_ERROR_NOT_READY:
@@ -200,7 +179,7 @@ cdef class Stream:
         """
         cdef Event ev
         cdef Context ctx
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_open()
         ctx = self._resolve_ctx()
         if event is None:
@@ -217,13 +196,8 @@ cdef class Stream:
             if ev._ctx._handle != ctx._handle:
                 raise ValueError(f"record(): the event belongs to device {ev._ctx._device_id} "
                                  f"but the stream to device {ctx._device_id}")
-        if self._bind_ctx != NULL:
-            pushed = push_if_needed(self._bind_ctx)
-        try:
-            HANDLE_RETURN(cydriver.cuEventRecord(ev._handle, self._handle))
-        finally:
-            if pushed:
-                pop_pushed()
+        enter_context(guard, self._bind_ctx)
+        HANDLE_RETURN(cydriver.cuEventRecord(ev._handle, self._handle))
         ev._recorded = True
         return ev
 
@@ -248,7 +222,7 @@ cdef class Stream:
         """
         cdef Event ev
         cdef Stream other
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_open()
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
@@ -266,13 +240,8 @@ cdef class Stream:
             return
         ev = <Event>event_or_stream
         ev._check_open()
-        if self._bind_ctx != NULL:
-            pushed = push_if_needed(self._bind_ctx)
-        try:
-            HANDLE_RETURN(cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0))
-        finally:
-            if pushed:
-                pop_pushed()
+        enter_context(guard, self._bind_ctx)
+        HANDLE_RETURN(cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0))
 
     def __eq__(self, other):
         if not isinstance(other, Stream):
@@ -431,18 +400,15 @@ cdef Stream create_stream(Context ctx, object options):
         if not opts.nonblocking:
             flags = 0
         priority = opts.priority
-    cdef int pushed = push_if_needed(ctx._handle)
-    try:
-        if priority is not None:
-            HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
-            if not (greatest <= priority <= least):
-                raise ValueError(f"StreamOptions.priority={priority} is outside this "
-                                 f"device's range {greatest} (highest) to {least} (lowest)")
-            prio = priority
-        HANDLE_RETURN(cydriver.cuStreamCreateWithPriority(&handle, flags, prio))
-    finally:
-        if pushed:
-            pop_pushed()
+    cdef ContextGuard guard
+    enter_context(guard, ctx._handle)
+    if priority is not None:
+        HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
+        if not (greatest <= priority <= least):
+            raise ValueError(f"StreamOptions.priority={priority} is outside this "
+                             f"device's range {greatest} (highest) to {least} (lowest)")
+        prio = priority
+    HANDLE_RETURN(cydriver.cuStreamCreateWithPriority(&handle, flags, prio))
     return _new_stream(handle, ctx, None, True)
 
 

@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Iterable
 
 from cuda_core._enum import StrEnum as _StrEnum
-from cuda_core._options import check_bool
+from cuda_core._checks import check_bool
 
 __all__ = [
     "DeviceMemoryResourceOptions",
@@ -142,7 +142,7 @@ class DeviceMemoryResourceOptions:
     max_size: int = 0
 
     def __post_init__(self):
-        check_bool(self.ipc_enabled, "DeviceMemoryResourceOptions", "ipc_enabled")
+        check_bool(self.ipc_enabled, "DeviceMemoryResourceOptions.ipc_enabled")
         self.max_size = _int(self.max_size, "DeviceMemoryResourceOptions", "max_size")
 
 
@@ -166,7 +166,7 @@ class PinnedMemoryResourceOptions:
     numa_id: int | None = None
 
     def __post_init__(self):
-        check_bool(self.ipc_enabled, "PinnedMemoryResourceOptions", "ipc_enabled")
+        check_bool(self.ipc_enabled, "PinnedMemoryResourceOptions.ipc_enabled")
         self.max_size = _int(self.max_size, "PinnedMemoryResourceOptions", "max_size")
         self.numa_id = _int(self.numa_id, "PinnedMemoryResourceOptions", "numa_id",
                             allow_none=True)
@@ -259,7 +259,7 @@ class VirtualMemoryResourceOptions:
                                    "handle_type", allow_none=True)
         self.granularity = _choice(VirtualMemoryGranularityType, self.granularity, owner,
                                    "granularity")
-        check_bool(self.gpu_direct_rdma, owner, "gpu_direct_rdma")
+        check_bool(self.gpu_direct_rdma, f"{owner}.gpu_direct_rdma")
         self.addr_hint = _int(self.addr_hint, owner, "addr_hint")
         self.addr_align = _int(self.addr_align, owner, "addr_align", minimum=1, allow_none=True)
         if self.addr_align is not None and self.addr_align & (self.addr_align - 1):

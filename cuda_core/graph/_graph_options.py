@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from cuda_core._options import check_bool
+from cuda_core._checks import check_bool
 
 __all__ = ["GraphCompleteOptions", "GraphDebugPrintOptions"]
 
@@ -36,9 +36,9 @@ class GraphCompleteOptions:
     use_node_priority: bool = False
 
     def __post_init__(self):
-        check_bool(self.auto_free_on_launch, "GraphCompleteOptions", "auto_free_on_launch")
-        check_bool(self.device_launch, "GraphCompleteOptions", "device_launch")
-        check_bool(self.use_node_priority, "GraphCompleteOptions", "use_node_priority")
+        check_bool(self.auto_free_on_launch, "GraphCompleteOptions.auto_free_on_launch")
+        check_bool(self.device_launch, "GraphCompleteOptions.device_launch")
+        check_bool(self.use_node_priority, "GraphCompleteOptions.use_node_priority")
         if self.device_launch and self.auto_free_on_launch:
             raise ValueError("GraphCompleteOptions: device_launch cannot be combined with "
                              "auto_free_on_launch")
@@ -73,5 +73,5 @@ class GraphDebugPrintOptions:
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
-            check_bool(getattr(self, field.name), "GraphDebugPrintOptions", field.name)
+            check_bool(getattr(self, field.name), f"GraphDebugPrintOptions.{field.name}")
 

@@ -1,0 +1,93 @@
+"""Argument checks shared by every module (Python callers use the ``cpdef`` ones).
+
+One argument order throughout: the value, then ``what`` (the argument as the message names
+it), then the bounds. A check raises ``TypeError`` for a value of the wrong type and
+``ValueError`` for one out of range, and the message starts with ``what``.
+"""
+
+from cuda.bindings.cydriver cimport CUdeviceptr
+
+from cuda.bindings import driver as _driver_py
+
+__all__ = []
+
+cdef object _U64_END = 1 << 64
+
+
+cdef inline object _as_int(object value, str what, str expected):
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} must be {expected}, not {type(value).__name__}")
+    return value.__index__()
+
+
+cpdef object check_bool(object value, str what, bint allow_none=False):
+    """Refuse anything but a bool (and None when ``allow_none``): 0 and 1 are not flags."""
+    if type(value) is bool or (allow_none and value is None):
+        return value
+    raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
+                    f"{type(value).__name__}")
+
+
+cpdef object check_int(object value, str what, object minimum=None, object maximum=None,
+                       bint allow_none=False):
+    """``value`` as an int in [minimum, maximum] (a bound of None is open); None passes
+    through when ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    value = _as_int(value, what, "an int or None" if allow_none else "an int")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if maximum is None:
+            bound = f">= {minimum}"
+        elif minimum is None:
+            bound = f"<= {maximum}"
+        else:
+            bound = f"between {minimum} and {maximum}"
+        raise ValueError(f"{what} must be {bound}, got {value}")
+    return value
+
+
+cpdef object check_choice(object value, str what, tuple allowed, bint allow_none=False):
+    """``value`` as an int that is one of ``allowed``."""
+    if value is None and allow_none:
+        return None
+    value = _as_int(value, what, "an int or None" if allow_none else "an int")
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(map(str, allowed))}, got {value}")
+    return value
+
+
+cdef size_t check_size(object value, str what) except? 0:
+    """A byte count: an int in [0, 2**64)."""
+    value = _as_int(value, what, "an int")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    if value >= _U64_END:
+        raise ValueError(f"{what} {value} does not fit in 64 bits")
+    return <size_t>value
+
+
+cdef CUdeviceptr check_address(object value, str what) except? 0:
+    """An address: an int in [0, 2**64), or a ``cuda.bindings.driver.CUdeviceptr``."""
+    if isinstance(value, _driver_py.CUdeviceptr):
+        value = int(value)
+    elif type(value) is not int:
+        if isinstance(value, bool) or not hasattr(value, "__index__"):
+            raise TypeError(f"{what} must be an int (an address) or a "
+                            f"cuda.bindings.driver.CUdeviceptr, not {type(value).__name__}")
+        value = value.__index__()
+    if value < 0 or value >= _U64_END:
+        raise ValueError(f"{what}={value} is not a valid address")
+    return <CUdeviceptr>value
+
+
+cdef int check_ordinal(object value, str what) except -1:
+    """A device ordinal's type and sign (the device count is the caller's check: it needs the
+    driver)."""
+    value = _as_int(value, what, "an int, a Device or None")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    if value > 0x7FFFFFFF:
+        raise ValueError(f"{what} {value} is out of range")
+    return value

@@ -1,0 +1,21 @@
+cdef class Resource:
+    # Set once, by close() or the finalizer, before the handle is released: a failed release
+    # is never retried (a leak is preferred to a double free).
+    cdef bint _closed
+    cdef object __weakref__
+
+    # Give the handle back. Called at most once, with _closed already set. It may read every
+    # field (the finalizer runs before any reference cycle is cleared) and raises on failure,
+    # with an error that names the failed call.
+    cdef int _release(self) except -1
+    # The handle's address, for the cleanup warning; 0 when there is none.
+    cdef size_t _address(self) noexcept
+
+    cdef inline int _check_open(self) except -1:
+        if self._closed:
+            return raise_closed(self)
+        return 0
+
+
+cdef int raise_closed(Resource obj) except -1
+cdef void warn_release_failed(str what, size_t address, object error) noexcept

@@ -1,0 +1,74 @@
+"""The one lifecycle of every object that owns a handle.
+
+A :class:`Resource` holds one handle (a stream, an event, a pool, a graph, a library, a
+compiler's program) and gives it back exactly once: at :meth:`close`, which raises when the
+release fails, or when the object is finalized, where a failure becomes a
+:class:`~cuda_core.CUDAWarning` naming the object, the handle and the failed call. The
+finalizer is silent once the interpreter is finalizing or the driver has been torn down: the
+process is exiting and the handle goes with it. A closed object refuses every method with a
+``RuntimeError`` through ``_check_open``, never a driver error.
+
+The release runs from ``__del__`` (``tp_finalize``), not ``__dealloc__``: the finalizer runs
+while every field is intact, before a reference cycle is cleared, so a release may use the
+Python objects it needs (a buffer's memory resource).
+"""
+
+import sys
+import warnings
+
+from cuda.bindings cimport cydriver
+
+from cuda_core._errors import CUDAError, CUDAWarning
+
+__all__ = []
+
+
+cdef class Resource:
+    """Base of the handle-owning classes: ``close()``, ``is_closed`` and the finalizer."""
+
+    def close(self):
+        """Release the handle. Idempotent; raises if the release fails (the object stays
+        closed: a failed release is never retried)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._release()
+
+    @property
+    def is_closed(self):
+        """True once :meth:`close` has run (or the object was finalized)."""
+        return bool(self._closed)
+
+    def __del__(self):
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._release()
+        except BaseException as error:
+            warn_release_failed(type(self).__name__, self._address(), error)
+
+    cdef int _release(self) except -1:
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return 0
+
+
+cdef int raise_closed(Resource obj) except -1:
+    raise RuntimeError(f"this {type(obj).__name__} is closed")
+
+
+cdef void warn_release_failed(str what, size_t address, object error) noexcept:
+    """The cleanup policy: a failed release on a finalizer path is a CUDAWarning, never an
+    exception, and nothing at all once the process is tearing down."""
+    try:
+        if sys.is_finalizing():
+            return
+        if isinstance(error, CUDAError) and error.code == cydriver.CUDA_ERROR_DEINITIALIZED:
+            return
+        handle = f" 0x{address:x}" if address else ""
+        warnings.warn(f"{what}{handle} was not closed, and its cleanup failed: {error}",
+                      CUDAWarning, stacklevel=2)
+    except BaseException:
+        pass  # a warning filter that raises must not escape a finalizer
