@@ -5,7 +5,7 @@ from cuda_core._device import Device
 from cuda_core._event import Event
 from cuda_core._options import EventOptions, StreamOptions as StreamOptions
 from cuda_core._resource import Resource
-from cuda_core.graph._graph import GraphBuilder
+from cuda_core.graph._builder import GraphBuilder
 from cuda_core.typing import IsStreamType
 
 class Stream(Resource):

@@ -1,4 +1,5 @@
-"""cuda_core.graph: stream capture into graphs (cuda_core/graph/_graph.pyx)."""
+"""cuda_core.graph: stream capture into graphs (cuda_core/graph/: _builder, _graph, _condition,
+_host_callback)."""
 
 import ctypes
 import dataclasses
