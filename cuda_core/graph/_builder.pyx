@@ -84,30 +84,26 @@ cdef class GraphBuilder(Resource):
                            "Device.create_graph_builder() or Stream.create_graph_builder()")
 
     cdef int _release(self) except -1:
-        # A capture in progress is abandoned (ending a forked-off one is its root's job), the
-        # captured graph destroyed, and the streams this builder made or was joined with
-        # closed, even when the graph's destruction fails.
+        # A capture in progress is abandoned (ending a forked-off one is its root's job), or
+        # the captured graph destroyed (a builder owns one only once its building ended). The
+        # streams are close()'s (below).
         cdef CUgraph abandoned = NULL
-        cdef CUresult capture_err = CUDA_SUCCESS, err
+        cdef CUresult err
         if self._state == _BUILDING and not self._join_required:
-            capture_err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
+            err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
             if abandoned != NULL and not self._is_body:
                 cydriver.cuGraphDestroy(abandoned)
+            # An abandoned capture that was already broken is what close() is for.
+            if err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                           cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
+                self._state = _ENDED
+                raise make_driver_error(err, "cuStreamEndCapture")
         self._state = _ENDED
-        try:
-            if self._owns_graph and self._graph != NULL:
-                err = cydriver.cuGraphDestroy(self._graph)
-                if err != CUDA_SUCCESS:
-                    raise make_driver_error(err, "cuGraphDestroy")
-                self._graph = NULL
-        finally:
-            if self._owns_stream:
-                self._stream.close()
-            self._close_joined()
-        # An abandoned capture that was already broken is what close() is for, not an error.
-        if capture_err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
-                               cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
-            raise make_driver_error(capture_err, "cuStreamEndCapture")
+        if self._owns_graph and self._graph != NULL:
+            err = cydriver.cuGraphDestroy(self._graph)
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "cuGraphDestroy")
+            self._graph = NULL
         return 0
 
     cdef size_t _address(self) noexcept:
@@ -576,7 +572,16 @@ cdef class GraphBuilder(Resource):
         and a stream the builder made is destroyed (a stream given to
         :meth:`Stream.create_graph_builder` is not). Idempotent; Graphs completed from it stay
         valid."""
-        Resource.close(self)
+        if self._closed:
+            return
+        try:
+            Resource.close(self)
+        finally:
+            # Only close() closes the streams: a builder dropped unclosed leaves them to their
+            # own finalizers, as a Buffer allocated on the builder may still hold its stream.
+            if self._owns_stream:
+                self._stream.close()
+            self._close_joined()
 
 
 register_graph_builder_type(GraphBuilder)
