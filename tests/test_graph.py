@@ -17,8 +17,8 @@ from cuda.bindings import driver
 
 import cuda_core
 from helpers import StreamGate, run_python
-from cuda_core import (CUDAError, CUDAWarning, Device, GraphMemoryResource, LaunchConfig,
-                       Program, ProgramOptions, launch)
+from cuda_core import (CUDAError, Device, GraphMemoryResource, LaunchConfig, Program,
+                       ProgramOptions, launch)
 from cuda_core.graph import (Graph, GraphBuilder, GraphCompleteOptions, GraphCondition,
                              GraphDebugPrintOptions)
 
