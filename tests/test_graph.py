@@ -431,21 +431,25 @@ def test_builder_and_graph_calls_leave_no_context_behind(dev, stream):
     # Each call that needs the builder's or the graph's context makes it current for itself
     # on a thread where none is, and only for the call.
     gb = dev.create_graph_builder()
-    same = dev.create_graph_builder()
+    same = dev.create_graph_builder().begin_building().end_building()
 
-    def build():
+    def fork_and_join():
         gb.begin_building()
         _, forked = gb.split(2)
         GraphBuilder.join(gb, forked)
-        gb.end_building()
-        same.begin_building().end_building()
+        return current_context()
+
+    assert in_a_fresh_thread(fork_and_join) == 0
+    gb.end_building()
+
+    def complete_and_launch():
         graph = gb.complete()
         graph.upload(stream)
         graph.update(same)
         graph.launch(stream)
         return graph, current_context()
 
-    graph, left = in_a_fresh_thread(build)
+    graph, left = in_a_fresh_thread(complete_and_launch)
     assert left == 0
     stream.sync()
     graph.close()
