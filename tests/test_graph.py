@@ -430,17 +430,17 @@ def test_launch_with_no_context_current(dev, stream, k, device_array):
 def test_builder_and_graph_calls_leave_no_context_behind(dev, stream):
     # Each call that needs the builder's or the graph's context makes it current for itself
     # on a thread where none is, and only for the call.
-    gb = dev.create_graph_builder()
-    same = dev.create_graph_builder().begin_building().end_building()
-
-    def fork_and_join():
-        gb.begin_building()
-        _, forked = gb.split(2)
-        GraphBuilder.join(gb, forked)
+    def fork_and_join(builder):
+        builder.begin_building()
+        _, forked = builder.split(2)
+        GraphBuilder.join(builder, forked)
         return current_context()
 
-    assert in_a_fresh_thread(fork_and_join) == 0
+    gb, same = dev.create_graph_builder(), dev.create_graph_builder()
+    assert in_a_fresh_thread(lambda: fork_and_join(gb)) == 0
     gb.end_building()
+    fork_and_join(same)  # the same topology, for update()
+    same.end_building()
 
     def complete_and_launch():
         graph = gb.complete()
