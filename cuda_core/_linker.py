@@ -19,7 +19,7 @@ from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core import _ptx
 from cuda_core._errors import CUDAError, NVRTCError
-from cuda_core._module import ObjectCode
+from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType
 

@@ -189,7 +189,8 @@ def test_kernel_eq_hash_weakref_by_handle():
 
 
 def test_views_are_not_constructible():
-    from cuda_core._module import KernelAttributes, KernelOccupancy
+    from cuda_core._kernel_attributes import KernelAttributes
+    from cuda_core._occupancy import KernelOccupancy
 
     with pytest.raises(RuntimeError, match="Kernel.attributes"):
         KernelAttributes()
@@ -498,7 +499,8 @@ def test_unload_at_collection_and_exit_is_quiet():
 
 
 def test_result_namedtuples_pickle():
-    from cuda_core._module import MaxPotentialBlockSizeOccupancyResult, ParamInfo
+    from cuda_core._kernel import ParamInfo
+    from cuda_core._occupancy import MaxPotentialBlockSizeOccupancyResult
 
     for value in (ParamInfo(offset=8, size=4), MaxPotentialBlockSizeOccupancyResult(132, 1024)):
         assert pickle.loads(pickle.dumps(value)) == value

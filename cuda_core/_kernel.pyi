@@ -1,0 +1,29 @@
+from typing import NamedTuple
+
+from cuda.bindings import driver
+
+from cuda_core._kernel_attributes import KernelAttributes
+from cuda_core._object_code import ObjectCode
+from cuda_core._occupancy import KernelOccupancy
+
+class ParamInfo(NamedTuple):
+    offset: int
+    size: int
+
+class Kernel:
+    @staticmethod
+    def from_handle(handle: int | driver.CUkernel, mod: ObjectCode | None = ...) -> Kernel: ...
+    @property
+    def handle(self) -> driver.CUkernel: ...
+    @property
+    def num_arguments(self) -> int: ...
+    @property
+    def arguments_info(self) -> list[ParamInfo]: ...
+    @property
+    def _param_types(self) -> tuple[str, ...] | None: ...
+    @property
+    def attributes(self) -> KernelAttributes: ...
+    @property
+    def occupancy(self) -> KernelOccupancy: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
