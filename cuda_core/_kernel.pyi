@@ -1,14 +1,7 @@
-from typing import NamedTuple
-
 from cuda.bindings import driver
 
-from cuda_core._kernel_attributes import KernelAttributes
+from cuda_core._kernel_views import KernelAttributes, KernelOccupancy, ParamInfo
 from cuda_core._object_code import ObjectCode
-from cuda_core._occupancy import KernelOccupancy
-
-class ParamInfo(NamedTuple):
-    offset: int
-    size: int
 
 class Kernel:
     @staticmethod

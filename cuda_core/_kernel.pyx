@@ -1,12 +1,10 @@
 """Kernels: :class:`Kernel`, a ``CUkernel`` of a loaded library, ready to launch, with its
 parameter layout (read once, kept in C for the launcher) and its ``CUfunction`` in each
-device's primary context; :class:`ParamInfo`.
+device's primary context.
 
 A Kernel holds its :class:`~cuda_core.ObjectCode` (and so the loaded library) and is counted
 there while it lives: the library is not unloaded under it.
 """
-
-from collections import namedtuple
 
 cimport cython
 from libc.stdlib cimport calloc, free, malloc
@@ -20,18 +18,15 @@ from cuda_core._context cimport (Context, ContextGuard, adopt_primary, enter_con
                                  exit_context, primary_context)
 from cuda_core._driver cimport device_count, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._kernel_attributes cimport make_attributes
+from cuda_core._kernel_views cimport make_attributes, make_occupancy
 from cuda_core._object_code cimport ObjectCode, count_kernel, kernel_of
-from cuda_core._occupancy cimport make_occupancy
 from cuda_core._param_types cimport param_table, table_types
 
 from cuda.bindings import driver as _driver_py
 
-__all__ = ["Kernel", "ParamInfo"]
+from cuda_core._kernel_views import ParamInfo
 
-
-ParamInfo = namedtuple("ParamInfo", ["offset", "size"], module=__name__)
-ParamInfo.__doc__ = "One kernel parameter: its byte ``offset`` in the parameter buffer and ``size``."
+__all__ = ["Kernel"]
 
 
 cdef Kernel make_kernel(CUkernel handle, ObjectCode owner):

@@ -258,6 +258,24 @@ cdef int _kernel_attr(Kernel k, cydriver.CUfunction_attribute attr, CUdevice dev
     return value
 
 
+cdef tuple _BLOCK_DIM_LIMITS = (cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)
+cdef tuple _GRID_DIM_LIMITS = (cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)
+
+
+cdef tuple _over_limit(tuple dims, tuple limits, CUdevice dev):
+    """``(i, limit)`` for the first dimension of ``dims`` over the device attribute
+    ``limits[i]``; ``(-1, 0)`` when none is."""
+    for i in range(3):
+        limit = _attr(limits[i], dev)
+        if dims[i] > limit:
+            return i, limit
+    return -1, 0
+
+
 # The codes with which the driver refuses a launch for its configuration or arguments: a
 # refusal with one of these is a CUDALaunchError even where no known limit explains it.
 cdef tuple _CONFIG_REFUSALS = (cydriver.CUDA_ERROR_INVALID_VALUE,
@@ -295,13 +313,10 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
     if threads > limit:
         raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; device "
                              f"{dev} allows at most {limit} per block")
-    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)):
-        limit = _attr(attr, dev)
-        if block[i] > limit:
-            raise _refusal(err, f"LaunchConfig.block={block}: dimension {'xyz'[i]} is "
-                                 f"{block[i]}; device {dev} allows at most {limit}")
+    i, limit = _over_limit(block, _BLOCK_DIM_LIMITS, dev)
+    if i >= 0:
+        raise _refusal(err, f"LaunchConfig.block={block}: dimension {'xyz'[i]} is "
+                             f"{block[i]}; device {dev} allows at most {limit}")
     kernel_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
     if threads > kernel_limit:
         raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; this "
@@ -309,13 +324,10 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
                              f"(its register or shared-memory use limits it)")
     grid = (cfg._grid[0] * cfg._cluster[0], cfg._grid[1] * cfg._cluster[1],
             cfg._grid[2] * cfg._cluster[2])
-    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)):
-        limit = _attr(attr, dev)
-        if grid[i] > limit:
-            raise _refusal(err, f"the grid has {grid[i]} blocks in dimension "
-                                 f"{'xyz'[i]}; device {dev} allows at most {limit}")
+    i, limit = _over_limit(grid, _GRID_DIM_LIMITS, dev)
+    if i >= 0:
+        raise _refusal(err, f"the grid has {grid[i]} blocks in dimension "
+                             f"{'xyz'[i]}; device {dev} allows at most {limit}")
     if cfg._has_cluster:
         major = _attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
         if major < 9:

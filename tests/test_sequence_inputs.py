@@ -602,8 +602,8 @@ def test_generated_setstate_checks_the_state_tuple():
     setup = """
     from cuda_core._device import DeviceProperties, _DeviceAttributes
     from cuda_core._memory._buffer import _ExportGuard
-    from cuda_core._kernel_attributes import KernelAttributes
-    from cuda_core._occupancy import KernelOccupancy
+    from cuda_core._kernel_views import KernelAttributes
+    from cuda_core._kernel_views import KernelOccupancy
     import pickle
     """
     cases = []
@@ -695,7 +695,7 @@ def test_occupancy_config_checks_without_a_gpu():
     setup = """
 import types
 from cuda_core import LEGACY_DEFAULT_STREAM as s
-from cuda_core._occupancy import KernelOccupancy
+from cuda_core._kernel_views import KernelOccupancy
 
 occ = KernelOccupancy.__new__(KernelOccupancy)
 

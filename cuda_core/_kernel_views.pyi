@@ -1,4 +1,23 @@
+from typing import Any, Callable, NamedTuple
+
+from cuda.bindings import driver
+
 from cuda_core._device import Device
+
+class ParamInfo(NamedTuple):
+    offset: int
+    size: int
+
+class MaxPotentialBlockSizeOccupancyResult(NamedTuple):
+    min_grid_size: int
+    max_block_size: int
+
+class KernelOccupancy:
+    def max_active_blocks_per_multiprocessor(self, block_size: int, dynamic_shared_memory_size: int) -> int: ...
+    def max_potential_block_size(self, dynamic_shared_memory_needed: int | Callable[[int], int] | driver.CUoccupancyB2DSize, block_size_limit: int) -> MaxPotentialBlockSizeOccupancyResult: ...
+    def available_dynamic_shared_memory_per_block(self, num_blocks_per_multiprocessor: int, block_size: int) -> int: ...
+    def max_potential_cluster_size(self, config: Any, *, stream: Any) -> int: ...
+    def max_active_clusters(self, config: Any, *, stream: Any) -> int: ...
 
 class KernelAttributes:
     def __getitem__(self, device: Device | int) -> KernelAttributes: ...

@@ -1,5 +1,11 @@
-"""KernelOccupancy: the occupancy queries (``cuOccupancy*``) for a kernel, the view
-:attr:`Kernel.occupancy` returns; :class:`MaxPotentialBlockSizeOccupancyResult`."""
+"""The views a :class:`~cuda_core.Kernel` hands out: :class:`KernelAttributes` (its attributes on
+one device, ``cuKernelGetAttribute``), :class:`KernelOccupancy` (the ``cuOccupancy*`` queries),
+and the named tuples they and the Kernel return, :class:`ParamInfo` and
+:class:`MaxPotentialBlockSizeOccupancyResult`.
+
+A view holds its kernel (kept alive) and the kernel's ``CUkernel``; it does not cimport the
+Kernel class, so that ``_kernel`` can cimport the views' makers.
+"""
 
 import sys
 import threading
@@ -10,14 +16,20 @@ from cuda.bindings.cydriver cimport (CUfunction, CUkernel, CUlaunchAttribute, CU
                                      CUresult)
 
 from cuda_core._checks cimport check_int, check_size
+from cuda_core._context cimport current_ordinal
+from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._launch_config cimport LAUNCH_ATTRS, as_launch_config, fill_launch_config
 from cuda_core._stream cimport Stream, as_stream
 
 from cuda.bindings import driver as _driver_py
 
-__all__ = ["KernelOccupancy", "MaxPotentialBlockSizeOccupancyResult"]
+__all__ = ["KernelAttributes", "KernelOccupancy", "MaxPotentialBlockSizeOccupancyResult",
+           "ParamInfo"]
 
+
+ParamInfo = namedtuple("ParamInfo", ["offset", "size"], module=__name__)
+ParamInfo.__doc__ = "One kernel parameter: its byte ``offset`` in the parameter buffer and ``size``."
 
 MaxPotentialBlockSizeOccupancyResult = namedtuple("MaxPotentialBlockSizeOccupancyResult",
                                                   ["min_grid_size", "max_block_size"],
@@ -26,6 +38,155 @@ MaxPotentialBlockSizeOccupancyResult.__doc__ = (
     "``min_grid_size``: the smallest grid that reaches the highest occupancy; "
     "``max_block_size``: the largest block size that reaches it.")
 
+
+
+# -- KernelAttributes ---------------------------------------------------------------------------
+
+cdef KernelAttributes make_attributes(object kernel, CUkernel handle, int device):
+    cdef KernelAttributes attrs = KernelAttributes.__new__(KernelAttributes)
+    attrs._kernel = kernel
+    attrs._handle = handle
+    attrs._device = device
+    return attrs
+
+
+cdef class KernelAttributes:
+    """A kernel's attributes on one device: the current device (the one of the context current
+    at each read, device 0 when none is) for ``kernel.attributes``, a fixed one for
+    ``kernel.attributes[dev]``. Values are read at each access.
+
+    .. note:: Calls ``cuKernelGetAttribute``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("KernelAttributes cannot be instantiated directly; use "
+                           "Kernel.attributes")
+
+    def __getitem__(self, device):
+        """The attributes on ``device`` (a Device or an ordinal)."""
+        ordinal = check_int(device, "KernelAttributes[device]", 0)
+        count = device_count()
+        if ordinal >= count:
+            raise ValueError(f"KernelAttributes[device]: device {ordinal} is out of range "
+                             f"(this machine has {count} devices)")
+        return make_attributes(self._kernel, self._handle, ordinal)
+
+    cdef int _set(self, cydriver.CUfunction_attribute attr, object value, str name) except -1:
+        cdef int v = check_int(value, f"KernelAttributes.{name}", -1, 0x7FFFFFFF)
+        cdef int dev = self._device if self._device >= 0 else current_ordinal()
+        HANDLE_RETURN(cydriver.cuKernelSetAttribute(attr, v, self._handle, dev))
+        return 0
+
+    cdef int _get(self, cydriver.CUfunction_attribute attr) except? -1:
+        cdef int value = 0
+        cdef int dev = self._device if self._device >= 0 else current_ordinal()
+        HANDLE_RETURN(cydriver.cuKernelGetAttribute(&value, attr, self._handle, dev))
+        return value
+
+    @property
+    def device_id(self):
+        """The ordinal of the device these attributes are read for."""
+        return self._device if self._device >= 0 else current_ordinal()
+
+    @property
+    def max_threads_per_block(self):
+        """int: the most threads per block a launch of this kernel can have."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+
+    @property
+    def shared_size_bytes(self):
+        """int: statically allocated shared memory per block, in bytes."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+
+    @property
+    def const_size_bytes(self):
+        """int: user constant memory the kernel uses, in bytes."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
+
+    @property
+    def local_size_bytes(self):
+        """int: local memory per thread, in bytes."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+
+    @property
+    def num_regs(self):
+        """int: registers per thread."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_NUM_REGS)
+
+    @property
+    def ptx_version(self):
+        """int: the PTX virtual architecture the kernel was compiled for, major*10+minor."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_PTX_VERSION)
+
+    @property
+    def binary_version(self):
+        """int: the binary architecture the kernel was compiled for, major*10+minor."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION)
+
+    @property
+    def cache_mode_ca(self):
+        """bool: whether the kernel was compiled with ``-Xptxas --dlcm=ca``."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA) != 0
+
+    @property
+    def max_dynamic_shared_size_bytes(self):
+        """int: the most dynamic shared memory a launch may request, in bytes. Settable, up to
+        the device's opt-in limit minus the kernel's static shared memory (raising it above
+        48 KiB is how a kernel gets more; ``cuKernelSetAttribute``)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value):
+        self._set(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value,
+                  "max_dynamic_shared_size_bytes")
+
+    @property
+    def preferred_shared_memory_carveout(self):
+        """int: the preferred shared memory carveout, in percent (-1: no preference).
+        Settable (``cuKernelSetAttribute``)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+
+    @preferred_shared_memory_carveout.setter
+    def preferred_shared_memory_carveout(self, value):
+        self._set(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, value,
+                  "preferred_shared_memory_carveout")
+
+    @property
+    def cluster_size_must_be_set(self):
+        """bool: whether a launch must give a cluster size."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) != 0
+
+    @property
+    def required_cluster_width(self):
+        """int: the cluster width the kernel was compiled for (0: none)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)
+
+    @property
+    def required_cluster_height(self):
+        """int: the cluster height the kernel was compiled for (0: none)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)
+
+    @property
+    def required_cluster_depth(self):
+        """int: the cluster depth the kernel was compiled for (0: none)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)
+
+    @property
+    def non_portable_cluster_size_allowed(self):
+        """bool: whether the kernel may launch with a non-portable cluster size."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) != 0
+
+    @property
+    def cluster_scheduling_policy_preference(self):
+        """int: the block scheduling policy (a ``CUclusterSchedulingPolicy`` value)."""
+        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
+
+    def __repr__(self):
+        where = "current device" if self._device < 0 else f"device {self._device}"
+        return f"<KernelAttributes of {self._kernel!r} on the {where}>"
+
+
+# -- KernelOccupancy ----------------------------------------------------------------------------
 
 cdef KernelOccupancy make_occupancy(object kernel, CUkernel handle):
     cdef KernelOccupancy occ = KernelOccupancy.__new__(KernelOccupancy)
@@ -213,18 +374,8 @@ cdef class KernelOccupancy:
         -----
         Calls ``cuOccupancyMaxPotentialClusterSize``; needs compute capability 9.0.
         """
-        cdef CUlaunchConfig cfg
-        cdef CUlaunchAttribute attrs[LAUNCH_ATTRS]
-        cdef int size = 0
-        cdef CUresult err
-        cdef Stream s = as_stream(stream, "max_potential_cluster_size(): stream")
-        fill_launch_config(as_launch_config(config, "max_potential_cluster_size()"), s._handle,
-                           &cfg, attrs)
-        with nogil:
-            err = cydriver.cuOccupancyMaxPotentialClusterSize(
-                &size, <CUfunction>self._handle, &cfg)
-        HANDLE_RETURN(err)
-        return size
+        return self._cluster_query(cydriver.cuOccupancyMaxPotentialClusterSize, config, stream,
+                                   "max_potential_cluster_size()")
 
     def max_active_clusters(self, config, *, stream):
         """The most clusters of ``config.cluster`` that can be resident on the device at once.
@@ -245,15 +396,20 @@ cdef class KernelOccupancy:
         -----
         Calls ``cuOccupancyMaxActiveClusters``; needs compute capability 9.0.
         """
+        return self._cluster_query(cydriver.cuOccupancyMaxActiveClusters, config, stream,
+                                   "max_active_clusters()")
+
+    cdef int _cluster_query(self, _ClusterQuery query, object config, object stream,
+                            str what) except? -1:
+        """``query`` (one of the two cluster occupancy functions, which take the same
+        arguments) for ``config`` on ``stream``'s device, as the launcher would launch it."""
         cdef CUlaunchConfig cfg
         cdef CUlaunchAttribute attrs[LAUNCH_ATTRS]
-        cdef int count = 0
+        cdef int result = 0
         cdef CUresult err
-        cdef Stream s = as_stream(stream, "max_active_clusters(): stream")
-        fill_launch_config(as_launch_config(config, "max_active_clusters()"), s._handle, &cfg,
-                           attrs)
+        cdef Stream s = as_stream(stream, f"{what}: stream")
+        fill_launch_config(as_launch_config(config, what), s._handle, &cfg, attrs)
         with nogil:
-            err = cydriver.cuOccupancyMaxActiveClusters(
-                &count, <CUfunction>self._handle, &cfg)
+            err = query(&result, <CUfunction>self._handle, &cfg)
         HANDLE_RETURN(err)
-        return count
+        return result
