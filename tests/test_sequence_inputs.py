@@ -233,7 +233,7 @@ def test_launch_config_dims(field):
     rest = ", ".join(v for k, v in others.items() if k != field and v)
     cases = matrix(f"LaunchConfig({field}={{v}}, {rest})", _dims_rows(field))
     cases += matrix(f"Sub({field}={{v}}, {rest})", _dims_rows(field))
-    if field == "grid":  # by position, and again with the same objects (the config cache)
+    if field == "grid":  # by position, and again with the same objects
         cases += matrix("LaunchConfig({v}, None, 1)", _dims_rows(field))
         cases += [("positional again", "LaunchConfig(g, None, 1); LaunchConfig(g, None, 1)", OK)]
     run_cases(_LAUNCH_CONFIG_SETUP + "\ng = (3, 2)\n", cases)
