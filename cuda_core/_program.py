@@ -24,7 +24,7 @@ from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker, LinkerOptions
-from cuda_core._module import ObjectCode
+from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType, PCHStatusType
 from cuda_core.utils import _program_cache as _pc
