@@ -1,4 +1,5 @@
-"""cuda_core.utils.StridedMemoryView and args_viewable_as_strided_memory (_memoryview.pyx).
+"""cuda_core.utils.StridedMemoryView and args_viewable_as_strided_memory (_memoryview.pyx,
+_viewable_args.py).
 
 The CPU tests use NumPy arrays (whose DLPack export and array interface need no GPU), Buffers of
 a NumPy-backed memory resource (which export DLPack as host, pinned or managed memory without a

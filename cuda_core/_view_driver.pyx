@@ -1,0 +1,103 @@
+"""What a view asks of the driver: the device of a CUDA Array Interface data pointer
+(``pointer_device``), and the stream ordering between a view's producer and its consumer
+(``stream_int`` reads the consumer's ``stream_ptr`` argument, ``order_streams`` makes the
+consumer's stream wait for the work queued so far on the producer's: an event recorded on the
+producer's stream, waited for on the consumer's).
+"""
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
+
+from cuda_core._context cimport pop_pushed, primary_context, push_if_needed
+from cuda_core._errors cimport HANDLE_RETURN
+
+__all__ = []
+
+
+cdef extern from "Python.h":
+    object PyNumber_Index(object o)
+
+
+cdef object stream_int(object stream_ptr, str who):
+    """``stream_ptr`` as a Python int; None is ambiguous and refused."""
+    if type(stream_ptr) is int:
+        return stream_ptr
+    if stream_ptr is None:
+        raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer stream's "
+                          f"address (e.g. stream.handle), or -1 for no stream ordering")
+    if isinstance(stream_ptr, bool):
+        raise TypeError(f"{who}: stream_ptr must be an int, not bool")
+    try:
+        return PyNumber_Index(stream_ptr)
+    except TypeError:
+        raise TypeError(f"{who}: stream_ptr must be an int (a stream address, or -1), not "
+                        f"{type(stream_ptr).__name__}") from None
+
+
+cdef int pointer_device(CUdeviceptr ptr, str who) except -2:
+    """The device of a device pointer; for the null pointer of an empty array, the current
+    context's device (or 0)."""
+    cdef int ordinal = -1
+    cdef CUresult err
+    cdef cydriver.CUdevice dev
+    if ptr != 0:
+        # A lookup in the driver's address map: shorter than releasing the GIL would be.
+        err = cydriver.cuPointerGetAttribute(
+            &ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+        if err != CUDA_SUCCESS:
+            raise BufferError(f"{who}: the driver does not know the data pointer 0x{ptr:x} "
+                              f"as device, pinned or managed memory (CUresult {<int>err})")
+        return ordinal
+    if cydriver.cuCtxGetDevice(&dev) == CUDA_SUCCESS:
+        return <int>dev
+    return 0
+
+
+cdef inline bint _same_stream(size_t a, size_t b) noexcept:
+    # 0 and CU_STREAM_LEGACY both name the legacy default stream.
+    if a == 0:
+        a = <size_t>cydriver.CU_STREAM_LEGACY
+    if b == 0:
+        b = <size_t>cydriver.CU_STREAM_LEGACY
+    return a == b
+
+
+cdef int order_streams(size_t producer, size_t consumer, int device_id) except -1:
+    """Make the consumer's stream wait for the work queued so far on the producer's."""
+    cdef CUcontext ctx = NULL
+    cdef CUcontext cur = NULL
+    cdef cydriver.CUevent event = NULL
+    cdef CUresult err = CUDA_SUCCESS
+    cdef int pushed = 0, pushed_primary = 0
+    if _same_stream(producer, consumer):
+        return 0
+    # The event must be made in the producer stream's context. The special handles (legacy
+    # and per-thread default streams) resolve against the current context; with none current,
+    # the device's primary context stands in.
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&cur))
+    if cur == NULL:
+        cur = primary_context(device_id)._handle
+        with nogil:
+            pushed_primary = push_if_needed(cur)
+    try:
+        with nogil:
+            if producer <= <size_t>cydriver.CU_STREAM_PER_THREAD:
+                ctx = cur  # 0, 1 and 2 name the default streams of the current context
+            else:
+                err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
+            if err == CUDA_SUCCESS:
+                pushed = push_if_needed(ctx)
+                err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
+                if err == CUDA_SUCCESS:
+                    err = cydriver.cuEventRecord(event, <CUstream>producer)
+                    if err == CUDA_SUCCESS:
+                        err = cydriver.cuStreamWaitEvent(<CUstream>consumer, event, 0)
+                    # Destroying right after the wait is safe: the driver keeps what it needs.
+                    cydriver.cuEventDestroy(event)
+                if pushed:
+                    pop_pushed()
+    finally:
+        if pushed_primary:
+            with nogil:
+                pop_pushed()
+    return HANDLE_RETURN(err)
