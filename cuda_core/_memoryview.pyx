@@ -35,6 +35,7 @@ from libc.stdlib cimport free, malloc
 
 from cuda.bindings.cydriver cimport CUdeviceptr
 
+from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory.dlpack cimport (
@@ -297,14 +298,8 @@ cdef class StridedMemoryView:
                 raise ValueError(f"StridedMemoryView.from_buffer(): dtype {dt} has elements of "
                                  f"{isz} bytes")
         elif itemsize is not None:
-            if isinstance(itemsize, bool) or not isinstance(itemsize, int):
-                raise TypeError(f"StridedMemoryView.from_buffer(): itemsize must be an int, "
-                                f"not {type(itemsize).__name__}")
-            if itemsize <= 0:
-                raise ValueError(f"StridedMemoryView.from_buffer(): itemsize must be > 0, got "
-                                 f"{itemsize}")
+            isz = check_int(itemsize, "StridedMemoryView.from_buffer(): itemsize", minimum=1)
             dt = None
-            isz = itemsize
         else:
             raise ValueError("StridedMemoryView.from_buffer(): pass itemsize or dtype")
         view._dtype = dt

@@ -8,14 +8,11 @@ producer's stream, waited for on the consumer's).
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
 
-from cuda_core._context cimport pop_pushed, primary_context, push_if_needed
+from cuda_core._checks cimport check_int
+from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
 
 __all__ = []
-
-
-cdef extern from "Python.h":
-    object PyNumber_Index(object o)
 
 
 cdef object stream_int(object stream_ptr, str who):
@@ -25,13 +22,7 @@ cdef object stream_int(object stream_ptr, str who):
     if stream_ptr is None:
         raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer stream's "
                           f"address (e.g. stream.handle), or -1 for no stream ordering")
-    if isinstance(stream_ptr, bool):
-        raise TypeError(f"{who}: stream_ptr must be an int, not bool")
-    try:
-        return PyNumber_Index(stream_ptr)
-    except TypeError:
-        raise TypeError(f"{who}: stream_ptr must be an int (a stream address, or -1), not "
-                        f"{type(stream_ptr).__name__}") from None
+    return check_int(stream_ptr, f"{who}: stream_ptr")
 
 
 cdef int pointer_device(CUdeviceptr ptr, str who) except -2:
@@ -68,7 +59,8 @@ cdef int order_streams(size_t producer, size_t consumer, int device_id) except -
     cdef CUcontext cur = NULL
     cdef cydriver.CUevent event = NULL
     cdef CUresult err = CUDA_SUCCESS
-    cdef int pushed = 0, pushed_primary = 0
+    cdef ContextGuard primary_guard
+    cdef ContextGuard guard
     if _same_stream(producer, consumer):
         return 0
     # The event must be made in the producer stream's context. The special handles (legacy
@@ -78,26 +70,21 @@ cdef int order_streams(size_t producer, size_t consumer, int device_id) except -
     if cur == NULL:
         cur = primary_context(device_id)._handle
         with nogil:
-            pushed_primary = push_if_needed(cur)
-    try:
-        with nogil:
-            if producer <= <size_t>cydriver.CU_STREAM_PER_THREAD:
-                ctx = cur  # 0, 1 and 2 name the default streams of the current context
-            else:
-                err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
+            enter_context(primary_guard, cur)
+    with nogil:
+        if producer <= <size_t>cydriver.CU_STREAM_PER_THREAD:
+            ctx = cur  # 0, 1 and 2 name the default streams of the current context
+        else:
+            err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
+        if err == CUDA_SUCCESS:
+            enter_context(guard, ctx)
+            err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
             if err == CUDA_SUCCESS:
-                pushed = push_if_needed(ctx)
-                err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
+                err = cydriver.cuEventRecord(event, <CUstream>producer)
                 if err == CUDA_SUCCESS:
-                    err = cydriver.cuEventRecord(event, <CUstream>producer)
-                    if err == CUDA_SUCCESS:
-                        err = cydriver.cuStreamWaitEvent(<CUstream>consumer, event, 0)
-                    # Destroying right after the wait is safe: the driver keeps what it needs.
-                    cydriver.cuEventDestroy(event)
-                if pushed:
-                    pop_pushed()
-    finally:
-        if pushed_primary:
-            with nogil:
-                pop_pushed()
+                    err = cydriver.cuStreamWaitEvent(<CUstream>consumer, event, 0)
+                # Destroying right after the wait is safe: the driver keeps what it needs.
+                cydriver.cuEventDestroy(event)
+            exit_context(guard)
+        exit_context(primary_guard)  # after guard: the pushes pop in reverse order
     return HANDLE_RETURN(err)

@@ -4,6 +4,7 @@ consumer's stream is known only inside the function)."""
 
 import functools
 
+from cuda_core._checks import check_int
 from cuda_core._memoryview import StridedMemoryView
 
 __all__ = ["args_viewable_as_strided_memory"]
@@ -50,11 +51,8 @@ def args_viewable_as_strided_memory(arg_indices):
     if not isinstance(arg_indices, tuple):
         raise TypeError(f"args_viewable_as_strided_memory(): arg_indices must be a tuple of "
                         f"ints, not {type(arg_indices).__name__}")
-    for i in arg_indices:
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise TypeError(f"args_viewable_as_strided_memory(): arg_indices must be a tuple "
-                            f"of ints, got {type(i).__name__}")
-    indices = arg_indices
+    indices = tuple([check_int(i, "args_viewable_as_strided_memory(): each item of "
+                                  "arg_indices") for i in arg_indices])
 
     def decorator(func):
         @functools.wraps(func)

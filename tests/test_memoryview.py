@@ -819,6 +819,13 @@ def test_from_buffer_refusals():
         StridedMemoryView.from_buffer(buf, (4,))
     with pytest.raises(ValueError, match="does not match dtype"):
         StridedMemoryView.from_buffer(buf, (4,), itemsize=2, dtype=np.float32)
+    with pytest.raises(ValueError, match="itemsize must be >= 1, got 0"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize=0)
+    with pytest.raises(TypeError, match="itemsize must be an int, not str"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize="4")
+    with pytest.raises(TypeError, match="itemsize must be an int, not bool"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize=True)
+    assert StridedMemoryView.from_buffer(buf, (4,), itemsize=np.int64(4))._layout.itemsize == 4
     with pytest.raises(ValueError, match="spans bytes \\[0, 68\\)"):
         StridedMemoryView.from_buffer(buf, (17,), dtype=np.float32)
     with pytest.raises(ValueError, match="spans bytes"):
@@ -919,8 +926,13 @@ def test_decorator():
         f(x, y)
     with pytest.raises(TypeError, match="arg_indices must be a tuple"):
         args_viewable_as_strided_memory([0])
-    with pytest.raises(TypeError, match="tuple of ints"):
+    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not str"):
         args_viewable_as_strided_memory(("0",))
+    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not bool"):
+        args_viewable_as_strided_memory((True,))
+    # Indices go through the package's int check: NumPy integers are ints.
+    g = args_viewable_as_strided_memory((np.int64(0),))(lambda a: a)
+    assert g(x).view(-1).exporting_obj is x
 
 
 def test_docstring_example_runs():
