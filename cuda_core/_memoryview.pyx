@@ -508,10 +508,7 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
     cdef void* managed
     cdef bint versioned = False
     cdef int overflow = 0
-    cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)
-    if overflow < 0 or (overflow == 0 and sval < -1):
-        raise BufferError(f"{who}: stream_ptr={stream} is not a stream (pass -1 for no stream "
-                          f"ordering)")
+    cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)  # >= -1
     if type(obj) is _ndarray:
         # Always host memory: read in place, or ask NumPy with the host's stream (None).
         if _init_ndarray(v, obj):

@@ -5,6 +5,8 @@ consumer's stream wait for the work queued so far on the producer's: an event re
 producer's stream, waited for on the consumer's).
 """
 
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
 
@@ -14,15 +16,25 @@ from cuda_core._errors cimport HANDLE_RETURN
 
 __all__ = []
 
+cdef object _U64_END = 1 << 64
+
 
 cdef object stream_int(object stream_ptr, str who):
-    """``stream_ptr`` as a Python int; None is ambiguous and refused."""
-    if type(stream_ptr) is int:
+    """``stream_ptr`` as a Python int: -1 or a handle in [0, 2**64). None is ambiguous and
+    refused, and so is any other value: a stream handle is made of it."""
+    cdef int overflow = 0
+    cdef long long sval
+    if type(stream_ptr) is not int:
+        if stream_ptr is None:
+            raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer "
+                              f"stream's address (e.g. stream.handle), or -1 for no stream "
+                              f"ordering")
+        stream_ptr = check_int(stream_ptr, f"{who}: stream_ptr")
+    sval = PyLong_AsLongLongAndOverflow(stream_ptr, &overflow)
+    if (overflow == 0 and sval >= -1) or (overflow > 0 and stream_ptr < _U64_END):
         return stream_ptr
-    if stream_ptr is None:
-        raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer stream's "
-                          f"address (e.g. stream.handle), or -1 for no stream ordering")
-    return check_int(stream_ptr, f"{who}: stream_ptr")
+    raise BufferError(f"{who}: stream_ptr={stream_ptr} is not a stream (pass -1 for no stream "
+                      f"ordering)")
 
 
 cdef int pointer_device(CUdeviceptr ptr, str who) except -2:

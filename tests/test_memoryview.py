@@ -474,7 +474,11 @@ def test_stream_ptr_forms():
         StridedMemoryView.from_dlpack(p, stream_ptr=True)
     with pytest.raises(BufferError, match="stream_ptr=-5 is not a stream"):
         StridedMemoryView.from_dlpack(p, stream_ptr=-5)
+    with pytest.raises(BufferError, match=f"stream_ptr={2**64} is not a stream"):
+        StridedMemoryView.from_dlpack(p, stream_ptr=2**64)
     assert len(p.calls) == 1  # every refusal came before the producer was asked
+    StridedMemoryView.from_dlpack(p, stream_ptr=2**64 - 1)  # a handle in 64 bits is passed on
+    assert p.calls[-1]["stream"] == 2**64 - 1
 
 
 # -- capsules: both kinds, ownership, refusals ---------------------------------------------------
@@ -721,6 +725,11 @@ def test_cuda_array_interface_checks_before_the_driver():
         StridedMemoryView.from_cuda_array_interface(_iface(stream="1"), stream_ptr=-1)
     with pytest.raises(BufferError, match="stream_ptr=None"):
         StridedMemoryView.from_cuda_array_interface(_iface())
+    # A consumer stream is made a handle for cuStreamWaitEvent: the values no handle has are
+    # refused as for DLPack, before the driver.
+    for bad in (-5, 2**64):
+        with pytest.raises(BufferError, match=f"stream_ptr={bad} is not a stream"):
+            StridedMemoryView.from_cuda_array_interface(_iface(stream=7), stream_ptr=bad)
     with pytest.raises(BufferError, match="mask"):
         StridedMemoryView.from_cuda_array_interface(_iface(mask=1), stream_ptr=-1)
 
