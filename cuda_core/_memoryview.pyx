@@ -23,7 +23,6 @@ and ``_view_driver`` (the pointer's device, stream ordering). ``args_viewable_as
 is in ``_viewable_args``.
 """
 
-
 import warnings
 
 import numpy
