@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUresult
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._stream cimport Stream
 
@@ -11,3 +11,4 @@ cdef CUcontext stream_context(Stream s) noexcept
 cdef CUcontext current_or_primary(int device_id) except? NULL
 cdef int sync_stream(Stream s) except -1
 cdef int sync_context(CUcontext ctx) except -1
+cdef int free_after(CUdeviceptr ptr, Stream stream, CUcontext ctx, bint host) except -1

@@ -3,7 +3,7 @@
 synchronous free, the allocation error, and the device capabilities a resource needs."""
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUresult
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
@@ -80,5 +80,25 @@ cdef int sync_context(CUcontext ctx) except -1:
     with nogil:
         enter_context(guard, ctx)
         err = cydriver.cuCtxSynchronize()
+        exit_context(guard)
+    return HANDLE_RETURN(err)
+
+
+cdef int free_after(CUdeviceptr ptr, Stream stream, CUcontext ctx, bint host) except -1:
+    """The synchronous free of the resources without a pool: ``cuMemFreeHost`` (``host``) or
+    ``cuMemFree`` in ``ctx`` (NULL: the current context), once the work queued on ``stream``
+    is done (when it is given and still open)."""
+    cdef CUresult err
+    cdef ContextGuard guard
+    if ptr == 0:
+        return 0
+    if stream is not None and not stream._closed:
+        sync_stream(stream)
+    with nogil:
+        enter_context(guard, ctx)
+        if host:
+            err = cydriver.cuMemFreeHost(<void*>ptr)
+        else:
+            err = cydriver.cuMemFree(ptr)
         exit_context(guard)
     return HANDLE_RETURN(err)

@@ -132,38 +132,36 @@ cdef inline void _fill_tensor(DLTensor* t, CUdeviceptr data, size_t nbytes, int3
 cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
                          int32_t device_id, object keepalive, bint versioned):
     """A new DLPack capsule over ``[data, data + nbytes)`` that keeps ``keepalive`` alive."""
-    cdef DLManagedTensorVersioned* vt
-    cdef DLManagedTensor* lt
-    cdef void* block
+    cdef DLManagedTensorVersioned* vt = NULL
+    cdef DLManagedTensor* lt = NULL
+    # One block: the managed tensor, then its shape and strides.
+    cdef size_t head = sizeof(DLManagedTensorVersioned) if versioned else sizeof(DLManagedTensor)
+    cdef void* block = malloc(head + 2 * sizeof(int64_t))
+    cdef int64_t* dims
+    if block == NULL:
+        raise MemoryError("DLPack export: out of host memory")
+    dims = <int64_t*>(<char*>block + head)
+    Py_IncRef(<PyObject*>keepalive)
     if versioned:
-        block = malloc(sizeof(DLManagedTensorVersioned) + 2 * sizeof(int64_t))
-        if block == NULL:
-            raise MemoryError("DLPack export: out of host memory")
         vt = <DLManagedTensorVersioned*>block
         vt.version.major = DLPACK_MAJOR_VERSION
         vt.version.minor = DLPACK_MINOR_VERSION
         vt.flags = 0
-        _fill_tensor(&vt.dl_tensor, data, nbytes, device_type, device_id,
-                     <int64_t*>(<char*>block + sizeof(DLManagedTensorVersioned)))
-        Py_IncRef(<PyObject*>keepalive)
+        _fill_tensor(&vt.dl_tensor, data, nbytes, device_type, device_id, dims)
         vt.manager_ctx = <void*><PyObject*>keepalive
         vt.deleter = _delete_versioned
-        try:
-            return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
-        except BaseException:
-            _delete_versioned(vt)
-            raise
-    block = malloc(sizeof(DLManagedTensor) + 2 * sizeof(int64_t))
-    if block == NULL:
-        raise MemoryError("DLPack export: out of host memory")
-    lt = <DLManagedTensor*>block
-    _fill_tensor(&lt.dl_tensor, data, nbytes, device_type, device_id,
-                 <int64_t*>(<char*>block + sizeof(DLManagedTensor)))
-    Py_IncRef(<PyObject*>keepalive)
-    lt.manager_ctx = <void*><PyObject*>keepalive
-    lt.deleter = _delete_legacy
+    else:
+        lt = <DLManagedTensor*>block
+        _fill_tensor(&lt.dl_tensor, data, nbytes, device_type, device_id, dims)
+        lt.manager_ctx = <void*><PyObject*>keepalive
+        lt.deleter = _delete_legacy
     try:
+        if versioned:
+            return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
         return PyCapsule_New(block, _NAME_LEGACY, _capsule_legacy_destructor)
     except BaseException:
-        _delete_legacy(lt)
+        if versioned:
+            _delete_versioned(vt)
+        else:
+            _delete_legacy(lt)
         raise

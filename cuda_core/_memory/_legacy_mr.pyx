@@ -8,8 +8,8 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 from cuda_core._checks cimport check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport (optional_stream, raise_alloc_error, stream_context,
-                                       sync_stream)
+from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
+                                       stream_context)
 from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
 from cuda_core._stream cimport Stream
 
@@ -71,14 +71,7 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
         return new_buffer(<CUdeviceptr>host, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUresult err
-        if ptr == 0:
-            return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        with nogil:
-            err = cydriver.cuMemFreeHost(<void*>ptr)
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, NULL, True)
 
     def deallocate(self, ptr, size, *, stream=None):
         """Free memory this resource allocated; with ``stream``, first wait for its work.
@@ -139,18 +132,7 @@ cdef class _SynchronousMemoryResource(MemoryResource):
         return new_buffer(ptr, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUcontext ctx = primary_context(self._dev_id)._handle
-        cdef CUresult err
-        cdef ContextGuard guard
-        if ptr == 0:
-            return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuMemFree(ptr)
-            exit_context(guard)
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, primary_context(self._dev_id)._handle, False)
 
     def deallocate(self, ptr, size, *, stream=None):
         deallocate_checked(self, ptr, size, stream, "deallocate()")

@@ -13,7 +13,7 @@ import warnings
 cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUmemoryPool,
-                                     CUresult, CUDA_SUCCESS)
+                                     CUresult, CUstream, CUDA_SUCCESS)
 from libc.stdint cimport int32_t
 from libc.string cimport memset
 
@@ -21,8 +21,8 @@ from cuda_core._checks cimport check_bool, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
-                                       stream_context, sync_stream)
+from cuda_core._memory._alloc cimport (current_or_primary, free_after, require_stream,
+                                       stream_context)
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._location cimport as_location, location_object
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
@@ -483,52 +483,27 @@ cdef class ManagedMemoryResource(_MemPool):
         """
         cdef size_t n = check_size(size, self._what_size)
         cdef Stream s = require_stream(stream, self._what)
-        cdef CUdeviceptr ptr
-        cdef ManagedBuffer buf
-        if self._fallback:
-            ptr = self._alloc_managed(n, s)
-        else:
-            ptr = self._alloc_ptr(n, s)
-        buf = ManagedBuffer.__new__(ManagedBuffer)
+        cdef CUdeviceptr ptr = self._alloc_ptr(n, s)
+        cdef ManagedBuffer buf = ManagedBuffer.__new__(ManagedBuffer)
         init_buffer(buf, ptr, n, self, s)
         return buf
 
-    cdef CUdeviceptr _alloc_managed(self, size_t n, Stream s) except? 0:
-        cdef CUdeviceptr ptr = 0
-        cdef CUcontext ctx
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t n, CUstream s) noexcept nogil:
         cdef CUresult err
-        cdef ContextGuard guard
-        self._check_usable()
-        s._check_open()
-        if n == 0:
-            return 0
-        ctx = stream_context(s)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuMemAllocManaged(&ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
-            if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
-                err = cydriver.cuMemAdvise(ptr, n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
-                                           self._preferred)
-                if err != CUDA_SUCCESS:
-                    cydriver.cuMemFree(ptr)
-            exit_context(guard)
-        if err != CUDA_SUCCESS:
-            raise_alloc_error(err, n, self._what)
-        return ptr
+        if not self._fallback:
+            return _MemPool._driver_alloc(self, ptr, n, s)
+        # One cuMemAllocManaged per buffer (synchronous), its preferred location as advice.
+        err = cydriver.cuMemAllocManaged(ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
+        if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
+            err = cydriver.cuMemAdvise(ptr[0], n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                                       self._preferred)
+            if err != CUDA_SUCCESS:
+                cydriver.cuMemFree(ptr[0])
+        return err
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUcontext ctx
-        cdef CUresult err
-        cdef ContextGuard guard
         if not self._fallback:
             return _MemPool._deallocate_c(self, ptr, size, stream)
         if ptr == 0:
             return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        ctx = current_or_primary(self._dev_id)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuMemFree(ptr)
-            exit_context(guard)
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, current_or_primary(self._dev_id), False)

@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream
 
 from cuda_core._memory._buffer cimport MemoryResource
 from cuda_core._stream cimport Stream
@@ -21,6 +21,7 @@ cdef class _MemPool(MemoryResource):
     cdef int _check_usable(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
                     str what) except -1
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil
     cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0
     cdef CUcontext _fallback_context(self) except? NULL
 

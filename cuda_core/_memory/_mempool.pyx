@@ -86,6 +86,10 @@ cdef class _MemPool(MemoryResource):
             return primary_context(self._dev_id)._handle
         return current_or_primary(-1)
 
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil:
+        """The allocation call, in the stream's context (a subclass may allocate otherwise)."""
+        return cydriver.cuMemAllocFromPoolAsync(ptr, size, self._pool, s)
+
     cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0:
         cdef CUdeviceptr ptr = 0
         cdef CUcontext ctx
@@ -98,7 +102,7 @@ cdef class _MemPool(MemoryResource):
         ctx = stream_context(s)
         with nogil:
             enter_context(guard, ctx)
-            err = cydriver.cuMemAllocFromPoolAsync(&ptr, size, self._pool, s._handle)
+            err = self._driver_alloc(&ptr, size, s._handle)
             exit_context(guard)
         if err != CUDA_SUCCESS:
             raise_alloc_error(err, size, self._what)
