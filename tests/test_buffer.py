@@ -566,3 +566,18 @@ def test_peer_copies_between_two_devices_are_bit_exact():
     on1.close(s1)
     s0.close()
     s1.close()
+
+
+def test_buffers_and_resources_share_the_resource_lifecycle():
+    from cuda_core._resource import Resource
+
+    mr = NumpyMemoryResource()
+    buf = mr.allocate(8)
+    assert isinstance(buf, Resource) and isinstance(mr, Resource)
+    # A resource that owns nothing has nothing to close: close() does not retire it.
+    mr.close()
+    assert not mr.is_closed
+    other = mr.allocate(8)
+    buf.close()
+    other.close()
+    assert buf.is_closed and other.is_closed and len(mr.calls) == 2

@@ -31,6 +31,7 @@ from cuda_core._stream cimport Stream
 import dataclasses
 
 from cuda_core._device import Device
+from cuda_core._errors import CUDAError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
@@ -351,7 +352,10 @@ cdef class VirtualMemoryResource(MemoryResource):
             handle = self._map_new(base, padded, opts)
         except BaseException:
             rec._waited = True  # nothing ever used the range
-            rec.close()
+            try:
+                rec.close()
+            except CUDAError:
+                pass  # the mapping's failure is the one to report
             raise
         rec.chunks.append(_Chunk(handle, 0, padded, opts))
         rec.mapped = padded
@@ -411,7 +415,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
         """
         cdef Buffer old
-        cdef size_t n = check_size(new_size, "VirtualMemoryResource.modify_allocation(): new_size")
+        cdef size_t n = check_size(new_size,
+                                   "VirtualMemoryResource.modify_allocation(): new_size")
         cdef size_t extra
         cdef _Allocation rec
         cdef ContextGuard guard
