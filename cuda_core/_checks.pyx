@@ -58,7 +58,22 @@ cpdef object check_choice(object value, str what, tuple allowed, bint allow_none
     return value
 
 
-cdef size_t check_size(object value, str what) except? 0:
+cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=False):
+    """``value``, a string naming a member of the string enum ``enum_cls``, as that member."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        try:
+            return enum_cls(value)
+        except ValueError:
+            pass
+    words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{what} must be one of {words}, not {type(value).__name__}")
+    raise ValueError(f"{what} must be one of {words}, got {value!r}")
+
+
+cpdef size_t check_size(object value, str what) except? 0:
     """A byte count: an int in [0, 2**64)."""
     value = _as_int(value, what, "an int")
     if value < 0:

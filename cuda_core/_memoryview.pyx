@@ -37,7 +37,7 @@ from cuda.bindings.cydriver cimport CUdeviceptr
 from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer
-from cuda_core._memory.dlpack cimport (
+from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, kDLCPU, kDLCUDA,
     kDLCUDAHost, kDLCUDAManaged)

@@ -117,8 +117,8 @@ def test_vmm_options_normalize():
     ({"addr_align": 3000}, ValueError, "addr_align must be a power of two, got 3000"),
     ({"addr_align": 0}, ValueError, "addr_align must be >= 1"),
     ({"peers": 1}, TypeError, "peers must be an iterable of devices"),
-    ({"peers": [-1]}, ValueError, "device ordinals must be >= 0"),
-    ({"peers": [True]}, TypeError, "peers must hold devices"),
+    ({"peers": [-1]}, ValueError, "peers\\[0\\] must be >= 0, got -1"),
+    ({"peers": [0, True]}, TypeError, "peers\\[1\\] must be an int, not bool"),
     ({"self_access": "w"}, ValueError, "self_access must be one of 'rw', 'r', None"),
 ])
 def test_vmm_options_checked(kwargs, exc, match):

@@ -547,7 +547,7 @@ def test_virtual_memory_options_peers():
     from cuda_core import Device, VirtualMemoryResourceOptions
     """
     bad = "VirtualMemoryResourceOptions.peers must be an iterable of devices (Device or int)"
-    items = "VirtualMemoryResourceOptions.peers must hold devices (Device or int)"
+    items = "VirtualMemoryResourceOptions.peers[0] must be an int"
     cases = matrix("VirtualMemoryResourceOptions(peers={v})", [
         ("object", "object()", raises(TypeError, bad, "not object")),
         ("float", "3.5", raises(TypeError, bad, "not float")),
@@ -555,8 +555,8 @@ def test_virtual_memory_options_peers():
         ("str", "'01'", raises(TypeError, bad, "not str")),
         ("float item", "(1.5,)", raises(TypeError, items, "not float")),
         ("bool item", "(True,)", raises(TypeError, items, "not bool")),
-        ("negative item", "(-1,)", raises(ValueError, "VirtualMemoryResourceOptions.peers: "
-                                                      "device ordinals must be >= 0")),
+        ("negative item", "(-1,)", raises(ValueError, "VirtualMemoryResourceOptions.peers[0] "
+                                                      "must be >= 0, got -1")),
     ])
     cases += matrix("assert VirtualMemoryResourceOptions(peers={v}).peers == (1, 2)", [
         ("generator", "(x for x in (1, 2))", OK),

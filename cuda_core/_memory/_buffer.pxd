@@ -1,24 +1,23 @@
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
+from cuda.bindings.cydriver cimport CUdeviceptr
 
+from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
 
-cdef class MemoryResource:
+cdef class MemoryResource(Resource):
     # True only for an object whose exact type is one of the built-in resources: Buffer then
     # frees through _deallocate_c, without a Python call. A Python subclass leaves it False, so
     # that its own deallocate() is always the one called.
     cdef bint _c_dealloc
-    cdef object __weakref__
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1
 
 
-cdef class Buffer:
+cdef class Buffer(Resource):
     # The device pointer, readable from Cython without a Python call (the launcher's path).
-    # _closed sits beside it so that a launch reads one cache line of the buffer, the one the
-    # interpreter has just touched for the reference count.
+    # Resource's _closed sits just before it, in the same cache line: a launch reads one cache
+    # line of the buffer, the one the interpreter has just touched for the reference count.
     cdef CUdeviceptr _ptr
-    cdef bint _closed
     cdef size_t _size
     # Owning buffer: the resource that frees _ptr. None for a view or an owner-kept buffer.
     cdef MemoryResource _mr
@@ -32,10 +31,8 @@ cdef class Buffer:
     # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
     cdef int _attr_flags
     cdef int _attr_device
-    cdef object __weakref__
 
-    cdef int _check_open(self) except -1
-    cdef int _release(self, Stream stream) except -1
+    cdef int _free(self) except -1
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
     cdef tuple _dl_device(self)
@@ -45,12 +42,5 @@ cdef class Buffer:
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream)
 cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
                      Stream stream) except -1
-cdef size_t check_size(object size, str what) except? 0
-cdef CUdeviceptr check_pointer(object ptr, str what) except? 0
-cdef bint device_supports(object dev, str name) except -1
-cdef Stream require_stream(object stream, str what)
-cdef Stream optional_stream(object stream, str what)
-cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1
-cdef CUcontext stream_context(Stream s) noexcept
-cdef int sync_stream(Stream s) except -1
-cdef int sync_context(CUcontext ctx) except -1
+cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object stream,
+                            str what) except -1

@@ -15,25 +15,28 @@ such as the kernel launcher reads it without a Python call.
 Frees are stream-ordered. A buffer remembers the stream that orders its eventual free (the
 allocation stream, the ``stream`` given to ``from_handle``, or the one set by
 :meth:`Buffer.set_deallocation_stream`); ``close(stream)`` overrides it for that call.
-"""
 
-import sys
-import warnings
+Both classes are :class:`~cuda_core._resource.Resource`\ s: a buffer's ``_release`` is its
+free (deferred to the end of the last DLPack export while one is alive), and a resource's is
+whatever it owns (an owned pool). The copies and fills are in ``_copy``, the helpers every
+memory module shares in ``_alloc``.
+"""
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t
 
-from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._checks cimport check_address, check_size
+from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._resource cimport Resource, warn_release_failed
 from cuda_core._stream cimport Stream, as_stream
+from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
+                                       sync_context)
+from cuda_core._memory._copy cimport copy_bytes, fill_bytes
 from cuda_core._memory._dlpack cimport make_capsule
-from cuda_core._memory.dlpack cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged
-
-from cuda.bindings import driver as _driver_py
-
-from cuda_core._errors import CUDAError, CUDAWarning
+from cuda_core._memory._dlpack_abi cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged
 
 __all__ = ["Buffer", "MemoryResource"]
 
@@ -47,123 +50,9 @@ cdef enum:
     _ATTR_PINNED = 16     # page-locked host memory known to the driver
 
 
-# -- helpers shared by the memory modules ----------------------------------------------------
-
-cdef size_t check_size(object size, str what) except? 0:
-    """``size`` as a size_t: an int (or ``__index__``) in [0, 2**64); never a bool."""
-    if type(size) is int:
-        value = size
-    elif isinstance(size, bool) or not hasattr(size, "__index__"):
-        raise TypeError(f"{what}: size must be an int, not {type(size).__name__}")
-    else:
-        value = size.__index__()
-    if value < 0:
-        raise ValueError(f"{what}: size must be >= 0, got {value}")
-    if value >= (1 << 64):
-        raise ValueError(f"{what}: size {value} does not fit in 64 bits")
-    return <size_t>value
-
-
-cdef CUdeviceptr check_pointer(object ptr, str what) except? 0:
-    """``ptr`` as an address: an int (or ``__index__``, or a CUdeviceptr) in [0, 2**64)."""
-    if isinstance(ptr, bool):
-        raise TypeError(f"{what}: ptr must be an int (an address), not bool")
-    if type(ptr) is int:
-        value = ptr
-    elif isinstance(ptr, _driver_py.CUdeviceptr):
-        value = int(ptr)
-    elif hasattr(ptr, "__index__"):
-        value = ptr.__index__()
-    else:
-        raise TypeError(f"{what}: ptr must be an int (an address) or a "
-                        f"cuda.bindings.driver.CUdeviceptr, not {type(ptr).__name__}")
-    if value < 0 or value >= (1 << 64):
-        raise ValueError(f"{what}: ptr={value} is not a valid address")
-    return <CUdeviceptr>value
-
-
-cdef bint device_supports(object dev, str name) except -1:
-    """A capability of ``dev`` (a DeviceProperties attribute); an attribute newer than the
-    installed driver reads as unsupported."""
-    try:
-        return bool(getattr(dev.properties, name))
-    except CUDAError:
-        return False
-
-
-cdef Stream require_stream(object stream, str what):
-    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
-    if stream is None:
-        raise TypeError(f"{what}: stream is required (a Stream or an object with "
-                        f"__cuda_stream__); pass Device.default_stream for the default stream")
-    return as_stream(stream, what)
-
-
-cdef Stream optional_stream(object stream, str what):
-    if stream is None:
-        return None
-    return as_stream(stream, what)
-
-
-cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1:
-    """Raise the allocation failure ``err``, naming the size asked for (out of memory is a
-    CUDAOutOfMemoryError, which is also a MemoryError)."""
-    raise make_driver_error(err, f"{what}: allocating {size} bytes")
-
-
-cdef CUcontext stream_context(Stream s) noexcept:
-    """The context to make current around work on ``s``: the stream's own, or NULL for the
-    unbound default streams (which use whatever context is current)."""
-    if s is None or s._ctx is None:
-        return NULL
-    return s._ctx._handle
-
-
-cdef int sync_stream(Stream s) except -1:
-    cdef CUcontext ctx = stream_context(s)
-    cdef CUresult err
-    cdef int pushed = 0
-    with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
-        err = cydriver.cuStreamSynchronize(s._handle)
-        if pushed:
-            pop_pushed()
-    return HANDLE_RETURN(err)
-
-
-cdef int sync_context(CUcontext ctx) except -1:
-    """Wait for all work of ``ctx`` (the current context when NULL)."""
-    cdef CUresult err
-    cdef int pushed = 0
-    with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
-        err = cydriver.cuCtxSynchronize()
-        if pushed:
-            pop_pushed()
-    return HANDLE_RETURN(err)
-
-
-cdef void _warn_failed_free(Buffer buf, object exc) noexcept:
-    """A free that failed on a finalizer path: a CUDAWarning, never an exception. Silent once
-    the interpreter is finalizing or the driver has shut down. The buffer is named by its
-    pointer and size (it is already marked closed, which its repr would say instead)."""
-    try:
-        if sys.is_finalizing():
-            return
-        if isinstance(exc, CUDAError) and exc.code == cydriver.CUDA_ERROR_DEINITIALIZED:
-            return
-        warnings.warn(f"freeing {type(buf).__name__} ptr=0x{buf._ptr:x} size={buf._size} "
-                      f"failed during cleanup: {type(exc).__name__}: {exc}",
-                      CUDAWarning, stacklevel=2)
-    except BaseException:
-        pass
-
-
 # -- MemoryResource ---------------------------------------------------------------------------
 
-cdef class MemoryResource:
+cdef class MemoryResource(Resource):
     """Abstract base class of memory resources: what allocates and frees :class:`Buffer`\\ s.
 
     Subclass it in Python to plug in any allocator. A subclass implements :meth:`allocate`,
@@ -173,6 +62,9 @@ cdef class MemoryResource:
     (:attr:`is_managed` defaults to False). The buffer calls ``deallocate`` exactly once, on
     ``close()`` or when it is garbage-collected; an exception raised there during garbage
     collection becomes a :class:`CUDAWarning`.
+
+    A resource that owns a handle (an owned memory pool) gives it back on :meth:`close` or
+    when it is garbage-collected; for the others :meth:`close` does nothing.
 
     Instances of this base class itself cannot be created.
     """
@@ -238,9 +130,23 @@ cdef class MemoryResource:
         raise NotImplementedError(f"{type(self).__name__} must implement the device_id "
                                   f"property")
 
+    def close(self):
+        """Give back what the resource owns; a resource that owns nothing (this base class,
+        the synchronous resources) has nothing to close, and this does nothing."""
+
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         self.deallocate(ptr, size, stream=stream)
         return 0
+
+
+cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object stream,
+                            str what) except -1:
+    """A built-in resource's ``deallocate(ptr, size, *, stream=None)``: the arguments checked,
+    then its C free."""
+    cdef Stream s = optional_stream(stream, what)
+    cdef CUdeviceptr p = check_address(ptr, f"{what}: ptr")
+    cdef size_t n = check_size(size, f"{what}: size")
+    return mr._deallocate_c(p, n, s)
 
 
 # -- Buffer -----------------------------------------------------------------------------------
@@ -275,7 +181,7 @@ cdef class _ExportGuard:
             buf._export_released()
 
 
-cdef class Buffer:
+cdef class Buffer(Resource):
     """A range of memory: a pointer, a size, and who frees it. Not constructible directly.
 
     Buffers come from :meth:`MemoryResource.allocate` (and :meth:`Device.allocate`), or wrap an
@@ -293,19 +199,6 @@ cdef class Buffer:
         raise RuntimeError("Buffer objects cannot be instantiated directly; use "
                            "MemoryResource.allocate(), Device.allocate() or "
                            "Buffer.from_handle()")
-
-    def __del__(self):
-        # tp_finalize: runs before any reference cycle is cleared, so _mr is still intact.
-        if self._closed:
-            return
-        self._closed = True
-        if self._mr is None:
-            self._owner = None
-            return
-        try:
-            self._release(None)
-        except BaseException as exc:
-            _warn_failed_free(self, exc)
 
     @classmethod
     def from_handle(cls, ptr, size, mr=None, owner=None, *, stream=None):
@@ -346,8 +239,8 @@ cdef class Buffer:
         TypeError
             If ``mr`` is not a MemoryResource, or ``ptr``/``size`` are not ints.
         """
-        cdef CUdeviceptr p = check_pointer(ptr, "Buffer.from_handle()")
-        cdef size_t n = check_size(size, "Buffer.from_handle()")
+        cdef CUdeviceptr p = check_address(ptr, "Buffer.from_handle(): ptr")
+        cdef size_t n = check_size(size, "Buffer.from_handle(): size")
         cdef Stream s
         cdef Buffer buf
         if mr is not None and owner is not None:
@@ -366,11 +259,6 @@ cdef class Buffer:
         init_buffer(buf, p, n, mr, s)
         buf._owner = owner
         return buf
-
-    cdef int _check_open(self) except -1:
-        if self._closed:
-            raise RuntimeError("this Buffer is closed")
-        return 0
 
     # -- identity and attributes -------------------------------------------------------------
 
@@ -397,11 +285,6 @@ cdef class Buffer:
         """The object this buffer keeps alive (``from_handle(..., owner=...)``), or None."""
         self._check_open()
         return self._owner
-
-    @property
-    def is_closed(self):
-        """True once :meth:`close` was called."""
-        return bool(self._closed)
 
     cdef int _query_attributes(self) except -1:
         """Classify a pointer without a memory resource, from the driver's pointer attributes
@@ -543,37 +426,41 @@ cdef class Buffer:
         Calls ``mr.deallocate(ptr, size, stream=...)``; for the pool resources that is
         ``cuMemFreeAsync``.
         """
-        cdef Stream s = None
+        cdef Stream s
         if self._closed:
             return
         if stream is not None:
             s = as_stream(stream, "Buffer.close()")
             s._check_open()
-        self._closed = True
+            self._dealloc_stream = s
+        Resource.close(self)
+
+    cdef int _release(self) except -1:
+        """Close (or finalize): drop the owner, and free the memory unless a DLPack export is
+        alive, whose end frees it instead (_export_released)."""
+        self._owner = None
         if self._exports > 0:
             self._deferred = True
-            if s is not None:
-                self._dealloc_stream = s
-            return
-        self._release(s)
+            return 0
+        return self._free()
 
-    cdef int _release(self, Stream stream) except -1:
-        """Give the memory back (owning) or drop the owner; the buffer is already closed."""
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._ptr
+
+    cdef int _free(self) except -1:
+        """Give the memory back through the resource (owning buffers), ordered on the
+        deallocation stream; the buffer is already closed."""
         cdef MemoryResource mr = self._mr
-        cdef Stream s = stream
-        self._owner = None
+        cdef Stream s = self._dealloc_stream
+        self._dealloc_stream = None
         if mr is None:
-            self._dealloc_stream = None
             return 0
         self._mr = None
-        if s is None:
-            s = self._dealloc_stream
-            if s is not None and s._closed:
-                # The stream that ordered the free is gone while its work may still run: wait
-                # for its context before handing the memory back.
-                sync_context(stream_context(s))
-                s = None
-        self._dealloc_stream = None
+        if s is not None and s._closed:
+            # The stream that ordered the free is gone while its work may still run: wait
+            # for its context before handing the memory back.
+            sync_context(stream_context(s))
+            s = None
         if mr._c_dealloc:
             mr._deallocate_c(self._ptr, self._size, s)
         else:
@@ -586,9 +473,9 @@ cdef class Buffer:
         if self._exports == 0 and self._deferred:
             self._deferred = False
             try:
-                self._release(None)
+                self._free()
             except BaseException as exc:
-                _warn_failed_free(self, exc)
+                warn_release_failed(type(self).__name__, <size_t>self._ptr, exc)
         return 0
 
     # -- copies and fill -----------------------------------------------------------------------
@@ -644,7 +531,7 @@ cdef class Buffer:
         if d._size != self._size:
             raise ValueError(f"Buffer.copy_to(): size mismatch: this buffer has {self._size} "
                              f"bytes but dst has {d._size} bytes")
-        _memcpy(d._ptr, self._ptr, self._size, s)
+        copy_bytes(d._ptr, self._ptr, self._size, s)
         return d
 
     def copy_from(self, src, *, stream):
@@ -678,7 +565,7 @@ cdef class Buffer:
         if sb._size != self._size:
             raise ValueError(f"Buffer.copy_from(): size mismatch: this buffer has "
                              f"{self._size} bytes but src has {sb._size} bytes")
-        _memcpy(self._ptr, sb._ptr, self._size, s)
+        copy_bytes(self._ptr, sb._ptr, self._size, s)
 
     def fill(self, value, *, stream):
         """Fill the buffer with a repeated 1-, 2- or 4-byte pattern, asynchronously.
@@ -705,40 +592,9 @@ cdef class Buffer:
         Calls ``cuMemsetD8Async``, ``cuMemsetD16Async`` or ``cuMemsetD32Async``.
         """
         cdef Stream s = require_stream(stream, "Buffer.fill()")
-        cdef int width
-        cdef uint32_t pattern
         self._check_open()
         s._check_open()
-        if isinstance(value, bool):
-            raise TypeError("Buffer.fill(): value must be an int in [0, 256) or a 1-, 2- or "
-                            "4-byte buffer-protocol object, not bool")
-        if isinstance(value, int):
-            if not 0 <= value < 256:
-                raise ValueError(f"Buffer.fill(): value must be in [0, 256) for a byte fill, "
-                                 f"got {value}; pass a 2- or 4-byte object such as "
-                                 f"np.uint16(v) or np.uint32(v) for a wider pattern")
-            width = 1
-            pattern = value
-        else:
-            try:
-                view = memoryview(value)
-            except TypeError:
-                raise TypeError(f"Buffer.fill(): value must be an int in [0, 256) or a 1-, 2- "
-                                f"or 4-byte buffer-protocol object (e.g. np.uint16(7)), not "
-                                f"{type(value).__name__}") from None
-            with view:
-                width = view.nbytes
-                if width not in (1, 2, 4):
-                    raise ValueError(f"Buffer.fill(): the pattern must be 1, 2 or 4 bytes, "
-                                     f"got {width} bytes ({type(value).__name__})")
-                pattern = int.from_bytes(view.tobytes(), sys.byteorder)
-        if self._size % width:
-            raise ValueError(f"Buffer.fill(): the buffer size {self._size} is not a multiple "
-                             f"of the {width}-byte pattern")
-        if self._ptr % width:
-            raise ValueError(f"Buffer.fill(): the address 0x{self._ptr:x} is not aligned to "
-                             f"the {width}-byte pattern")
-        _memset(self._ptr, pattern, width, self._size // width, s)
+        fill_bytes(self._ptr, self._size, value, s)
 
     # -- DLPack ---------------------------------------------------------------------------------
 
@@ -868,15 +724,14 @@ cdef class Buffer:
         cdef CUcontext ctx
         cdef cydriver.CUevent event = NULL
         cdef CUresult err = CUDA_SUCCESS
-        cdef int pushed = 0
+        cdef ContextGuard guard
         if producer is None or producer._closed:
             return 0
         if _same_stream(<size_t>producer._handle, consumer):
             return 0
         ctx = stream_context(producer)
         with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
+            enter_context(guard, ctx)
             err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
             if err == CUDA_SUCCESS:
                 err = cydriver.cuEventRecord(event, producer._handle)
@@ -884,8 +739,7 @@ cdef class Buffer:
                     err = cydriver.cuStreamWaitEvent(c, event, 0)
                 # Destroying right after the wait is safe: the driver keeps what it needs.
                 cydriver.cuEventDestroy(event)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         return HANDLE_RETURN(err)
 
 
@@ -916,76 +770,3 @@ cdef inline bint _same_stream(size_t a, size_t b) noexcept:
     if b == 0:
         b = <size_t>cydriver.CU_STREAM_LEGACY
     return a == b
-
-
-cdef int _memcpy(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s) except -1:
-    cdef CUcontext ctx = stream_context(s)
-    cdef CUresult err
-    cdef int pushed = 0
-    if n == 0:
-        return 0
-    with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
-        err = cydriver.cuMemcpyAsync(dst, src, n, s._handle)
-        if pushed:
-            pop_pushed()
-    if err == cydriver.CUDA_ERROR_INVALID_VALUE:
-        err = _memcpy_between_devices(dst, src, n, s)
-    return HANDLE_RETURN(err)
-
-
-cdef int _device_of(CUdeviceptr ptr) noexcept:
-    """The ordinal of the device whose memory ``ptr`` is, or -1 (host, managed, unknown)."""
-    cdef unsigned int memory_type = 0
-    cdef int ordinal = -1
-    try:
-        if cydriver.cuPointerGetAttribute(&memory_type, cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                          ptr) != CUDA_SUCCESS:
-            return -1
-        if memory_type != cydriver.CU_MEMORYTYPE_DEVICE:
-            return -1
-        if cydriver.cuPointerGetAttribute(&ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                          ptr) != CUDA_SUCCESS:
-            return -1
-    except BaseException:
-        return -1
-    return ordinal
-
-
-cdef CUresult _memcpy_between_devices(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                                      Stream s) except *:
-    """cuMemcpyAsync refused the copy: memory from one device's stream-ordered pool is mapped
-    for that device only (unless the pool grants peer access). Between two devices' memory,
-    cuMemcpyPeerAsync takes both contexts and copies anyway; anything else stays refused."""
-    cdef int dst_dev = _device_of(dst)
-    cdef int src_dev = _device_of(src)
-    cdef CUcontext dst_ctx, src_ctx
-    cdef CUresult err
-    if dst_dev < 0 or src_dev < 0 or dst_dev == src_dev:
-        return cydriver.CUDA_ERROR_INVALID_VALUE
-    dst_ctx = primary_context(dst_dev)._handle
-    src_ctx = primary_context(src_dev)._handle
-    with nogil:
-        err = cydriver.cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, n, s._handle)
-    return err
-
-
-cdef int _memset(CUdeviceptr dst, uint32_t pattern, int width, size_t count, Stream s) except -1:
-    cdef CUcontext ctx = stream_context(s)
-    cdef CUresult err
-    cdef int pushed = 0
-    if count == 0:
-        return 0
-    with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
-        if width == 1:
-            err = cydriver.cuMemsetD8Async(dst, <uint8_t>pattern, count, s._handle)
-        elif width == 2:
-            err = cydriver.cuMemsetD16Async(dst, <uint16_t>pattern, count, s._handle)
-        else:
-            err = cydriver.cuMemsetD32Async(dst, pattern, count, s._handle)
-        if pushed:
-            pop_pushed()
-    return HANDLE_RETURN(err)

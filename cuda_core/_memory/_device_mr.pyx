@@ -72,13 +72,3 @@ cdef class DeviceMemoryResource(_MemPool):
             self._setup(pool, ordinal, True, opts.ipc_enabled, "DeviceMemoryResource.allocate()")
             raise_release_threshold(pool)
         self._c_dealloc = type(self) is DeviceMemoryResource
-
-    @property
-    def is_device_accessible(self):
-        """True: device memory."""
-        return True
-
-    @property
-    def is_host_accessible(self):
-        """False: device memory is not accessible from the host."""
-        return False

@@ -22,7 +22,7 @@ from libc.stdlib cimport free, malloc
 
 from cuda.bindings.cydriver cimport CUdeviceptr
 
-from cuda_core._memory.dlpack cimport (
+from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLTensor, DLPACK_MAJOR_VERSION,
     DLPACK_MINOR_VERSION, kDLInt)
 
@@ -69,44 +69,47 @@ cdef void _drop_reference(void* obj) noexcept nogil:
     PyGILState_Release(state)
 
 
-cdef void _delete_versioned(DLManagedTensorVersioned* tensor) noexcept nogil:
-    cdef void* ctx
-    if tensor == NULL:
-        return
-    ctx = tensor.manager_ctx
-    tensor.manager_ctx = NULL
-    tensor.deleter = NULL
+cdef inline void _end_tensor(void** manager_ctx, void** deleter, void* block) noexcept nogil:
+    """A deleter's work, for either tensor struct: clear the tensor's keepalive and deleter (a
+    second call finds nothing to do), drop the reference, free the block."""
+    cdef void* ctx = manager_ctx[0]
+    manager_ctx[0] = NULL
+    deleter[0] = NULL
     _drop_reference(ctx)
-    free(tensor)
+    free(block)
+
+
+cdef void _delete_versioned(DLManagedTensorVersioned* tensor) noexcept nogil:
+    if tensor != NULL:
+        _end_tensor(&tensor.manager_ctx, <void**>&tensor.deleter, tensor)
 
 
 cdef void _delete_legacy(DLManagedTensor* tensor) noexcept nogil:
-    cdef void* ctx
-    if tensor == NULL:
-        return
-    ctx = tensor.manager_ctx
-    tensor.manager_ctx = NULL
-    tensor.deleter = NULL
-    _drop_reference(ctx)
-    free(tensor)
+    if tensor != NULL:
+        _end_tensor(&tensor.manager_ctx, <void**>&tensor.deleter, tensor)
+
+
+cdef inline void* _unconsumed(PyObject* capsule, const char* name) noexcept:
+    """The tensor of a capsule that was never consumed (it still has its original name, and
+    its deleter is ours to call), else NULL."""
+    if PyCapsule_IsValid(capsule, name):
+        return PyCapsule_GetPointer(capsule, name)
+    return NULL
 
 
 # Capsule destructors run with the GIL held, while the capsule is being destroyed: they must
 # not turn the dying capsule back into a Python object, hence the PyObject* signatures.
 cdef void _capsule_versioned_destructor(PyObject* capsule) noexcept:
-    cdef DLManagedTensorVersioned* tensor
-    if PyCapsule_IsValid(capsule, _NAME_VERSIONED):  # not consumed: the deleter is ours to call
-        tensor = <DLManagedTensorVersioned*>PyCapsule_GetPointer(capsule, _NAME_VERSIONED)
-        if tensor != NULL and tensor.deleter != NULL:
-            tensor.deleter(tensor)
+    cdef DLManagedTensorVersioned* tensor = <DLManagedTensorVersioned*>_unconsumed(
+        capsule, _NAME_VERSIONED)
+    if tensor != NULL and tensor.deleter != NULL:
+        tensor.deleter(tensor)
 
 
 cdef void _capsule_legacy_destructor(PyObject* capsule) noexcept:
-    cdef DLManagedTensor* tensor
-    if PyCapsule_IsValid(capsule, _NAME_LEGACY):
-        tensor = <DLManagedTensor*>PyCapsule_GetPointer(capsule, _NAME_LEGACY)
-        if tensor != NULL and tensor.deleter != NULL:
-            tensor.deleter(tensor)
+    cdef DLManagedTensor* tensor = <DLManagedTensor*>_unconsumed(capsule, _NAME_LEGACY)
+    if tensor != NULL and tensor.deleter != NULL:
+        tensor.deleter(tensor)
 
 
 cdef inline void _fill_tensor(DLTensor* t, CUdeviceptr data, size_t nbytes, int32_t device_type,
@@ -129,38 +132,36 @@ cdef inline void _fill_tensor(DLTensor* t, CUdeviceptr data, size_t nbytes, int3
 cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
                          int32_t device_id, object keepalive, bint versioned):
     """A new DLPack capsule over ``[data, data + nbytes)`` that keeps ``keepalive`` alive."""
-    cdef DLManagedTensorVersioned* vt
-    cdef DLManagedTensor* lt
-    cdef void* block
+    cdef DLManagedTensorVersioned* vt = NULL
+    cdef DLManagedTensor* lt = NULL
+    # One block: the managed tensor, then its shape and strides.
+    cdef size_t head = sizeof(DLManagedTensorVersioned) if versioned else sizeof(DLManagedTensor)
+    cdef void* block = malloc(head + 2 * sizeof(int64_t))
+    cdef int64_t* dims
+    if block == NULL:
+        raise MemoryError("DLPack export: out of host memory")
+    dims = <int64_t*>(<char*>block + head)
+    Py_IncRef(<PyObject*>keepalive)
     if versioned:
-        block = malloc(sizeof(DLManagedTensorVersioned) + 2 * sizeof(int64_t))
-        if block == NULL:
-            raise MemoryError("DLPack export: out of host memory")
         vt = <DLManagedTensorVersioned*>block
         vt.version.major = DLPACK_MAJOR_VERSION
         vt.version.minor = DLPACK_MINOR_VERSION
         vt.flags = 0
-        _fill_tensor(&vt.dl_tensor, data, nbytes, device_type, device_id,
-                     <int64_t*>(<char*>block + sizeof(DLManagedTensorVersioned)))
-        Py_IncRef(<PyObject*>keepalive)
+        _fill_tensor(&vt.dl_tensor, data, nbytes, device_type, device_id, dims)
         vt.manager_ctx = <void*><PyObject*>keepalive
         vt.deleter = _delete_versioned
-        try:
-            return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
-        except BaseException:
-            _delete_versioned(vt)
-            raise
-    block = malloc(sizeof(DLManagedTensor) + 2 * sizeof(int64_t))
-    if block == NULL:
-        raise MemoryError("DLPack export: out of host memory")
-    lt = <DLManagedTensor*>block
-    _fill_tensor(&lt.dl_tensor, data, nbytes, device_type, device_id,
-                 <int64_t*>(<char*>block + sizeof(DLManagedTensor)))
-    Py_IncRef(<PyObject*>keepalive)
-    lt.manager_ctx = <void*><PyObject*>keepalive
-    lt.deleter = _delete_legacy
+    else:
+        lt = <DLManagedTensor*>block
+        _fill_tensor(&lt.dl_tensor, data, nbytes, device_type, device_id, dims)
+        lt.manager_ctx = <void*><PyObject*>keepalive
+        lt.deleter = _delete_legacy
     try:
+        if versioned:
+            return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
         return PyCapsule_New(block, _NAME_LEGACY, _capsule_legacy_destructor)
     except BaseException:
-        _delete_legacy(lt)
+        if versioned:
+            _delete_versioned(vt)
+        else:
+            _delete_legacy(lt)
         raise

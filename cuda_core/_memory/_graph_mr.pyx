@@ -10,12 +10,13 @@ cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, cuuint64_t
 
-from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._checks cimport check_address, check_size
+from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
-                                        new_buffer,
-                                        optional_stream, raise_alloc_error, require_stream,
-                                        stream_context)
+from cuda_core._memory._alloc cimport (optional_stream, raise_alloc_error, require_stream,
+                                       stream_context)
+from cuda_core._memory._buffer cimport MemoryResource, new_buffer
+from cuda_core._memory._mempool cimport _MemoryCounters
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
@@ -29,13 +30,11 @@ cdef int _capture_status(Stream s) except -1:
     cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     cdef CUcontext ctx = stream_context(s)
     cdef CUresult err
-    cdef int pushed = 0
+    cdef ContextGuard guard
     with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
+        enter_context(guard, ctx)
         err = cydriver.cuStreamGetCaptureInfo(s._handle, &status, NULL, NULL, NULL, NULL, NULL)
-        if pushed:
-            pop_pushed()
+        exit_context(guard)
     HANDLE_RETURN(err)
     return <int>status
 
@@ -44,7 +43,7 @@ cdef CUdeviceptr _graph_alloc(size_t size, Stream s, int device_id) except? 0:
     cdef CUdeviceptr ptr = 0
     cdef CUcontext ctx
     cdef CUresult err
-    cdef int pushed = 0
+    cdef ContextGuard guard
     s._check_open()
     status = _capture_status(s)
     if status != cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
@@ -61,11 +60,9 @@ cdef CUdeviceptr _graph_alloc(size_t size, Stream s, int device_id) except? 0:
         return 0
     ctx = stream_context(s)
     with nogil:
-        if ctx != NULL:
-            pushed = push_if_needed(ctx)
+        enter_context(guard, ctx)
         err = cydriver.cuMemAllocAsync(&ptr, size, s._handle)
-        if pushed:
-            pop_pushed()
+        exit_context(guard)
     if err != cydriver.CUDA_SUCCESS:
         raise_alloc_error(err, size, "GraphMemoryResource.allocate()")
     return ptr
@@ -75,7 +72,7 @@ cdef int _graph_free(CUdeviceptr ptr, Stream s, int device_id) except -1:
     cdef CUstream handle = <CUstream>cydriver.CU_STREAM_LEGACY
     cdef CUcontext ctx = NULL
     cdef CUresult err
-    cdef int pushed = 0
+    cdef ContextGuard guard
     if ptr == 0:
         return 0
     if s is not None:
@@ -85,10 +82,9 @@ cdef int _graph_free(CUdeviceptr ptr, Stream s, int device_id) except -1:
     if ctx == NULL:
         ctx = primary_context(device_id)._handle
     with nogil:
-        pushed = push_if_needed(ctx)
+        enter_context(guard, ctx)
         err = cydriver.cuMemFreeAsync(ptr, handle)
-        if pushed:
-            pop_pushed()
+        exit_context(guard)
     return HANDLE_RETURN(err)
 
 
@@ -133,7 +129,7 @@ class GraphMemoryResource(MemoryResource):
         RuntimeError
             If ``stream`` is not capturing.
         """
-        cdef size_t n = check_size(size, "GraphMemoryResource.allocate()")
+        cdef size_t n = check_size(size, "GraphMemoryResource.allocate(): size")
         cdef Stream s = require_stream(stream, "GraphMemoryResource.allocate()")
         cdef CUdeviceptr ptr = _graph_alloc(n, s, self._device_id)
         return new_buffer(ptr, n, self, s)
@@ -143,8 +139,8 @@ class GraphMemoryResource(MemoryResource):
         after the graph has run (the legacy default stream of the device when ``stream`` is
         None)."""
         cdef Stream s = optional_stream(stream, "GraphMemoryResource.deallocate()")
-        cdef CUdeviceptr p = check_pointer(ptr, "GraphMemoryResource.deallocate()")
-        check_size(size, "GraphMemoryResource.deallocate()")
+        cdef CUdeviceptr p = check_address(ptr, "GraphMemoryResource.deallocate(): ptr")
+        check_size(size, "GraphMemoryResource.deallocate(): size")
         _graph_free(p, s, self._device_id)
 
     @property
@@ -174,16 +170,9 @@ class GraphMemoryResource(MemoryResource):
 
         .. note:: Calls ``cuDeviceGraphMemTrim``.
         """
-        cdef CUcontext ctx = primary_context(self._device_id)._handle
-        cdef int pushed = push_if_needed(ctx)
-        try:
-            HANDLE_RETURN(cydriver.cuDeviceGraphMemTrim(self._device_id))
-        finally:
-            if pushed:
-                pop_pushed()
-
-    def close(self):
-        """Nothing to close: the memory belongs to the graphs."""
+        cdef ContextGuard guard
+        enter_context(guard, primary_context(self._device_id)._handle)
+        HANDLE_RETURN(cydriver.cuDeviceGraphMemTrim(self._device_id))
 
     def __repr__(self):
         return f"<GraphMemoryResource device {self._device_id}>"
@@ -192,8 +181,14 @@ class GraphMemoryResource(MemoryResource):
         return (GraphMemoryResource, (self._device_id,))
 
 
+# The graph memory attributes of the counters, in _COUNTER_* order.
+cdef cydriver.CUgraphMem_attribute[4] _GRAPH_COUNTERS = [
+    cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+    cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH]
+
+
 @cython.auto_pickle(False)
-cdef class GraphMemoryAttributes:
+cdef class GraphMemoryAttributes(_MemoryCounters):
     """The graph memory counters of a device, read at each access. Not constructible: use
     ``GraphMemoryResource(dev).attributes``.
 
@@ -202,48 +197,16 @@ cdef class GraphMemoryAttributes:
 
     cdef int _device_id
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("GraphMemoryAttributes cannot be instantiated directly; use "
-                           "GraphMemoryResource.attributes")
+    cdef str _origin(self):
+        return "GraphMemoryResource.attributes"
 
-    cdef object _get(self, cydriver.CUgraphMem_attribute attr):
+    cdef object _counter(self, int which):
         cdef cuuint64_t value = 0
-        HANDLE_RETURN(cydriver.cuDeviceGetGraphMemAttribute(self._device_id, attr, &value))
+        HANDLE_RETURN(cydriver.cuDeviceGetGraphMemAttribute(self._device_id,
+                                                            _GRAPH_COUNTERS[which], &value))
         return value
 
-    cdef int _reset(self, cydriver.CUgraphMem_attribute attr, object value,
-                    str name) except -1:
+    cdef int _reset_counter(self, int which) except -1:
         cdef cuuint64_t zero = 0
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-        if value != 0:
-            raise ValueError(f"{name} can only be reset, to 0; got {value}")
-        return HANDLE_RETURN(cydriver.cuDeviceSetGraphMemAttribute(self._device_id, attr, &zero))
-
-    @property
-    def used_mem_current(self):
-        """Bytes of graph memory in use by graphs now."""
-        return self._get(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)
-
-    @property
-    def used_mem_high(self):
-        """High mark of ``used_mem_current``; set to 0 to reset."""
-        return self._get(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH)
-
-    @used_mem_high.setter
-    def used_mem_high(self, value):
-        self._reset(cydriver.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, value, "used_mem_high")
-
-    @property
-    def reserved_mem_current(self):
-        """Bytes of memory reserved for graphs now."""
-        return self._get(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
-
-    @property
-    def reserved_mem_high(self):
-        """High mark of ``reserved_mem_current``; set to 0 to reset."""
-        return self._get(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
-
-    @reserved_mem_high.setter
-    def reserved_mem_high(self, value):
-        self._reset(cydriver.CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, value, "reserved_mem_high")
+        return HANDLE_RETURN(cydriver.cuDeviceSetGraphMemAttribute(
+            self._device_id, _GRAPH_COUNTERS[which], &zero))

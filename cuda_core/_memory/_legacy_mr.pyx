@@ -5,12 +5,12 @@ cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
-from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._checks cimport check_size
+from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
-                                        new_buffer,
-                                        optional_stream, raise_alloc_error, stream_context,
-                                        sync_stream)
+from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
+                                       stream_context)
+from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
@@ -51,45 +51,34 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
         -----
         Calls ``cuMemAllocHost``.
         """
-        cdef size_t n = check_size(size, "LegacyPinnedMemoryResource.allocate()")
+        cdef size_t n = check_size(size, "LegacyPinnedMemoryResource.allocate(): size")
         cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.allocate()")
         cdef void* host = NULL
         cdef CUcontext ctx = NULL
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         if s is not None:
             s._check_open()
             ctx = stream_context(s)
         if n == 0:
             return new_buffer(0, 0, self, s)
         with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
+            enter_context(guard, ctx)
             err = cydriver.cuMemAllocHost(&host, n)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         if err != cydriver.CUDA_SUCCESS:
             raise_alloc_error(err, n, "LegacyPinnedMemoryResource.allocate()")
         return new_buffer(<CUdeviceptr>host, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUresult err
-        if ptr == 0:
-            return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        with nogil:
-            err = cydriver.cuMemFreeHost(<void*>ptr)
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, NULL, True)
 
     def deallocate(self, ptr, size, *, stream=None):
         """Free memory this resource allocated; with ``stream``, first wait for its work.
 
         .. note:: Calls ``cuStreamSynchronize`` (with a stream) and ``cuMemFreeHost``.
         """
-        cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.deallocate()")
-        cdef CUdeviceptr p = check_pointer(ptr, "LegacyPinnedMemoryResource.deallocate()")
-        self._deallocate_c(p, check_size(size, "LegacyPinnedMemoryResource.deallocate()"), s)
+        deallocate_checked(self, ptr, size, stream, "LegacyPinnedMemoryResource.deallocate()")
 
     @property
     def is_device_accessible(self):
@@ -124,44 +113,29 @@ cdef class _SynchronousMemoryResource(MemoryResource):
     def allocate(self, size, *, stream=None):
         """Allocate ``size`` bytes of device memory (``cuMemAlloc``, in the device's primary
         context)."""
-        cdef size_t n = check_size(size, "Device.allocate()")
+        cdef size_t n = check_size(size, "Device.allocate(): size")
         cdef Stream s = optional_stream(stream, "Device.allocate()")
         cdef CUcontext ctx = primary_context(self._dev_id)._handle
         cdef CUdeviceptr ptr = 0
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         if s is not None:
             s._check_open()
         if n == 0:
             return new_buffer(0, 0, self, s)
         with nogil:
-            pushed = push_if_needed(ctx)
+            enter_context(guard, ctx)
             err = cydriver.cuMemAlloc(&ptr, n)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         if err != cydriver.CUDA_SUCCESS:
             raise_alloc_error(err, n, "Device.allocate()")
         return new_buffer(ptr, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUcontext ctx = primary_context(self._dev_id)._handle
-        cdef CUresult err
-        cdef int pushed = 0
-        if ptr == 0:
-            return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        with nogil:
-            pushed = push_if_needed(ctx)
-            err = cydriver.cuMemFree(ptr)
-            if pushed:
-                pop_pushed()
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, primary_context(self._dev_id)._handle, False)
 
     def deallocate(self, ptr, size, *, stream=None):
-        cdef Stream s = optional_stream(stream, "deallocate()")
-        cdef CUdeviceptr p = check_pointer(ptr, "deallocate()")
-        self._deallocate_c(p, check_size(size, "deallocate()"), s)
+        deallocate_checked(self, ptr, size, stream, "deallocate()")
 
     @property
     def is_device_accessible(self):

@@ -9,6 +9,8 @@ of the calling thread).
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUmemLocation
 
+from cuda_core._checks cimport check_bool, check_int
+
 from cuda_core._device import Device
 
 __all__ = ["Host"]
@@ -34,18 +36,10 @@ class Host:
     __slots__ = ("_numa_id", "_is_numa_current", "__weakref__")
 
     def __new__(cls, numa_id=None, *, is_numa_current=False):
-        if type(is_numa_current) is not bool:
-            raise TypeError(f"Host: is_numa_current must be a bool, not "
-                            f"{type(is_numa_current).__name__}")
-        if numa_id is not None:
-            if isinstance(numa_id, bool) or not hasattr(numa_id, "__index__"):
-                raise TypeError(f"Host: numa_id must be an int or None, not "
-                                f"{type(numa_id).__name__}")
-            numa_id = numa_id.__index__()
-            if numa_id < 0:
-                raise ValueError(f"Host: numa_id must be >= 0, got {numa_id}")
-            if is_numa_current:
-                raise ValueError("Host: give numa_id or is_numa_current=True, not both")
+        check_bool(is_numa_current, "Host: is_numa_current")
+        numa_id = check_int(numa_id, "Host: numa_id", 0, None, True)
+        if numa_id is not None and is_numa_current:
+            raise ValueError("Host: give numa_id or is_numa_current=True, not both")
         key = (numa_id, is_numa_current)
         host = _HOSTS.get(key)
         if host is None:

@@ -9,20 +9,21 @@ refuses memory advice on pool memory (CUDA 13.0 drivers do), since ManagedBuffer
 """
 
 import warnings
-from collections.abc import MutableSet
 
 cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUmemoryPool,
-                                     CUresult, CUDA_SUCCESS)
+                                     CUresult, CUstream, CUDA_SUCCESS)
 from libc.stdint cimport int32_t
 from libc.string cimport memset
 
-from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
+from cuda_core._checks cimport check_bool, check_size
+from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (Buffer, check_size, init_buffer, raise_alloc_error,
-                                        require_stream, stream_context, sync_stream)
+from cuda_core._memory._alloc cimport (current_or_primary, free_after, require_stream,
+                                       stream_context)
+from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._location cimport as_location, location_object
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
 from cuda_core._stream cimport Stream
@@ -30,24 +31,12 @@ from cuda_core._stream cimport Stream
 from cuda_core._device import Device
 from cuda_core._errors import CUDAError, CUDAWarning
 from cuda_core._memory._location import Host
+from cuda_core._memory._mempool import _LiveSet
 from cuda_core._memory._mr_options import ManagedMemoryLocationType, ManagedMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
 __all__ = ["AccessedBySetProxy", "ManagedBuffer", "ManagedMemoryResource",
            "ManagedMemoryResourceOptions"]
-
-
-cdef int _push_some_context(int device_id) except -1 nogil:
-    """Make a context current for a call that needs one: the current one if any, else the
-    primary context of ``device_id`` (device 0 when it is -1). Returns 1 when it pushed."""
-    cdef CUcontext current = NULL
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
-    if current != NULL:
-        return 0
-    with gil:
-        current = primary_context(device_id if device_id >= 0 else 0)._handle
-    HANDLE_RETURN(cydriver.cuCtxPushCurrent(current))
-    return 1
 
 
 @cython.auto_pickle(False)
@@ -79,9 +68,9 @@ cdef class ManagedBuffer(Buffer):
 
     cdef int _advise(self, cydriver.CUmem_advise advice, object location, str what) except -1:
         cdef CUmemLocation loc
+        cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed
-        cdef int dev = self._device_hint()
+        cdef ContextGuard guard
         self._check_open()
         memset(&loc, 0, sizeof(loc))
         if location is not None:
@@ -90,24 +79,24 @@ cdef class ManagedBuffer(Buffer):
             loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE  # ignored by the unset advices
         if self._size == 0:
             return 0
+        ctx = current_or_primary(self._device_hint())
         with nogil:
-            pushed = _push_some_context(dev)
+            enter_context(guard, ctx)
             err = cydriver.cuMemAdvise(self._ptr, self._size, advice, loc)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         return HANDLE_RETURN(err)
 
     cdef int _range_attribute(self, cydriver.CUmem_range_attribute attr, void* data,
                               size_t nbytes) except -1:
+        cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed
-        cdef int dev = self._device_hint()
+        cdef ContextGuard guard
         self._check_open()
+        ctx = current_or_primary(self._device_hint())
         with nogil:
-            pushed = _push_some_context(dev)
+            enter_context(guard, ctx)
             err = cydriver.cuMemRangeGetAttribute(data, nbytes, attr, self._ptr, self._size)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         return HANDLE_RETURN(err)
 
     def prefetch(self, location, *, stream):
@@ -127,7 +116,7 @@ cdef class ManagedBuffer(Buffer):
         cdef CUmemLocation loc
         cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_open()
         s._check_open()
         as_location(location, &loc, "ManagedBuffer.prefetch()")
@@ -135,11 +124,9 @@ cdef class ManagedBuffer(Buffer):
             return
         ctx = stream_context(s)
         with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
+            enter_context(guard, ctx)
             err = cydriver.cuMemPrefetchAsync(self._ptr, self._size, loc, 0, s._handle)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         HANDLE_RETURN(err)
 
     def discard(self, *, stream):
@@ -167,7 +154,7 @@ cdef class ManagedBuffer(Buffer):
         cdef size_t index = 0
         cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         self._check_open()
         s._check_open()
         if location is not None:
@@ -177,15 +164,13 @@ cdef class ManagedBuffer(Buffer):
         ctx = stream_context(s)
         try:
             with nogil:
-                if ctx != NULL:
-                    pushed = push_if_needed(ctx)
+                enter_context(guard, ctx)
                 if location is None:
                     err = cydriver.cuMemDiscardBatchAsync(&ptr, &size, 1, 0, s._handle)
                 else:
                     err = cydriver.cuMemDiscardAndPrefetchBatchAsync(
                         &ptr, &size, 1, &loc, &index, 1, 0, s._handle)
-                if pushed:
-                    pop_pushed()
+                exit_context(guard)
         except RuntimeError as exc:  # the driver lacks the entry point
             raise RuntimeError(f"{what} needs a CUDA 13 driver: {exc}") from None
         HANDLE_RETURN(err)
@@ -206,9 +191,7 @@ cdef class ManagedBuffer(Buffer):
 
     @read_mostly.setter
     def read_mostly(self, value):
-        if type(value) is not bool:
-            raise TypeError(f"ManagedBuffer.read_mostly must be a bool, not "
-                            f"{type(value).__name__}")
+        check_bool(value, "ManagedBuffer.read_mostly")
         self._advise(cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY if value
                      else cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, None,
                      "ManagedBuffer.read_mostly")
@@ -297,45 +280,30 @@ def _normalize_location(loc):
     return Device(loc)
 
 
-class AccessedBySetProxy(MutableSet):
+class AccessedBySetProxy(_LiveSet):
     """The locations that keep a mapping of a managed buffer: a live, mutable set of
     :class:`Device` and :class:`Host`. Not constructible: use ``buf.accessed_by``."""
 
-    __slots__ = ("_buf",)
+    __slots__ = ()
+    _origin = "ManagedBuffer.accessed_by"
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("AccessedBySetProxy cannot be instantiated directly; use "
-                           "ManagedBuffer.accessed_by")
-
-    @classmethod
-    def _create(cls, buf):
-        proxy = object.__new__(cls)
-        proxy._buf = buf
-        return proxy
+    def _items(self):
+        return self._owner._accessed_by_list()
 
     def __contains__(self, location):
         try:
             loc = _normalize_location(location)
         except TypeError:
             return False
-        return loc in self._buf._accessed_by_list()
-
-    def __iter__(self):
-        return iter(self._buf._accessed_by_list())
-
-    def __len__(self):
-        return len(self._buf._accessed_by_list())
+        return loc in self._items()
 
     def add(self, location):
         """Keep a mapping of the memory at ``location`` (a Device, an ordinal or a Host)."""
-        self._buf._set_accessed_by(_normalize_location(location), True)
+        self._owner._set_accessed_by(_normalize_location(location), True)
 
     def discard(self, location):
         """Stop keeping a mapping at ``location``."""
-        self._buf._set_accessed_by(_normalize_location(location), False)
-
-    def __repr__(self):
-        return f"{{{', '.join(repr(x) for x in self)}}}"
+        self._owner._set_accessed_by(_normalize_location(location), False)
 
 
 # Whether this driver accepts memory advice (read-mostly, preferred location, accessed-by) on
@@ -350,23 +318,20 @@ cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     cdef CUdeviceptr ptr = 0
     cdef CUmemLocation loc
     cdef CUresult err
-    cdef int pushed
+    cdef ContextGuard guard
     if _pool_advice >= 0:
         return _pool_advice
     memset(&loc, 0, sizeof(loc))
     loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-    pushed = _push_some_context(device_id)
-    try:
-        HANDLE_RETURN(cydriver.cuMemAllocFromPoolAsync(
-            &ptr, 1, pool, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-        err = cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY, loc)
-        if err == CUDA_SUCCESS:
-            cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, loc)
-        HANDLE_RETURN(cydriver.cuMemFreeAsync(ptr, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-        HANDLE_RETURN(cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-    finally:
-        if pushed:
-            pop_pushed()
+    enter_context(guard, current_or_primary(device_id))
+    HANDLE_RETURN(cydriver.cuMemAllocFromPoolAsync(
+        &ptr, 1, pool, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+    err = cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY, loc)
+    if err == CUDA_SUCCESS:
+        cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, loc)
+    HANDLE_RETURN(cydriver.cuMemFreeAsync(ptr, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+    HANDLE_RETURN(cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+    exit_context(guard)
     if err != CUDA_SUCCESS and err != cydriver.CUDA_ERROR_NOT_SUPPORTED:
         HANDLE_RETURN(err)
     _pool_advice = err == CUDA_SUCCESS
@@ -461,6 +426,7 @@ cdef class ManagedMemoryResource(_MemPool):
                 raise_release_threshold(pool)
             except CUDAError:  # a tuning, not a requirement: managed pools may not take it
                 pass
+        self._host_access = True
         self._c_dealloc = type(self) is ManagedMemoryResource
 
     @property
@@ -473,16 +439,6 @@ cdef class ManagedMemoryResource(_MemPool):
     def preferred_location(self):
         """The preferred location of the allocations (a Device or a Host), or None."""
         return location_object(self._preferred.type, self._preferred.id)
-
-    @property
-    def is_device_accessible(self):
-        """True."""
-        return True
-
-    @property
-    def is_host_accessible(self):
-        """True."""
-        return True
 
     @property
     def is_managed(self):
@@ -525,55 +481,29 @@ cdef class ManagedMemoryResource(_MemPool):
         -----
         Calls ``cuMemAllocFromPoolAsync``, or ``cuMemAllocManaged`` on the fallback.
         """
-        cdef size_t n = check_size(size, self._what)
+        cdef size_t n = check_size(size, self._what_size)
         cdef Stream s = require_stream(stream, self._what)
-        cdef CUdeviceptr ptr
-        cdef ManagedBuffer buf
-        if self._fallback:
-            ptr = self._alloc_managed(n, s)
-        else:
-            ptr = self._alloc_ptr(n, s)
-        buf = ManagedBuffer.__new__(ManagedBuffer)
+        cdef CUdeviceptr ptr = self._alloc_ptr(n, s)
+        cdef ManagedBuffer buf = ManagedBuffer.__new__(ManagedBuffer)
         init_buffer(buf, ptr, n, self, s)
         return buf
 
-    cdef CUdeviceptr _alloc_managed(self, size_t n, Stream s) except? 0:
-        cdef CUdeviceptr ptr = 0
-        cdef CUcontext ctx
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t n, CUstream s) noexcept nogil:
         cdef CUresult err
-        cdef int pushed = 0
-        self._check_open()
-        s._check_open()
-        if n == 0:
-            return 0
-        ctx = stream_context(s)
-        with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
-            err = cydriver.cuMemAllocManaged(&ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
-            if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
-                err = cydriver.cuMemAdvise(ptr, n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
-                                           self._preferred)
-                if err != CUDA_SUCCESS:
-                    cydriver.cuMemFree(ptr)
-            if pushed:
-                pop_pushed()
-        if err != CUDA_SUCCESS:
-            raise_alloc_error(err, n, self._what)
-        return ptr
+        if not self._fallback:
+            return _MemPool._driver_alloc(self, ptr, n, s)
+        # One cuMemAllocManaged per buffer (synchronous), its preferred location as advice.
+        err = cydriver.cuMemAllocManaged(ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
+        if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
+            err = cydriver.cuMemAdvise(ptr[0], n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                                       self._preferred)
+            if err != CUDA_SUCCESS:
+                cydriver.cuMemFree(ptr[0])
+        return err
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUresult err
-        cdef int pushed
         if not self._fallback:
             return _MemPool._deallocate_c(self, ptr, size, stream)
         if ptr == 0:
             return 0
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        with nogil:
-            pushed = _push_some_context(self._dev_id)
-            err = cydriver.cuMemFree(ptr)
-            if pushed:
-                pop_pushed()
-        return HANDLE_RETURN(err)
+        return free_after(ptr, stream, current_or_primary(self._dev_id), False)

@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream
 
 from cuda_core._memory._buffer cimport MemoryResource
 from cuda_core._stream cimport Stream
@@ -11,15 +11,34 @@ cdef class _MemPool(MemoryResource):
     cdef bint _owned
     cdef bint _ipc
     cdef bint _inited
-    cdef bint _closed
-    # "<Class>.allocate()", for error messages without formatting on the hot path.
+    # Host and managed pools: the host can access the memory too.
+    cdef bint _host_access
+    # "<Class>.allocate()" and "<Class>.allocate(): size", for error messages without
+    # formatting on the hot path.
     cdef str _what
+    cdef str _what_size
 
-    cdef int _check_open(self) except -1
+    cdef int _check_usable(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
                     str what) except -1
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil
     cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0
     cdef CUcontext _fallback_context(self) except? NULL
+
+
+# The counters of _MemoryCounters.
+cdef enum:
+    _COUNTER_RESERVED_CURRENT = 0
+    _COUNTER_RESERVED_HIGH = 1
+    _COUNTER_USED_CURRENT = 2
+    _COUNTER_USED_HIGH = 3
+
+
+cdef class _MemoryCounters:
+    cdef str _origin(self)
+    cdef object _counter(self, int which)
+    cdef int _reset_counter(self, int which) except -1
+    cdef int _reset(self, int which, object value, str name) except -1
 
 
 cdef int raise_release_threshold(CUmemoryPool pool) except -1

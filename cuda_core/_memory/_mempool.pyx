@@ -15,13 +15,14 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream,
                                      CUDA_SUCCESS, cuuint64_t)
 
-from cuda_core._context cimport current_context, primary_context, push_if_needed, pop_pushed
+from cuda_core._checks cimport check_bool, check_int, check_size
+from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._driver cimport device_count
-from cuda_core._errors cimport HANDLE_RETURN, warn_cleanup
-from cuda_core._memory._buffer cimport (MemoryResource, check_pointer, check_size,
-                                        new_buffer,
-                                        optional_stream, raise_alloc_error, require_stream,
-                                        stream_context)
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
+                                       stream_context)
+from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
+from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
 from cuda.bindings import driver as _driver_py
@@ -47,14 +48,19 @@ cdef int raise_release_threshold(CUmemoryPool pool) except -1:
 
 @cython.auto_pickle(False)
 cdef class _MemPool(MemoryResource):
-    """Base of the pool-backed resources (not public)."""
+    """Base of the pool-backed resources (not public). The resource owns its pool when it
+    created it: ``_release`` (close, or the finalizer) destroys it then."""
 
-    def __dealloc__(self):
+    cdef int _release(self) except -1:
         cdef CUresult err
-        if self._inited and self._owned and not self._closed:
-            self._closed = True
+        if self._inited and self._owned:
             err = cydriver.cuMemPoolDestroy(self._pool)
-            warn_cleanup("cuMemPoolDestroy", err)
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "cuMemPoolDestroy")
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._pool
 
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
                     str what) except -1:
@@ -63,44 +69,41 @@ cdef class _MemPool(MemoryResource):
         self._owned = owned
         self._ipc = ipc
         self._what = what
+        self._what_size = f"{what}: size"
         self._inited = True
         return 0
 
-    cdef int _check_open(self) except -1:
+    cdef int _check_usable(self) except -1:
         if not self._inited:
             raise RuntimeError(f"this {type(self).__name__} was not initialized (its __init__ "
                                f"did not run)")
-        if self._closed:
-            raise RuntimeError(f"this {type(self).__name__} is closed")
-        return 0
+        return self._check_open()
 
     cdef CUcontext _fallback_context(self) except? NULL:
         """The context for a free with no stream: the device's primary context, or for a host
         pool the current context (device 0's primary context when there is none)."""
-        cdef CUcontext current = NULL
         if self._dev_id >= 0:
             return primary_context(self._dev_id)._handle
-        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
-        if current != NULL:
-            return current
-        return primary_context(0)._handle
+        return current_or_primary(-1)
+
+    cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil:
+        """The allocation call, in the stream's context (a subclass may allocate otherwise)."""
+        return cydriver.cuMemAllocFromPoolAsync(ptr, size, self._pool, s)
 
     cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0:
         cdef CUdeviceptr ptr = 0
         cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed = 0
-        self._check_open()
+        cdef ContextGuard guard
+        self._check_usable()
         s._check_open()
         if size == 0:
             return 0
         ctx = stream_context(s)
         with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
-            err = cydriver.cuMemAllocFromPoolAsync(&ptr, size, self._pool, s._handle)
-            if pushed:
-                pop_pushed()
+            enter_context(guard, ctx)
+            err = self._driver_alloc(&ptr, size, s._handle)
+            exit_context(guard)
         if err != CUDA_SUCCESS:
             raise_alloc_error(err, size, self._what)
         return ptr
@@ -129,7 +132,7 @@ cdef class _MemPool(MemoryResource):
         -----
         Calls ``cuMemAllocFromPoolAsync``.
         """
-        cdef size_t n = check_size(size, self._what)
+        cdef size_t n = check_size(size, self._what_size)
         cdef Stream s = require_stream(stream, self._what)
         cdef CUdeviceptr ptr = self._alloc_ptr(n, s)
         return new_buffer(ptr, n, self, s)
@@ -138,7 +141,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUstream handle
         cdef CUcontext ctx
         cdef CUresult err
-        cdef int pushed = 0
+        cdef ContextGuard guard
         if ptr == 0:
             return 0
         if stream is None:
@@ -149,11 +152,9 @@ cdef class _MemPool(MemoryResource):
             handle = stream._handle
             ctx = stream_context(stream)
         with nogil:
-            if ctx != NULL:
-                pushed = push_if_needed(ctx)
+            enter_context(guard, ctx)
             err = cydriver.cuMemFreeAsync(ptr, handle)
-            if pushed:
-                pop_pushed()
+            exit_context(guard)
         return HANDLE_RETURN(err)
 
     def deallocate(self, ptr, size, *, stream=None):
@@ -175,16 +176,13 @@ cdef class _MemPool(MemoryResource):
         Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
         releases the pool once its last allocation is freed.
         """
-        what = f"{type(self).__name__}.deallocate()"
-        cdef Stream s = optional_stream(stream, what)
-        cdef CUdeviceptr p = check_pointer(ptr, what)
-        self._deallocate_c(p, check_size(size, what), s)
+        deallocate_checked(self, ptr, size, stream, f"{type(self).__name__}.deallocate()")
 
     @property
     def handle(self):
         """The pool, a ``cuda.bindings.driver.CUmemoryPool`` (``int(mr.handle)`` is its
         address)."""
-        self._check_open()
+        self._check_usable()
         return _driver_py.CUmemoryPool(<size_t>self._pool)
 
     @property
@@ -204,20 +202,26 @@ cdef class _MemPool(MemoryResource):
         return False
 
     @property
-    def is_closed(self):
-        """True once an owned pool was closed."""
-        return bool(self._closed)
-
-    @property
     def device_id(self):
         """The device the pool's memory lives on; -1 for host memory."""
         return self._dev_id
 
     @property
+    def is_device_accessible(self):
+        """True: the memory of a device pool is its device's; the devices are granted access
+        to a host pool's, and managed memory is accessible from every device."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """True for host (pinned) and managed pools, False for device pools."""
+        return bool(self._host_access)
+
+    @property
     def attributes(self):
         """:class:`MemoryPoolAttributes`: the pool's reuse policy, release threshold and usage
         counters, live (read from the driver at each access)."""
-        self._check_open()
+        self._check_usable()
         cdef MemoryPoolAttributes attrs = MemoryPoolAttributes.__new__(MemoryPoolAttributes)
         attrs._mr = self
         return attrs
@@ -229,12 +233,12 @@ cdef class _MemPool(MemoryResource):
 
         .. note:: Reads with ``cuMemPoolGetAccess``, changes with ``cuMemPoolSetAccess``.
         """
-        self._check_open()
+        self._check_usable()
         return PeerAccessibleBySetProxy._create(self)
 
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices):
-        self._check_open()
+        self._check_usable()
         wanted = set(_peer_ordinals(self, devices))
         current = set(self._peer_ordinals_with_access())
         self._set_peer_access(sorted(wanted - current), True)
@@ -247,10 +251,8 @@ cdef class _MemPool(MemoryResource):
 
         .. note:: Calls ``cuMemPoolDestroy`` for an owned pool.
         """
-        if not self._inited or not self._owned or self._closed:
-            return
-        self._closed = True
-        HANDLE_RETURN(cydriver.cuMemPoolDestroy(self._pool))
+        if self._inited and self._owned:  # a shared pool stays open
+            Resource.close(self)
 
     def __repr__(self):
         where = "host" if self._dev_id < 0 else f"device {self._dev_id}"
@@ -263,7 +265,7 @@ cdef class _MemPool(MemoryResource):
     def _peer_ordinals_with_access(self):
         cdef cydriver.CUmemLocation loc
         cdef cydriver.CUmemAccess_flags flags
-        self._check_open()
+        self._check_usable()
         out = []
         for i in range(device_count()):
             if i == self._dev_id:
@@ -279,7 +281,7 @@ cdef class _MemPool(MemoryResource):
     def _set_peer_access(self, ordinals, bint enable):
         cdef cydriver.CUmemAccessDesc desc[64]
         cdef size_t n = 0
-        self._check_open()
+        self._check_usable()
         ordinals = list(ordinals)
         while ordinals:
             chunk, ordinals = ordinals[:64], ordinals[64:]
@@ -315,36 +317,56 @@ def _peer_ordinals(_MemPool mr, devices):
     return out
 
 
-class PeerAccessibleBySetProxy(MutableSet):
+class _LiveSet(MutableSet):
+    """A set the driver keeps (a pool's peers, a managed buffer's mappings), read and changed
+    through the driver at each operation. Not constructible directly: ``_origin`` names the
+    attribute that gives one."""
+
+    __slots__ = ("_owner",)
+    _origin = None
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"{type(self).__name__} cannot be instantiated directly; use "
+                           f"{self._origin}")
+
+    @classmethod
+    def _create(cls, owner):
+        proxy = object.__new__(cls)
+        proxy._owner = owner
+        return proxy
+
+    def _items(self):
+        """The members, as a list, from the driver."""
+        raise NotImplementedError
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __len__(self):
+        return len(self._items())
+
+    def __repr__(self):
+        return f"{{{', '.join(repr(x) for x in self)}}}"
+
+
+class PeerAccessibleBySetProxy(_LiveSet):
     """The devices other than its own that can access a pool's memory: a live, mutable set of
     :class:`Device`. Not constructible directly: use ``mr.peer_accessible_by``."""
 
-    __slots__ = ("_mr",)
+    __slots__ = ()
+    _origin = "DeviceMemoryResource.peer_accessible_by"
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("PeerAccessibleBySetProxy cannot be instantiated directly; use "
-                           "DeviceMemoryResource.peer_accessible_by")
-
-    @classmethod
-    def _create(cls, mr):
-        proxy = object.__new__(cls)
-        proxy._mr = mr
-        return proxy
+    def _items(self):
+        return [Device(i) for i in self._owner._peer_ordinals_with_access()]
 
     def __contains__(self, device):
         if isinstance(device, bool) or not isinstance(device, (Device, int)):
             return False
-        return Device(device).device_id in self._mr._peer_ordinals_with_access()
-
-    def __iter__(self):
-        return iter([Device(i) for i in self._mr._peer_ordinals_with_access()])
-
-    def __len__(self):
-        return len(self._mr._peer_ordinals_with_access())
+        return Device(device).device_id in self._owner._peer_ordinals_with_access()
 
     def add(self, device):
         """Let ``device`` (a Device or ordinal) read and write the pool's memory."""
-        self._mr._set_peer_access(_peer_ordinals(self._mr, (device,)), True)
+        self._owner._set_peer_access(_peer_ordinals(self._owner, (device,)), True)
 
     def discard(self, device):
         """Take away ``device``'s access to the pool's memory."""
@@ -352,16 +374,72 @@ class PeerAccessibleBySetProxy(MutableSet):
             raise TypeError(f"peer_accessible_by: expected a Device or int, not "
                             f"{type(device).__name__}")
         ordinal = Device(device).device_id
-        if ordinal == self._mr.device_id:
+        if ordinal == self._owner.device_id:
             raise ValueError("peer_accessible_by: the pool's own device cannot lose access")
-        self._mr._set_peer_access([ordinal], False)
-
-    def __repr__(self):
-        return f"{{{', '.join(repr(d) for d in self)}}}"
+        self._owner._set_peer_access([ordinal], False)
 
 
 @cython.auto_pickle(False)
-cdef class MemoryPoolAttributes:
+cdef class _MemoryCounters:
+    """The usage counters that a memory pool and a device's graph memory both keep, read from
+    the driver at each access; the high marks can only be reset, to 0. A subclass reads and
+    resets one counter (a ``_COUNTER_*`` index) in ``_counter``/``_reset_counter``."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"{type(self).__name__} cannot be instantiated directly; use "
+                           f"{self._origin()}")
+
+    cdef str _origin(self):
+        return "a memory resource's attributes"
+
+    cdef object _counter(self, int which):
+        raise NotImplementedError
+
+    cdef int _reset_counter(self, int which) except -1:
+        raise NotImplementedError
+
+    cdef int _reset(self, int which, object value, str name) except -1:
+        if check_int(value, name) != 0:
+            raise ValueError(f"{name} can only be reset, to 0; got {value}")
+        return self._reset_counter(which)
+
+    @property
+    def reserved_mem_current(self):
+        """Bytes of memory reserved now (int)."""
+        return self._counter(_COUNTER_RESERVED_CURRENT)
+
+    @property
+    def reserved_mem_high(self):
+        """The high mark of ``reserved_mem_current`` (int); set it to 0 to reset it."""
+        return self._counter(_COUNTER_RESERVED_HIGH)
+
+    @reserved_mem_high.setter
+    def reserved_mem_high(self, value):
+        self._reset(_COUNTER_RESERVED_HIGH, value, "reserved_mem_high")
+
+    @property
+    def used_mem_current(self):
+        """Bytes in use now (int): allocated to buffers from the pool, or to graphs."""
+        return self._counter(_COUNTER_USED_CURRENT)
+
+    @property
+    def used_mem_high(self):
+        """The high mark of ``used_mem_current`` (int); set it to 0 to reset it."""
+        return self._counter(_COUNTER_USED_HIGH)
+
+    @used_mem_high.setter
+    def used_mem_high(self, value):
+        self._reset(_COUNTER_USED_HIGH, value, "used_mem_high")
+
+
+# The pool attributes of the counters, in _COUNTER_* order.
+cdef cydriver.CUmemPool_attribute[4] _POOL_COUNTERS = [
+    cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+    cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT, cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH]
+
+
+@cython.auto_pickle(False)
+cdef class MemoryPoolAttributes(_MemoryCounters):
     """A pool's attributes, read from and written to the driver at each access. Not
     constructible: use ``mr.attributes``.
 
@@ -370,43 +448,36 @@ cdef class MemoryPoolAttributes:
 
     cdef _MemPool _mr
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("MemoryPoolAttributes cannot be instantiated directly; use "
-                           "DeviceMemoryResource.attributes")
+    cdef str _origin(self):
+        return "DeviceMemoryResource.attributes"
 
     cdef object _get_bool(self, cydriver.CUmemPool_attribute attr):
         cdef int value = 0
-        self._mr._check_open()
+        self._mr._check_usable()
         HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(self._mr._pool, attr, &value))
         return bool(value)
 
     cdef int _set_bool(self, cydriver.CUmemPool_attribute attr, object value,
                        str name) except -1:
-        cdef int v
-        if type(value) is not bool:
-            raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
-        v = 1 if value else 0
-        self._mr._check_open()
+        cdef int v = 1 if check_bool(value, name) else 0
+        self._mr._check_usable()
         return HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(self._mr._pool, attr, &v))
 
     cdef object _get_u64(self, cydriver.CUmemPool_attribute attr):
         cdef cuuint64_t value = 0
-        self._mr._check_open()
+        self._mr._check_usable()
         HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(self._mr._pool, attr, &value))
         return value
 
-    cdef int _set_u64(self, cydriver.CUmemPool_attribute attr, object value, str name,
-                      bint reset_only) except -1:
-        cdef cuuint64_t v
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-        if reset_only and value != 0:
-            raise ValueError(f"{name} can only be reset, to 0; got {value}")
-        if value < 0 or value >= (1 << 64):
-            raise ValueError(f"{name} must be in [0, 2**64), got {value}")
-        v = value
-        self._mr._check_open()
-        return HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(self._mr._pool, attr, &v))
+    cdef int _set_u64(self, cydriver.CUmemPool_attribute attr, cuuint64_t value) except -1:
+        self._mr._check_usable()
+        return HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(self._mr._pool, attr, &value))
+
+    cdef object _counter(self, int which):
+        return self._get_u64(_POOL_COUNTERS[which])
+
+    cdef int _reset_counter(self, int which) except -1:
+        return self._set_u64(_POOL_COUNTERS[which], 0)
 
     @property
     def reuse_follow_event_dependencies(self):
@@ -446,37 +517,8 @@ cdef class MemoryPoolAttributes:
 
     @release_threshold.setter
     def release_threshold(self, value):
-        self._set_u64(cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, value, "release_threshold",
-                      False)
-
-    @property
-    def reserved_mem_current(self):
-        """Bytes of memory the pool holds now (int)."""
-        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
-
-    @property
-    def reserved_mem_high(self):
-        """The high mark of ``reserved_mem_current`` (int); set it to 0 to reset it."""
-        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
-
-    @reserved_mem_high.setter
-    def reserved_mem_high(self, value):
-        self._set_u64(cydriver.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, value, "reserved_mem_high",
-                      True)
-
-    @property
-    def used_mem_current(self):
-        """Bytes of the pool allocated to buffers now (int)."""
-        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
-
-    @property
-    def used_mem_high(self):
-        """The high mark of ``used_mem_current`` (int); set it to 0 to reset it."""
-        return self._get_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH)
-
-    @used_mem_high.setter
-    def used_mem_high(self, value):
-        self._set_u64(cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH, value, "used_mem_high", True)
+        self._set_u64(cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                      check_size(value, "release_threshold"))
 
     def __repr__(self):
         try:

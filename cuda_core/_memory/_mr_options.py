@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
+from cuda_core._checks import check_bool, check_enum, check_int, check_size
 from cuda_core._enum import StrEnum as _StrEnum
-from cuda_core._checks import check_bool
 
 __all__ = [
     "DeviceMemoryResourceOptions",
@@ -27,8 +27,6 @@ __all__ = [
     "VirtualMemoryHandleType",
     "VirtualMemoryLocationType",
 ]
-
-
 
 
 class ManagedMemoryLocationType(_StrEnum):
@@ -78,52 +76,12 @@ class VirtualMemoryAccessType(_StrEnum):
     R = "r"
 
 
-def _choice(enum_cls: type[_StrEnum], value: Any, owner: str, field: str,
-            allow_none: bool = False) -> Any:
-    if value is None:
-        if allow_none:
-            return None
-    elif isinstance(value, str):
-        try:
-            return enum_cls(value)
-        except ValueError:
-            pass
-    words = ", ".join(repr(m.value) for m in enum_cls) + (", None" if allow_none else "")
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{owner}.{field} must be one of {words}, not {type(value).__name__}")
-    raise ValueError(f"{owner}.{field} must be one of {words}, got {value!r}")
-
-
-def _int(value: Any, owner: str, field: str, minimum: int | None = 0,
-         allow_none: bool = False) -> Any:
-    if value is None and allow_none:
-        return None
-    if type(value) is bool or not hasattr(value, "__index__"):
-        raise TypeError(f"{owner}.{field} must be an int{' or None' if allow_none else ''}, not "
-                        f"{type(value).__name__}")
-    value = value.__index__()
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{owner}.{field} must be >= {minimum}, got {value}")
-    if value >= 1 << 64:
-        raise ValueError(f"{owner}.{field}={value} does not fit in 64 bits")
-    return value
-
-
-def _device_ordinals(values: Iterable[Any], owner: str, field: str) -> tuple[int, ...]:
+def _device_ordinals(values: Iterable[Any], what: str) -> tuple[int, ...]:
+    """``values``, an iterable of devices (Device or ordinal), as distinct ordinals in order."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{owner}.{field} must be an iterable of devices (Device or int), not "
+        raise TypeError(f"{what} must be an iterable of devices (Device or int), not "
                         f"{type(values).__name__}")
-    out = []
-    for v in values:
-        if type(v) is bool or not hasattr(v, "__index__"):
-            raise TypeError(f"{owner}.{field} must hold devices (Device or int), not "
-                            f"{type(v).__name__}")
-        i = v.__index__()
-        if i < 0:
-            raise ValueError(f"{owner}.{field}: device ordinals must be >= 0, got {i}")
-        if i not in out:
-            out.append(i)
-    return tuple(out)
+    return tuple(dict.fromkeys(check_int(v, f"{what}[{i}]", 0) for i, v in enumerate(values)))
 
 
 @dataclasses.dataclass
@@ -143,7 +101,7 @@ class DeviceMemoryResourceOptions:
 
     def __post_init__(self):
         check_bool(self.ipc_enabled, "DeviceMemoryResourceOptions.ipc_enabled")
-        self.max_size = _int(self.max_size, "DeviceMemoryResourceOptions", "max_size")
+        self.max_size = check_size(self.max_size, "DeviceMemoryResourceOptions.max_size")
 
 
 @dataclasses.dataclass
@@ -167,9 +125,9 @@ class PinnedMemoryResourceOptions:
 
     def __post_init__(self):
         check_bool(self.ipc_enabled, "PinnedMemoryResourceOptions.ipc_enabled")
-        self.max_size = _int(self.max_size, "PinnedMemoryResourceOptions", "max_size")
-        self.numa_id = _int(self.numa_id, "PinnedMemoryResourceOptions", "numa_id",
-                            allow_none=True)
+        self.max_size = check_size(self.max_size, "PinnedMemoryResourceOptions.max_size")
+        self.numa_id = check_int(self.numa_id, "PinnedMemoryResourceOptions.numa_id", 0,
+                                 allow_none=True)
 
 
 @dataclasses.dataclass
@@ -192,10 +150,10 @@ class ManagedMemoryResourceOptions:
 
     def __post_init__(self):
         owner = "ManagedMemoryResourceOptions"
-        kind = _choice(ManagedMemoryLocationType, self.preferred_location_type, owner,
-                       "preferred_location_type", allow_none=True)
-        loc = _int(self.preferred_location, owner, "preferred_location", minimum=-1,
-                   allow_none=True)
+        kind = check_enum(self.preferred_location_type, f"{owner}.preferred_location_type",
+                          ManagedMemoryLocationType, allow_none=True)
+        loc = check_int(self.preferred_location, f"{owner}.preferred_location", -1,
+                        allow_none=True)
         if kind is None and loc is not None:
             kind = ManagedMemoryLocationType.DEVICE if loc >= 0 else ManagedMemoryLocationType.HOST
         if kind == ManagedMemoryLocationType.DEVICE and (loc is None or loc < 0):
@@ -251,21 +209,25 @@ class VirtualMemoryResourceOptions:
 
     def __post_init__(self):
         owner = "VirtualMemoryResourceOptions"
-        self.allocation_type = _choice(VirtualMemoryAllocationType, self.allocation_type, owner,
-                                       "allocation_type")
-        self.location_type = _choice(VirtualMemoryLocationType, self.location_type, owner,
-                                     "location_type")
-        self.handle_type = _choice(VirtualMemoryHandleType, self.handle_type, owner,
-                                   "handle_type", allow_none=True)
-        self.granularity = _choice(VirtualMemoryGranularityType, self.granularity, owner,
-                                   "granularity")
+        self.allocation_type = check_enum(self.allocation_type, f"{owner}.allocation_type",
+                                          VirtualMemoryAllocationType)
+        self.location_type = check_enum(self.location_type, f"{owner}.location_type",
+                                        VirtualMemoryLocationType)
+        self.handle_type = check_enum(self.handle_type, f"{owner}.handle_type",
+                                      VirtualMemoryHandleType, allow_none=True)
+        self.granularity = check_enum(self.granularity, f"{owner}.granularity",
+                                      VirtualMemoryGranularityType)
         check_bool(self.gpu_direct_rdma, f"{owner}.gpu_direct_rdma")
-        self.addr_hint = _int(self.addr_hint, owner, "addr_hint")
-        self.addr_align = _int(self.addr_align, owner, "addr_align", minimum=1, allow_none=True)
-        if self.addr_align is not None and self.addr_align & (self.addr_align - 1):
-            raise ValueError(f"{owner}.addr_align must be a power of two, got {self.addr_align}")
-        self.peers = _device_ordinals(self.peers, owner, "peers")
-        self.self_access = _choice(VirtualMemoryAccessType, self.self_access, owner,
-                                   "self_access", allow_none=True)
-        self.peer_access = _choice(VirtualMemoryAccessType, self.peer_access, owner,
-                                   "peer_access", allow_none=True)
+        self.addr_hint = check_size(self.addr_hint, f"{owner}.addr_hint")
+        align = check_int(self.addr_align, f"{owner}.addr_align", 1, allow_none=True)
+        if align is not None:
+            # The reservation's alignment is a size_t: a power of two that fits in 64 bits.
+            check_size(align, f"{owner}.addr_align")
+            if align & (align - 1):
+                raise ValueError(f"{owner}.addr_align must be a power of two, got {align}")
+        self.addr_align = align
+        self.peers = _device_ordinals(self.peers, f"{owner}.peers")
+        self.self_access = check_enum(self.self_access, f"{owner}.self_access",
+                                      VirtualMemoryAccessType, allow_none=True)
+        self.peer_access = check_enum(self.peer_access, f"{owner}.peer_access",
+                                      VirtualMemoryAccessType, allow_none=True)

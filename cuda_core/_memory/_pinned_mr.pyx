@@ -7,7 +7,7 @@ from libc.string cimport memset
 
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport device_supports
+from cuda_core._memory._alloc cimport device_supports
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
 
 from cuda_core._device import Device
@@ -82,6 +82,7 @@ cdef class PinnedMemoryResource(_MemPool):
         HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
         self._setup(pool, -1, True, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
         self._numa_id = numa
+        self._host_access = True
         raise_release_threshold(pool)
         # A host pool is accessible from the CPU only until devices are granted access.
         for i in range(min(device_count(), 64)):
@@ -98,13 +99,3 @@ cdef class PinnedMemoryResource(_MemPool):
     def numa_id(self):
         """The host NUMA node the pool is bound to, or None."""
         return self._numa_id
-
-    @property
-    def is_device_accessible(self):
-        """True: the devices were granted access to the pool."""
-        return True
-
-    @property
-    def is_host_accessible(self):
-        """True."""
-        return True

@@ -7,27 +7,31 @@ access (``cuMemSetAccess``). The reservation is twice the mapped size, so that
 physical memory after it; when the reservation is too small, the physical memory is remapped
 into a larger reservation (the address changes, the contents do not move).
 
-The resource keeps, per allocation, its reservation and its physical chunks (handles kept
-until the free, so that they can be remapped). Everything here is synchronous.
+The resource keeps, per allocation, an ``_Allocation``: its reservation and its physical
+chunks (handles kept until the free, so that they can be remapped). The allocation is a
+:class:`~cuda_core._resource.Resource` that owns them: the buffer's free closes it, and one
+left unfreed is released when it is finalized. Everything here is synchronous.
 """
 
 cimport cython
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport (CUdeviceptr, CUmemAllocationProp,
+from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemAllocationProp,
                                      CUmemGenericAllocationHandle, CUresult, CUDA_SUCCESS)
 from libc.string cimport memset
 
-from cuda_core._context cimport primary_context, push_if_needed, pop_pushed
-from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, check_pointer, check_size,
-                                        device_supports, new_buffer,
-                                        optional_stream, raise_alloc_error, sync_context,
-                                        sync_stream)
+from cuda_core._checks cimport check_size
+from cuda_core._context cimport ContextGuard, enter_context, primary_context
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._memory._alloc cimport (device_supports, optional_stream, raise_alloc_error,
+                                       sync_context, sync_stream)
+from cuda_core._memory._buffer cimport Buffer, MemoryResource, deallocate_checked, new_buffer
+from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
 import dataclasses
 
 from cuda_core._device import Device
+from cuda_core._errors import CUDAError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
@@ -62,17 +66,65 @@ class _Chunk:
         self.opts = opts
 
 
-class _Reservation:
-    """One allocation: its address range and the physical chunks mapped into it."""
+@cython.auto_pickle(False)
+cdef class _Allocation(Resource):
+    """One allocation: its reserved address range and the physical chunks mapped into it,
+    which it owns. ``_release`` unmaps and releases the chunks and frees the range."""
 
-    __slots__ = ("base", "reserved", "mapped", "granularity", "chunks")
+    cdef CUdeviceptr base
+    cdef size_t reserved
+    cdef size_t mapped
+    cdef size_t granularity
+    cdef list chunks
+    cdef int _dev_id
+    # Set by the resource's free once it has waited for the work that may use the memory;
+    # an allocation finalized without that waits for the whole device first.
+    cdef bint _waited
 
-    def __init__(self, base, reserved, granularity):
-        self.base = base
-        self.reserved = reserved
-        self.mapped = 0
-        self.granularity = granularity
+    cdef int _release(self) except -1:
+        cdef CUcontext ctx = primary_context(self._dev_id)._handle
+        cdef CUresult err, first = CUDA_SUCCESS
+        cdef ContextGuard guard
+        failed = None
+        if not self._waited:
+            sync_context(ctx)
+        enter_context(guard, ctx)
+        for chunk in self.chunks:
+            err = cydriver.cuMemUnmap(self.base + chunk.offset, chunk.size)
+            if err != CUDA_SUCCESS and failed is None:
+                first, failed = err, "cuMemUnmap"
+            err = cydriver.cuMemRelease(chunk.handle)
+            if err != CUDA_SUCCESS and failed is None:
+                first, failed = err, "cuMemRelease"
         self.chunks = []
+        err = cydriver.cuMemAddressFree(self.base, self.reserved)
+        if err != CUDA_SUCCESS and failed is None:
+            first, failed = err, "cuMemAddressFree"
+        if failed is not None:
+            raise make_driver_error(first, failed)
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self.base
+
+
+cdef _Allocation _new_allocation(CUdeviceptr base, size_t reserved, size_t granularity,
+                                 int dev_id):
+    cdef _Allocation rec = _Allocation.__new__(_Allocation)
+    rec.base = base
+    rec.reserved = reserved
+    rec.granularity = granularity
+    rec.chunks = []
+    rec._dev_id = dev_id
+    return rec
+
+
+cdef int _wait_for_users(Stream stream, int dev_id) except -1:
+    """Wait for the work that may use an allocation: that of ``stream`` if it is open, else
+    all of the device's."""
+    if stream is not None and not stream._closed:
+        return sync_stream(stream)
+    return sync_context(primary_context(dev_id)._handle)
 
 
 @cython.auto_pickle(False)
@@ -248,8 +300,8 @@ cdef class VirtualMemoryResource(MemoryResource):
             raise
         return handle
 
-    cdef int _push(self) except -1:
-        return push_if_needed(primary_context(self._dev_id)._handle)
+    cdef CUcontext _ctx(self) except? NULL:
+        return primary_context(self._dev_id)._handle
 
     # -- allocate / deallocate ----------------------------------------------------------------
 
@@ -272,46 +324,46 @@ cdef class VirtualMemoryResource(MemoryResource):
         Calls ``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap`` and
         ``cuMemSetAccess``.
         """
-        cdef size_t n = check_size(size, "VirtualMemoryResource.allocate()")
+        cdef size_t n = check_size(size, "VirtualMemoryResource.allocate(): size")
         cdef Stream s = optional_stream(stream, "VirtualMemoryResource.allocate()")
         cdef CUmemAllocationProp prop
         cdef CUdeviceptr base = 0
         cdef size_t gran, padded, reserved
         cdef CUresult err
-        cdef int pushed
+        cdef _Allocation rec
+        cdef ContextGuard guard
         if s is not None:
             s._check_open()
         if n == 0:
             return new_buffer(0, 0, self, s)
         opts = self._config
-        pushed = self._push()
+        enter_context(guard, self._ctx())
+        self._fill_prop(&prop, opts)
+        gran = self._granularity(&prop, opts)
+        padded = _round_up(n, gran)
+        reserved = 2 * padded
+        # Mappings must start on a granule: never align the reservation to less.
+        err = cydriver.cuMemAddressReserve(&base, reserved, max(opts.addr_align or 0, gran),
+                                           opts.addr_hint, 0)
+        if err != CUDA_SUCCESS:
+            raise_alloc_error(err, n, "VirtualMemoryResource.allocate()")
+        rec = _new_allocation(base, reserved, gran, self._dev_id)
         try:
-            self._fill_prop(&prop, opts)
-            gran = self._granularity(&prop, opts)
-            padded = _round_up(n, gran)
-            reserved = 2 * padded
-            # Mappings must start on a granule: never align the reservation to less.
-            err = cydriver.cuMemAddressReserve(&base, reserved, max(opts.addr_align or 0, gran),
-                                               opts.addr_hint, 0)
-            if err != CUDA_SUCCESS:
-                raise_alloc_error(err, n, "VirtualMemoryResource.allocate()")
+            handle = self._map_new(base, padded, opts)
+        except BaseException:
+            rec._waited = True  # nothing ever used the range
             try:
-                handle = self._map_new(base, padded, opts)
-            except BaseException:
-                cydriver.cuMemAddressFree(base, reserved)
-                raise
-        finally:
-            if pushed:
-                pop_pushed()
-        rec = _Reservation(base, reserved, gran)
+                rec.close()
+            except CUDAError:
+                pass  # the mapping's failure is the one to report
+            raise
         rec.chunks.append(_Chunk(handle, 0, padded, opts))
         rec.mapped = padded
         self._allocations[base] = rec
         return new_buffer(base, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        cdef CUresult err, first = CUDA_SUCCESS
-        cdef int pushed
+        cdef _Allocation rec
         if ptr == 0:
             return 0
         rec = self._allocations.pop(ptr, None)
@@ -319,26 +371,10 @@ cdef class VirtualMemoryResource(MemoryResource):
             raise ValueError(f"VirtualMemoryResource.deallocate(): 0x{ptr:x} was not "
                              f"allocated by this resource, or was freed already")
         # Unmapping memory that queued work still uses would fault: wait first.
-        if stream is not None and not stream._closed:
-            sync_stream(stream)
-        else:
-            sync_context(primary_context(self._dev_id)._handle)
-        pushed = self._push()
-        try:
-            for chunk in rec.chunks:
-                err = cydriver.cuMemUnmap(rec.base + chunk.offset, chunk.size)
-                if first == CUDA_SUCCESS:
-                    first = err
-                err = cydriver.cuMemRelease(chunk.handle)
-                if first == CUDA_SUCCESS:
-                    first = err
-            err = cydriver.cuMemAddressFree(rec.base, rec.reserved)
-            if first == CUDA_SUCCESS:
-                first = err
-        finally:
-            if pushed:
-                pop_pushed()
-        return HANDLE_RETURN(first)
+        _wait_for_users(stream, self._dev_id)
+        rec._waited = True
+        rec.close()
+        return 0
 
     def deallocate(self, ptr, size, *, stream=None):
         """Unmap and release an allocation of this resource, after waiting for ``stream`` (or
@@ -346,9 +382,7 @@ cdef class VirtualMemoryResource(MemoryResource):
 
         .. note:: Calls ``cuMemUnmap``, ``cuMemRelease`` and ``cuMemAddressFree``.
         """
-        cdef Stream s = optional_stream(stream, "VirtualMemoryResource.deallocate()")
-        cdef CUdeviceptr p = check_pointer(ptr, "VirtualMemoryResource.deallocate()")
-        self._deallocate_c(p, check_size(size, "VirtualMemoryResource.deallocate()"), s)
+        deallocate_checked(self, ptr, size, stream, "VirtualMemoryResource.deallocate()")
 
     # -- growth -------------------------------------------------------------------------------
 
@@ -381,9 +415,11 @@ cdef class VirtualMemoryResource(MemoryResource):
         ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
         """
         cdef Buffer old
-        cdef size_t n = check_size(new_size, "VirtualMemoryResource.modify_allocation()")
+        cdef size_t n = check_size(new_size,
+                                   "VirtualMemoryResource.modify_allocation(): new_size")
         cdef size_t extra
-        cdef int pushed
+        cdef _Allocation rec
+        cdef ContextGuard guard
         if not isinstance(buf, Buffer):
             raise TypeError(f"VirtualMemoryResource.modify_allocation(): buf must be a Buffer, "
                             f"not {type(buf).__name__}")
@@ -413,17 +449,13 @@ cdef class VirtualMemoryResource(MemoryResource):
         rec = self._allocations[old._ptr]
         if n > rec.mapped:
             extra = _round_up(n - rec.mapped, rec.granularity)
-            pushed = self._push()
-            try:
-                if rec.mapped + extra <= rec.reserved:
-                    handle = self._map_new(rec.base + rec.mapped, extra, opts)
-                    rec.chunks.append(_Chunk(handle, rec.mapped, extra, opts))
-                    rec.mapped += extra
-                else:
-                    self._move(old, rec, extra, opts)
-            finally:
-                if pushed:
-                    pop_pushed()
+            enter_context(guard, self._ctx())
+            if rec.mapped + extra <= rec.reserved:
+                handle = self._map_new(rec.base + rec.mapped, extra, opts)
+                rec.chunks.append(_Chunk(handle, rec.mapped, extra, opts))
+                rec.mapped += extra
+            else:
+                self._move(old, rec, extra, opts)
         # Hand the memory over to a new Buffer; the old one forgets it without freeing it.
         result = new_buffer(rec.base, n, self, old._dealloc_stream)
         old._closed = True
@@ -432,7 +464,7 @@ cdef class VirtualMemoryResource(MemoryResource):
         old._dealloc_stream = None
         return result
 
-    def _move(self, Buffer old, rec, size_t extra, opts):
+    def _move(self, Buffer old, _Allocation rec, size_t extra, opts):
         """Remap ``rec``'s chunks into a new reservation big enough for ``extra`` more bytes,
         then map the new chunk after them."""
         cdef CUdeviceptr new_base = 0
@@ -458,10 +490,7 @@ cdef class VirtualMemoryResource(MemoryResource):
             cydriver.cuMemAddressFree(new_base, new_reserved)
             raise
         # The old addresses may still be in use by queued work: wait before unmapping them.
-        if old._dealloc_stream is not None and not old._dealloc_stream._closed:
-            sync_stream(old._dealloc_stream)
-        else:
-            sync_context(primary_context(self._dev_id)._handle)
+        _wait_for_users(old._dealloc_stream, self._dev_id)
         for chunk in rec.chunks:
             cydriver.cuMemUnmap(rec.base + chunk.offset, chunk.size)
         cydriver.cuMemAddressFree(rec.base, rec.reserved)

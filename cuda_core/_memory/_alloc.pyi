@@ -1,0 +1,1 @@
+# Internal: the shared helpers of the memory modules are reached only from Cython.

@@ -1,0 +1,104 @@
+"""What every memory module shares around an allocation, a free, a copy or a fill: the
+``stream=`` argument, the context to make current for work on a stream, the waits before a
+synchronous free, the allocation error, and the device capabilities a resource needs."""
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
+
+from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._stream cimport Stream, as_stream
+
+from cuda_core._errors import CUDAError
+
+__all__ = []
+
+
+cdef bint device_supports(object dev, str name) except -1:
+    """A capability of ``dev`` (a DeviceProperties attribute); an attribute newer than the
+    installed driver reads as unsupported."""
+    try:
+        return bool(getattr(dev.properties, name))
+    except CUDAError:
+        return False
+
+
+cdef Stream require_stream(object stream, str what):
+    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
+    if stream is None:
+        raise TypeError(f"{what}: stream is required (a Stream or an object with "
+                        f"__cuda_stream__); pass Device.default_stream for the default stream")
+    return as_stream(stream, what)
+
+
+cdef Stream optional_stream(object stream, str what):
+    if stream is None:
+        return None
+    return as_stream(stream, what)
+
+
+cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1:
+    """Raise the allocation failure ``err``, naming the size asked for (out of memory is a
+    CUDAOutOfMemoryError, which is also a MemoryError)."""
+    raise make_driver_error(err, f"{what}: allocating {size} bytes")
+
+
+cdef CUcontext stream_context(Stream s) noexcept:
+    """The context to make current around work on ``s``: the stream's own, or NULL for the
+    unbound default streams (which use whatever context is current)."""
+    if s is None or s._ctx is None:
+        return NULL
+    return s._ctx._handle
+
+
+cdef CUcontext current_or_primary(int device_id) except? NULL:
+    """For a call that needs some context but no particular one: the current context, else
+    the primary context of ``device_id`` (device 0's when it is -1, for host memory)."""
+    cdef CUcontext current = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+    if current != NULL:
+        return current
+    return primary_context(device_id if device_id >= 0 else 0)._handle
+
+
+cdef int sync_stream(Stream s) except -1:
+    """Wait for the work queued on ``s``, GIL released."""
+    cdef CUcontext ctx = stream_context(s)
+    cdef CUresult err
+    cdef ContextGuard guard
+    with nogil:
+        enter_context(guard, ctx)
+        err = cydriver.cuStreamSynchronize(s._handle)
+        exit_context(guard)
+    return HANDLE_RETURN(err)
+
+
+cdef int sync_context(CUcontext ctx) except -1:
+    """Wait for all work of ``ctx`` (the current context when NULL), GIL released."""
+    cdef CUresult err
+    cdef ContextGuard guard
+    with nogil:
+        enter_context(guard, ctx)
+        err = cydriver.cuCtxSynchronize()
+        exit_context(guard)
+    return HANDLE_RETURN(err)
+
+
+cdef int free_after(CUdeviceptr ptr, Stream stream, CUcontext ctx, bint host) except -1:
+    """The synchronous free of the resources without a pool: ``cuMemFreeHost`` (``host``) or
+    ``cuMemFree`` in ``ctx`` (NULL: the current context), once the work queued on ``stream``
+    is done (when it is given and still open)."""
+    cdef CUresult err
+    cdef ContextGuard guard
+    if ptr == 0:
+        return 0
+    if stream is not None and not stream._closed:
+        sync_stream(stream)
+    with nogil:
+        enter_context(guard, ctx)
+        if host:
+            err = cydriver.cuMemFreeHost(<void*>ptr)
+        else:
+            err = cydriver.cuMemFree(ptr)
+        exit_context(guard)
+    return HANDLE_RETURN(err)
