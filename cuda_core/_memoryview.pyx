@@ -38,9 +38,8 @@ from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory._dlpack_abi cimport (
-    DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
-    DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, kDLCPU, kDLCUDA,
-    kDLCUDAHost, kDLCUDAManaged)
+    DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
+    DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
 from cuda_core._strided_layout cimport (
     MAX_DIMS, _StridedLayout, byte_bounds, check_bounds, check_span, dense_in_order,
     fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides)

@@ -1,6 +1,6 @@
 from cpython.ref cimport PyObject
 
-from cuda_core._memory.dlpack cimport DLPackExchangeAPI
+from cuda_core._memory._dlpack_abi cimport DLPackExchangeAPI
 
 
 cdef extern from *:

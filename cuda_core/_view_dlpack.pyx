@@ -13,7 +13,7 @@ import numpy
 
 from cpython.ref cimport PyObject
 
-from cuda_core._memory.dlpack cimport (
+from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLPACK_MAJOR_VERSION, kDLCPU)
 
