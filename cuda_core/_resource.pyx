@@ -68,7 +68,7 @@ cdef void warn_release_failed(str what, size_t address, object error) noexcept:
         if isinstance(error, CUDAError) and error.code == cydriver.CUDA_ERROR_DEINITIALIZED:
             return
         handle = f" 0x{address:x}" if address else ""
-        warnings.warn(f"{what}{handle} was not closed, and its cleanup failed: {error}",
+        warnings.warn(f"{what}{handle}: cleanup failed: {error}",
                       CUDAWarning, stacklevel=2)
     except BaseException:
         pass  # a warning filter that raises must not escape a finalizer

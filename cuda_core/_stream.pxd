@@ -31,6 +31,16 @@ cdef Stream wrap_handle(size_t address, object owner)
 cdef int register_graph_builder_type(type builder_type) except -1
 
 
+# The NULL stream is the legacy default stream: one spelling, so that the two compare equal.
+cdef inline size_t canonical_stream(size_t handle) noexcept nogil:
+    return <size_t>cydriver.CU_STREAM_LEGACY if handle == 0 else handle
+
+
+cdef inline bint same_stream(size_t a, size_t b) noexcept nogil:
+    """Whether two stream handles name the same stream (0 and CU_STREAM_LEGACY do)."""
+    return canonical_stream(a) == canonical_stream(b)
+
+
 # Handles the driver gives a meaning without a stream object: 0 and CU_STREAM_LEGACY are the
 # legacy default stream, CU_STREAM_PER_THREAD the calling thread's default stream.
 cdef inline bint is_default_handle(CUstream handle) noexcept nogil:

@@ -227,7 +227,7 @@ cdef class Stream(Resource):
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
             other._check_open()
-            if (_same_handle(other._handle, self._handle)
+            if (same_stream(<size_t>other._handle, <size_t>self._handle)
                     and other._bind_ctx == self._bind_ctx):
                 return
             # Closing the temporary event right after the wait is safe: the driver keeps what
@@ -246,10 +246,10 @@ cdef class Stream(Resource):
     def __eq__(self, other):
         if not isinstance(other, Stream):
             return NotImplemented
-        return _same_handle(self._handle, (<Stream>other)._handle)
+        return same_stream(<size_t>self._handle, <size_t>(<Stream>other)._handle)
 
     def __hash__(self):
-        return hash((Stream, <size_t>_canonical(self._handle)))
+        return hash((Stream, canonical_stream(<size_t>self._handle)))
 
     def __repr__(self):
         if self._closed:
@@ -296,15 +296,6 @@ cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
     s._owner = owner
     s._owned = owned
     return s
-
-
-cdef inline CUstream _canonical(CUstream handle) noexcept:
-    # The NULL stream is the legacy default stream: one spelling, so that the two compare equal.
-    return <CUstream>cydriver.CU_STREAM_LEGACY if handle == NULL else handle
-
-
-cdef inline bint _same_handle(CUstream a, CUstream b) noexcept:
-    return _canonical(a) == _canonical(b)
 
 
 cdef Stream wrap_handle(size_t address, object owner):

@@ -13,6 +13,7 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, 
 from cuda_core._checks cimport check_int
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._stream cimport same_stream
 
 __all__ = []
 
@@ -56,14 +57,6 @@ cdef int pointer_device(CUdeviceptr ptr, str who) except -2:
     return 0
 
 
-cdef inline bint _same_stream(size_t a, size_t b) noexcept:
-    # 0 and CU_STREAM_LEGACY both name the legacy default stream.
-    if a == 0:
-        a = <size_t>cydriver.CU_STREAM_LEGACY
-    if b == 0:
-        b = <size_t>cydriver.CU_STREAM_LEGACY
-    return a == b
-
 
 cdef int order_streams(size_t producer, size_t consumer, int device_id) except -1:
     """Make the consumer's stream wait for the work queued so far on the producer's."""
@@ -73,7 +66,7 @@ cdef int order_streams(size_t producer, size_t consumer, int device_id) except -
     cdef CUresult err = CUDA_SUCCESS
     cdef ContextGuard primary_guard
     cdef ContextGuard guard
-    if _same_stream(producer, consumer):
+    if same_stream(producer, consumer):
         return 0
     # The event must be made in the producer stream's context. The special handles (legacy
     # and per-thread default streams) resolve against the current context; with none current,

@@ -31,7 +31,7 @@ from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._resource cimport Resource, warn_release_failed
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport Stream, as_stream, same_stream
 from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
                                        sync_context)
 from cuda_core._memory._copy cimport copy_bytes, fill_bytes
@@ -727,7 +727,7 @@ cdef class Buffer(Resource):
         cdef ContextGuard guard
         if producer is None or producer._closed:
             return 0
-        if _same_stream(<size_t>producer._handle, consumer):
+        if same_stream(<size_t>producer._handle, consumer):
             return 0
         ctx = stream_context(producer)
         with nogil:
@@ -763,10 +763,3 @@ cdef tuple _int_pair(object value, str name, str pair):
     return (first.__index__(), second.__index__())
 
 
-cdef inline bint _same_stream(size_t a, size_t b) noexcept:
-    # 0 and CU_STREAM_LEGACY both name the legacy default stream.
-    if a == 0:
-        a = <size_t>cydriver.CU_STREAM_LEGACY
-    if b == 0:
-        b = <size_t>cydriver.CU_STREAM_LEGACY
-    return a == b

@@ -17,6 +17,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUme
 from libc.stdint cimport int32_t
 from libc.string cimport memset
 
+from cuda_core._atomic cimport load_int, store_int
 from cuda_core._checks cimport check_bool, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
@@ -309,18 +310,19 @@ class AccessedBySetProxy(_LiveSet):
 # Whether this driver accepts memory advice (read-mostly, preferred location, accessed-by) on
 # memory from a managed pool: -1 not yet known, then 0 or 1. CUDA 13.0 drivers refuse it with
 # CUDA_ERROR_NOT_SUPPORTED, which would leave ManagedBuffer's advice properties unusable.
+# Threads that race to ask all get the same answer; the flag is read and written atomically.
 cdef int _pool_advice = -1
 
 
 cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     """Ask the driver once: allocate one byte from ``pool``, advise it, free it."""
-    global _pool_advice
     cdef CUdeviceptr ptr = 0
     cdef CUmemLocation loc
     cdef CUresult err
     cdef ContextGuard guard
-    if _pool_advice >= 0:
-        return _pool_advice
+    cdef int known = load_int(&_pool_advice)
+    if known >= 0:
+        return known
     memset(&loc, 0, sizeof(loc))
     loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
     enter_context(guard, current_or_primary(device_id))
@@ -334,8 +336,8 @@ cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     exit_context(guard)
     if err != CUDA_SUCCESS and err != cydriver.CUDA_ERROR_NOT_SUPPORTED:
         HANDLE_RETURN(err)
-    _pool_advice = err == CUDA_SUCCESS
-    return _pool_advice
+    store_int(&_pool_advice, err == CUDA_SUCCESS)
+    return err == CUDA_SUCCESS
 
 
 @cython.auto_pickle(False)
