@@ -12,12 +12,12 @@ import dataclasses
 import functools
 import threading
 import warnings
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core import _ptx
+from cuda_core._compiler_handles import NvJitLinkHandle
 from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._module import ObjectCode
 from cuda_core._options import check_or_create_options
@@ -266,15 +266,6 @@ def _nvjitlink_log(nvjitlink: Any, handle: int, which: str) -> str:
     return bytes(buf).rstrip(b"\0").decode(errors="replace")
 
 
-def _destroy_nvjitlink(handle: int) -> None:
-    try:
-        from cuda.bindings import nvjitlink
-
-        nvjitlink.destroy(handle)
-    except BaseException:  # a finalizer never raises
-        pass
-
-
 class Linker:
     """Links :class:`ObjectCode` inputs (cubin, PTX, LTO IR, fatbin, object, library) into one
     cubin, or, with link-time optimization, into PTX.
@@ -300,13 +291,14 @@ class Linker:
     need a current context).
     """
 
-    __slots__ = ("_options", "_backend", "_handle", "_driver", "_finalizer", "_result",
-                 "_error_log", "_info_log", "_lock", "__weakref__")
+    __slots__ = ("_options", "_backend", "_nvjitlink", "_driver", "_result", "_error_log",
+                 "_info_log", "_lock", "__weakref__")
 
     def __init__(self, *object_codes: ObjectCode, options: LinkerOptions | dict | None = None):
-        self._handle: int | None = None  # the nvJitLink handle
-        self._driver: DriverLinker | None = None  # or the driver's linker
-        self._finalizer: weakref.finalize | None = None
+        # The owner of the handle: nvJitLink's, or the driver's linker. Collecting it destroys
+        # the handle (a failure then is a CUDAWarning).
+        self._nvjitlink: NvJitLinkHandle | None = None
+        self._driver: DriverLinker | None = None
         self._result: ObjectCode | None = None
         self._error_log = ""
         self._info_log = ""
@@ -330,10 +322,14 @@ class Linker:
             self._start_driver(object_codes)
 
     def _nvjitlink_handle(self) -> int:
-        """The nvJitLink handle, for a Linker of that backend."""
-        handle = self._handle
-        assert handle is not None, "a Linker on nvJitLink has its handle from __init__ on"
-        return handle
+        """The nvJitLink handle, for an open Linker of that backend."""
+        owner = self._nvjitlink
+        assert owner is not None, "a Linker on nvJitLink has its handle from __init__ on"
+        return owner.handle
+
+    def _owner(self) -> NvJitLinkHandle | DriverLinker | None:
+        """What owns the linker handle (None where __init__ failed before making one)."""
+        return self._driver if self._driver is not None else self._nvjitlink
 
     def _start_nvjitlink(self, object_codes: tuple[ObjectCode, ...]) -> None:
         from cuda.bindings import nvjitlink
@@ -344,9 +340,7 @@ class Linker:
         except nvjitlink.nvJitLinkError as exc:
             raise NVRTCError(f"nvJitLink rejected the options {flags}: {exc}",
                              getattr(exc, "status", None), str(exc), None, "") from None
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, _destroy_nvjitlink, handle)
-        self._finalizer.atexit = False
+        self._nvjitlink = NvJitLinkHandle(handle)
         for i, obj in enumerate(object_codes):
             kind = getattr(nvjitlink.InputType, _NVJITLINK_INPUT[obj.code_type])
             name = obj.name or f"input{i}.{obj.code_type}"
@@ -497,24 +491,27 @@ class Linker:
 
     @property
     def is_closed(self) -> bool:
-        if self._driver is not None:
-            return self._driver.is_closed
-        return self._finalizer is None or not self._finalizer.alive
+        owner = self._owner()
+        return owner is None or owner.is_closed
 
     def close(self) -> None:
-        """Destroy the linker handle; idempotent. Logs stay readable."""
-        if self._driver is not None:
-            if not self._driver.is_closed:
-                self._error_log = self._error_log or self._driver.error_log()
-                self._info_log = self._info_log or self._driver.info_log()
-            self._driver.close()
-        elif self._finalizer is not None and self._finalizer.alive:
-            if self._result is None:
-                from cuda.bindings import nvjitlink
+        """Destroy the linker handle; idempotent. Logs stay readable. Waits for a
+        :meth:`link` in progress on another thread.
 
-                self._error_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
-                self._info_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "info")
-            self._finalizer()
+        Raises
+        ------
+        NVRTCError, CUDAError
+            The handle could not be destroyed (the message names the call); the Linker is
+            closed all the same.
+        """
+        with self._lock:
+            owner = self._owner()
+            if owner is None or owner.is_closed:
+                return
+            if self._result is None:  # keep the logs: link() did not copy them
+                self._error_log = self.get_error_log()
+                self._info_log = self.get_info_log()
+            owner.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else str(self._backend)

@@ -17,11 +17,11 @@ import hashlib
 import inspect
 import os
 import threading
-import weakref
 from typing import Any
 
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
+from cuda_core._compiler_handles import NvrtcProgram, NvvmProgram
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker, LinkerOptions
 from cuda_core._module import ObjectCode
@@ -702,24 +702,6 @@ def _nvrtc_log(prog: Any) -> str:
     return buf.rstrip(b"\0").decode(errors="replace")
 
 
-def _destroy_nvrtc(prog: Any) -> None:
-    try:
-        from cuda.bindings import nvrtc
-
-        nvrtc.nvrtcDestroyProgram(prog)
-    except BaseException:  # a finalizer never raises
-        pass
-
-
-def _destroy_nvvm(prog: int) -> None:
-    try:
-        from cuda.bindings import nvvm
-
-        nvvm.destroy_program(prog)
-    except BaseException:
-        pass
-
-
 def _check_code(code: Any, code_type: str) -> str | bytes:
     """The slow path of Program's code check: anything but a non-empty str. Returns the code
     to keep (a bytearray becomes bytes)."""
@@ -822,19 +804,18 @@ def _cache_key(code: str | bytes, code_type: str, opts: ProgramOptions, arch: st
 # -- Program ------------------------------------------------------------------------------------
 
 class _ProgramState:
-    """What a Program holds once it is used: the compiler handle and the lock that serializes
-    its use. Made on first need (see Program._get_state)."""
+    """What a Program holds once it is used: the owner of the compiler handle and the lock
+    that serializes its use (compile, close). Made on first need (see Program._get_state)."""
 
-    __slots__ = ("lock", "handle", "finalizer", "used", "closed", "linker", "pch_status",
-                 "code")
+    __slots__ = ("lock", "owner", "used", "closed", "pch_status", "code")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.handle: Any = None  # nvrtcProgram, nvvmProgram (int) or the linker's handle
-        self.finalizer: weakref.finalize | None = None
+        # NvrtcProgram, NvvmProgram, or the Linker of a PTX program: each destroys its handle
+        # at close(), or when collected with the Program.
+        self.owner: NvrtcProgram | NvvmProgram | Linker | None = None
         self.used = False
         self.closed = False
-        self.linker: Linker | None = None
         self.pch_status: PCHStatusType | None = None
         self.code: bytes | None = None
 
@@ -929,8 +910,9 @@ class Program:
     def _new_handle(self, state: _ProgramState) -> None:
         """A fresh compiler handle (NVRTC and NVVM programs are compiled once each). Called
         with ``state.lock`` held."""
-        if state.finalizer is not None:
-            state.finalizer()
+        old, state.owner = state.owner, None
+        if old is not None:
+            old.close()
         state.used = False
         ct = self._code_type
         opts = self._options
@@ -940,21 +922,13 @@ class Program:
             nvrtc = _libs.nvrtc()
             err, prog = nvrtc.nvrtcCreateProgram(state.code, opts._name().encode(), 0, [], [])
             _nvrtc_check(err, "nvrtcCreateProgram")
-            state.handle = prog
-            state.finalizer = weakref.finalize(self, _destroy_nvrtc, prog)
+            state.owner = NvrtcProgram(prog)
         elif ct == "nvvm":
-            nvvm = _libs.nvvm()
-            prog = nvvm.create_program()
-            state.handle = prog
-            state.finalizer = weakref.finalize(self, _destroy_nvvm, prog)
+            state.owner = NvvmProgram(_libs.nvvm().create_program())
         else:
             self._arch()
-            linker = Linker(ObjectCode._init(state.code, "ptx", name=opts._name()),
-                            options=self._options._linker_options())
-            state.linker = linker
-            state.handle = linker.handle
-            state.finalizer = weakref.finalize(self, Linker.close, linker)
-        state.finalizer.atexit = False
+            state.owner = Linker(ObjectCode._init(state.code, "ptx", name=opts._name()),
+                                 options=self._options._linker_options())
 
     # -- properties -------------------------------------------------------------------------
 
@@ -976,9 +950,9 @@ class Program:
         with state.lock:
             if state.closed:
                 raise RuntimeError("this Program is closed")
-            if state.handle is None:
+            if state.owner is None:
                 self._new_handle(state)
-            return state.handle
+            return state.owner.handle
 
     @property
     def is_closed(self) -> bool:
@@ -997,11 +971,21 @@ class Program:
         return None if state is None else state.pch_status
 
     def close(self) -> None:
-        """Destroy the compiler handle; idempotent."""
+        """Destroy the compiler handle; idempotent. Waits for a :meth:`compile` in progress
+        on another thread.
+
+        Raises
+        ------
+        NVRTCError
+            The handle could not be destroyed (the message names the call, e.g.
+            ``nvrtcDestroyProgram``); the Program is closed all the same.
+        """
         state = self._get_state()
-        state.closed = True
-        if state.finalizer is not None:
-            state.finalizer()
+        with state.lock:
+            state.closed = True
+            owner, state.owner = state.owner, None
+        if owner is not None:
+            owner.close()
 
     def _check_open(self) -> None:
         if self.is_closed:
@@ -1151,24 +1135,31 @@ class Program:
 
     def _compile(self, target: str, names: tuple[str, ...], logs: Any) -> ObjectCode:
         state = self._get_state()
-        with state.lock:
-            if state.closed:
-                raise RuntimeError("this Program is closed")
-            if state.handle is None or state.used:
-                self._new_handle(state)
-            state.used = True
-            if self._code_type == "c++":
-                return self._compile_nvrtc(state, target, names, logs)
-            if self._code_type == "nvvm":
-                return self._compile_nvvm(state, target, logs)
-            return self._compile_ptx(state, target, logs)
+        # The compiler's log, written to ``logs`` once the lock is released: the user's write()
+        # must not run under it (it may close this Program).
+        log: list[str] = []
+        try:
+            with state.lock:
+                if state.closed:
+                    raise RuntimeError("this Program is closed")
+                if state.owner is None or state.used:
+                    self._new_handle(state)
+                state.used = True
+                if self._code_type == "c++":
+                    return self._compile_nvrtc(state, target, names, log)
+                if self._code_type == "nvvm":
+                    return self._compile_nvvm(state, target, log)
+                return self._compile_ptx(state, target, log)
+        finally:
+            if log:
+                _cu.write_log(logs, log[0])
 
     def _compile_nvrtc(self, state: _ProgramState, target: str, names: tuple[str, ...],
-                       logs: Any) -> ObjectCode:
+                       logs: list[str]) -> ObjectCode:
         from cuda.bindings import nvrtc
 
         opts = self._options
-        prog = state.handle
+        prog = state.owner.handle
         if opts.use_bundled_headers and _nvrtc_version() < (13, 3):
             raise RuntimeError(f"ProgramOptions.use_bundled_headers needs NVRTC 13.3 or newer; "
                                f"this NVRTC is {'.'.join(map(str, _nvrtc_version()))}")
@@ -1194,7 +1185,7 @@ class Program:
             _nvrtc_check(err2, "nvrtcSetPCHHeapSize")
             (err,) = nvrtc.nvrtcCompileProgram(prog, len(flags), flags)
         log = _nvrtc_log(prog)
-        _cu.write_log(logs, log)
+        logs.append(log)
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             _nvrtc_check(err, f"NVRTC: compiling {opts.name!r}", log)
         if wants_pch or opts.use_pch is not None:
@@ -1227,11 +1218,11 @@ class Program:
             mapping[name] = lowered.decode() if isinstance(lowered, bytes) else str(lowered)
         return ObjectCode._init(buf, target, name=opts._name(), symbol_mapping=mapping)
 
-    def _compile_nvvm(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
+    def _compile_nvvm(self, state: _ProgramState, target: str, logs: list[str]) -> ObjectCode:
         from cuda.bindings import nvvm
 
         opts = self._options
-        prog = state.handle
+        prog = state.owner.handle
         code = state.code
         assert code is not None, "made by _new_handle"
 
@@ -1255,13 +1246,13 @@ class Program:
             nvvm.compile_program(prog, len(flags), flags)
         except nvvm.nvvmError as exc:
             log = program_log()
-            _cu.write_log(logs, log)
+            logs.append(log)
             status = getattr(exc, "status", None)
             raise NVRTCError(f"libNVVM: compiling {opts.name!r} failed: {exc}"
                              + (f"\n{log}" if log else ""),
                              None if status is None else int(status), str(exc), None,
                              log) from None
-        _cu.write_log(logs, program_log())
+        logs.append(program_log())
         buf = bytearray(nvvm.get_compiled_result_size(prog))
         nvvm.get_compiled_result(prog, buf)
         data = bytes(buf)
@@ -1269,11 +1260,11 @@ class Program:
             data = data.rstrip(b"\0")
         return ObjectCode._init(data, target, name=opts._name())
 
-    def _compile_ptx(self, state: _ProgramState, target: str, logs: Any) -> ObjectCode:
-        linker, code = state.linker, state.code
-        assert linker is not None and code is not None, "made by _new_handle"
+    def _compile_ptx(self, state: _ProgramState, target: str, logs: list[str]) -> ObjectCode:
+        linker, code = state.owner, state.code
+        assert isinstance(linker, Linker) and code is not None, "made by _new_handle"
         result = linker.link("cubin")
-        _cu.write_log(logs, linker.get_info_log())
+        logs.append(linker.get_info_log())
         if target == "ptx":
             return ObjectCode._init(code, "ptx", name=self._options._name())
         return result
