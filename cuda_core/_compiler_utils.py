@@ -1,4 +1,10 @@
-"""Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private)."""
+"""Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private):
+text and list options, arch strings, enum-like str arguments, the current device's arch, logs.
+
+The checks take the value first, then ``what``, the argument as the message names it
+(``"ProgramOptions.include_path"``), as :mod:`cuda_core._checks` does, where bools and ints
+are checked.
+"""
 
 from __future__ import annotations
 
@@ -7,87 +13,48 @@ import os
 import re
 from typing import Any
 
+from cuda_core._checks import check_int
+
 # sm_90, compute_90, and the architecture- and family-specific sm_90a / sm_100f forms.
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
 
 
-def check_bool(cls_name: str, field: str, value: Any) -> None:
-    if value is not None and type(value) is not bool:
-        raise TypeError(f"{cls_name}.{field} must be a bool or None, not "
-                        f"{type(value).__name__}")
-
-
-def check_int(cls_name: str, field: str, value: Any, low: int, high: int | None = None,
-              allowed: tuple[int, ...] | None = None) -> None:
-    if value is None:
-        return
-    if type(value) is bool or not isinstance(value, int):
-        raise TypeError(f"{cls_name}.{field} must be an int or None, not {type(value).__name__}")
-    if allowed is not None:
-        if value not in allowed:
-            raise ValueError(f"{cls_name}.{field} must be one of "
-                             f"{', '.join(map(str, allowed))}, got {value}")
-        return
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ValueError(f"{cls_name}.{field} must be {bound}, got {value}")
-
-
-def _check_text(cls_name: str, field: str, item: Any, pathlike: bool) -> str:
+def check_text(item: Any, what: str, pathlike: bool = False) -> str:
+    """``item`` as a non-empty str without NUL (a path-like as its str where ``pathlike``)."""
     if pathlike and isinstance(item, os.PathLike):
         item = os.fspath(item)
         if isinstance(item, bytes):
             item = os.fsdecode(item)
     if not isinstance(item, str):
         kinds = "a str or path-like" if pathlike else "a str"
-        raise TypeError(f"{cls_name}.{field} must be {kinds} (or a list of them), not "
+        raise TypeError(f"{what} must be {kinds} (or a list of them), not "
                         f"{type(item).__name__}")
     if not item:
-        raise ValueError(f"{cls_name}.{field} must not be empty")
+        raise ValueError(f"{what} must not be empty")
     if "\0" in item:
-        raise ValueError(f"{cls_name}.{field} must not contain NUL characters")
+        raise ValueError(f"{what} must not contain NUL characters")
     return item
 
 
-def check_str(cls_name: str, field: str, value: Any, pathlike: bool = False) -> None:
-    if value is not None:
-        _check_text(cls_name, field, value, pathlike)
-
-
-def str_list(cls_name: str, field: str, value: Any, pathlike: bool = False) -> list[str]:
+def str_list(value: Any, what: str, pathlike: bool = False) -> list[str]:
     """``value`` (None, one str, or a list/tuple of str) as a list of str, checked."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
         if not value:
-            raise ValueError(f"{cls_name}.{field} must not be an empty sequence (use None)")
-        return [_check_text(cls_name, field, v, pathlike) for v in value]
-    return [_check_text(cls_name, field, value, pathlike)]
+            raise ValueError(f"{what} must not be an empty sequence (use None)")
+        return [check_text(v, what, pathlike) for v in value]
+    return [check_text(value, what, pathlike)]
 
 
-def int_list(cls_name: str, field: str, value: Any) -> list[int]:
+def int_list(value: Any, what: str) -> list[int]:
+    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int."""
     if value is None:
         return []
     items = value if isinstance(value, (list, tuple)) else [value]
     if not items:
-        raise ValueError(f"{cls_name}.{field} must not be an empty sequence (use None)")
-    for v in items:
-        if type(v) is bool or not isinstance(v, int):
-            raise TypeError(f"{cls_name}.{field} must be an int or a list of ints, not "
-                            f"{type(v).__name__}")
-        if v < 0:
-            raise ValueError(f"{cls_name}.{field} must hold non-negative numbers, got {v}")
-    return list(items)
-
-
-def check_choice(cls_name: str, field: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{cls_name}.{field} must be a str or None, not {type(value).__name__}")
-    if str.__str__(value) not in choices:
-        raise ValueError(f"{cls_name}.{field} must be one of {', '.join(map(repr, choices))}, "
-                         f"got {value!r}")
+        raise ValueError(f"{what} must not be an empty sequence (use None)")
+    return [check_int(v, what, 0) for v in items]
 
 
 @functools.lru_cache(maxsize=128)
@@ -96,15 +63,16 @@ def arch_ok(value: str) -> bool:
     return _ARCH_RE.match(value) is not None
 
 
-def check_arch(cls_name: str, value: Any) -> None:
+def check_arch(value: Any, what: str) -> None:
+    """An arch string, or None."""
     if value is None or (type(value) is str and arch_ok(value)):
         return
     if not isinstance(value, str):
-        raise TypeError(f"{cls_name}.arch must be a str such as 'sm_90' or 'compute_90', not "
+        raise TypeError(f"{what} must be a str such as 'sm_90' or 'compute_90', not "
                         f"{type(value).__name__}")
     if not _ARCH_RE.match(value):
         hint = f" (did you mean 'sm_{value}'?)" if value.isdigit() else ""
-        raise ValueError(f"{cls_name}.arch must look like 'sm_XX' or 'compute_XX' (e.g. "
+        raise ValueError(f"{what} must look like 'sm_XX' or 'compute_XX' (e.g. "
                          f"'sm_90', 'compute_90', 'sm_90a'), got {value!r}{hint}")
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core import _ptx
+from cuda_core._checks import check_bool, check_choice, check_int
 from cuda_core._compiler_handles import NvJitLinkHandle
 from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._module import ObjectCode
@@ -108,19 +109,25 @@ class LinkerOptions:
     numba_debug: bool | None = None
 
     def __post_init__(self):
-        cls = "LinkerOptions"
         if self.name is None:
             self.name = "<default linker>"
-        _cu.check_str(cls, "name", self.name)
-        _cu.check_arch(cls, self.arch)
-        _cu.check_int(cls, "max_register_count", self.max_register_count, 1)
-        _cu.check_int(cls, "optimization_level", self.optimization_level, 0, allowed=(0, 3))
-        _cu.check_int(cls, "split_compile", self.split_compile, 0)
-        _cu.check_int(cls, "split_compile_extended", self.split_compile_extended, 0)
+        _cu.check_text(self.name, "LinkerOptions.name")
+        _cu.check_arch(self.arch, "LinkerOptions.arch")
+        self.max_register_count = check_int(self.max_register_count,
+                                            "LinkerOptions.max_register_count", 1,
+                                            allow_none=True)
+        self.optimization_level = check_choice(self.optimization_level,
+                                               "LinkerOptions.optimization_level", (0, 3),
+                                               allow_none=True)
+        self.split_compile = check_int(self.split_compile, "LinkerOptions.split_compile", 0,
+                                       allow_none=True)
+        self.split_compile_extended = check_int(self.split_compile_extended,
+                                                "LinkerOptions.split_compile_extended", 0,
+                                                allow_none=True)
         for field in _BOOL_FIELDS:
-            _cu.check_bool(cls, field, getattr(self, field))
+            check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
         for field in ("kernels_used", "variables_used", "ptxas_options"):
-            _cu.str_list(cls, field, getattr(self, field))
+            _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
         if self.ptx and not self.link_time_optimization:
             raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
                              "nvJitLink emits PTX only from LTO IR")
@@ -154,7 +161,6 @@ class LinkerOptions:
         return [flag.encode() for flag in self._nvjitlink_flags()]
 
     def _nvjitlink_flags(self) -> list[str]:
-        cls = "LinkerOptions"
         flags = []
         if self.arch is not None:
             flags.append(f"-arch={self.arch}")
@@ -179,13 +185,14 @@ class LinkerOptions:
             value = getattr(self, field)
             if value is not None:
                 flags.append(f"{flag}={'true' if value else 'false'}")
-        flags += [f"-kernels-used={k}" for k in _cu.str_list(cls, "kernels_used",
-                                                              self.kernels_used)]
-        flags += [f"-variables-used={v}" for v in _cu.str_list(cls, "variables_used",
-                                                                self.variables_used)]
+        flags += [f"-kernels-used={k}"
+                  for k in _cu.str_list(self.kernels_used, "LinkerOptions.kernels_used")]
+        flags += [f"-variables-used={v}"
+                  for v in _cu.str_list(self.variables_used, "LinkerOptions.variables_used")]
         if self.optimize_unused_variables:
             flags.append("-optimize-unused-variables")
-        flags += [f"-Xptxas={o}" for o in _cu.str_list(cls, "ptxas_options", self.ptxas_options)]
+        flags += [f"-Xptxas={o}"
+                  for o in _cu.str_list(self.ptxas_options, "LinkerOptions.ptxas_options")]
         if self.split_compile is not None:
             flags.append(f"-split-compile={self.split_compile}")
         if self.split_compile_extended is not None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
+from cuda_core._checks import check_bool, check_int
 from cuda_core._compiler_handles import NvrtcProgram, NvvmProgram
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker, LinkerOptions
@@ -105,7 +106,7 @@ def _macro_list(value: Any) -> list[str]:
             if len(item) != 2:
                 raise ValueError(f"{cls}.{field}: a macro given as a tuple must be (name, value), "
                                  f"got {item!r}")
-            name = _cu._check_text(cls, field, item[0], False)
+            name = _cu.check_text(item[0], f"{cls}.{field}")
             if not isinstance(item[1], str):
                 raise TypeError(f"{cls}.{field}: the value of macro {name!r} must be a str, not "
                                 f"{type(item[1]).__name__}")
@@ -113,7 +114,7 @@ def _macro_list(value: Any) -> list[str]:
                 raise ValueError(f"{cls}.{field} must not contain NUL characters")
             out.append(f"{name}={item[1]}")
         else:
-            out.append(_cu._check_text(cls, field, item, False))
+            out.append(_cu.check_text(item, f"{cls}.{field}"))
     return out
 
 
@@ -129,7 +130,7 @@ def _extra_sources(value: Any) -> list[tuple[str, bytes]]:
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             raise TypeError(f"{cls}.{field}: each item must be a (name, source) pair, got "
                             f"{item!r}")
-        name = _cu._check_text(cls, field, item[0], False)
+        name = _cu.check_text(item[0], f"{cls}.{field}")
         src = item[1]
         if isinstance(src, str):
             src = src.encode()
@@ -465,44 +466,47 @@ def _positional_options(args: tuple, kwargs: dict) -> dict:
     return merged
 
 
-def _bool_check(field: str):
-    def check(value: Any) -> None:
-        if type(value) is not bool:
-            raise TypeError(f"ProgramOptions.{field} must be a bool or None, not "
-                            f"{type(value).__name__}")
-    return check
-
-
 def _frandom_seed_check(value: Any) -> None:
     if type(value) is bool or not isinstance(value, (str, int)):
         raise TypeError(f"ProgramOptions.frandom_seed must be a str or int, not "
                         f"{type(value).__name__}")
     if isinstance(value, str):
-        _cu.check_str(_CLS, "frandom_seed", value)
+        _cu.check_text(value, "ProgramOptions.frandom_seed")
 
 
-_CHECKS: dict[str, Any] = {field: _bool_check(field) for field in _BOOL_FIELDS}
-_CHECKS.update({
-    "name": lambda v: _cu.check_str(_CLS, "name", v),
-    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else _cu.check_arch(_CLS, v),
-    "max_register_count": lambda v: _cu.check_int(_CLS, "max_register_count", v, 1),
-    "split_compile": lambda v: _cu.check_int(_CLS, "split_compile", v, 0),
-    "ptxas_options": lambda v: _cu.str_list(_CLS, "ptxas_options", v),
-    "undefine_macro": lambda v: _cu.str_list(_CLS, "undefine_macro", v),
-    "include_path": lambda v: _cu.str_list(_CLS, "include_path", v, pathlike=True),
-    "pre_include": lambda v: _cu.str_list(_CLS, "pre_include", v, pathlike=True),
+# field -> the check of a value set (None, "unset", is never checked). Each names the field.
+_CHECKS: dict[str, Any] = {
+    "name": lambda v: _cu.check_text(v, "ProgramOptions.name"),
+    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else _cu.check_arch(
+        v, "ProgramOptions.arch"),
+    # allow_none: the messages say that None (unset) is allowed too.
+    "max_register_count": lambda v: check_int(v, "ProgramOptions.max_register_count", 1, None,
+                                              True),
+    "split_compile": lambda v: check_int(v, "ProgramOptions.split_compile", 0, None, True),
     "define_macro": _macro_list,
-    "std": lambda v: _cu.check_choice(_CLS, "std", v, _STD_VALUES),
-    "optimization_info": lambda v: _cu.check_choice(_CLS, "optimization_info", v,
-                                                    _OPTIMIZATION_INFO_VALUES),
-    "ofast_compile": lambda v: _cu.check_choice(_CLS, "ofast_compile", v, _OFAST_VALUES),
     "frandom_seed": _frandom_seed_check,
     "extra_sources": _extra_sources,
-})
+}
+
+
+def _field_check(check: Any, field: str, *args: Any):
+    what = f"ProgramOptions.{field}"
+    return lambda v: check(v, what, *args)
+
+
+for _f in _BOOL_FIELDS:
+    _CHECKS[_f] = _field_check(check_bool, _f, True)
+for _f in ("ptxas_options", "undefine_macro"):
+    _CHECKS[_f] = _field_check(_cu.str_list, _f)
+for _f in ("include_path", "pre_include"):
+    _CHECKS[_f] = _field_check(_cu.str_list, _f, True)
+for _f, _choices in (("std", _STD_VALUES), ("optimization_info", _OPTIMIZATION_INFO_VALUES),
+                     ("ofast_compile", _OFAST_VALUES)):
+    _CHECKS[_f] = _field_check(_cu.enum_value, _f, _choices)
 for _f in ("diag_error", "diag_suppress", "diag_warn"):
-    _CHECKS[_f] = (lambda f: lambda v: _cu.int_list(_CLS, f, v))(_f)
+    _CHECKS[_f] = _field_check(_cu.int_list, _f)
 for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
-    _CHECKS[_f] = (lambda f: lambda v: _cu.check_str(_CLS, f, v, pathlike=True))(_f)
+    _CHECKS[_f] = _field_check(_cu.check_text, _f, True)
 assert set(_CHECKS) == set(_FIELD_ORDER), set(_FIELD_ORDER) ^ set(_CHECKS)
 
 # help(ProgramOptions) and inspect.signature show the fields, as for a generated __init__.
@@ -543,7 +547,7 @@ def _nvrtc_device_code_optimize(value: bool) -> tuple[str, ...]:
 
 
 def _diag(flag: str, field: str):
-    return lambda v: (f"{flag}={','.join(map(str, _cu.int_list(_CLS, field, v)))}",)
+    return lambda v: (f"{flag}={','.join(map(str, _cu.int_list(v, f'{_CLS}.{field}')))}",)
 
 
 _NVRTC_RENDER = {
@@ -553,7 +557,7 @@ _NVRTC_RENDER = {
     "debug": _flag("--device-debug"),
     "lineinfo": _flag("--generate-line-info"),
     "device_code_optimize": _nvrtc_device_code_optimize,
-    "ptxas_options": _each("--ptxas-options", lambda v: _cu.str_list(_CLS, "ptxas_options", v)),
+    "ptxas_options": _each("--ptxas-options", _field_check(_cu.str_list, "ptxas_options")),
     "max_register_count": _value("--maxrregcount"),
     "ftz": _tf_flag("--ftz"),
     "prec_sqrt": _tf_flag("--prec-sqrt"),
@@ -563,14 +567,11 @@ _NVRTC_RENDER = {
     "extra_device_vectorization": _flag("--extra-device-vectorization"),
     "gen_opt_lto": _flag("--gen-opt-lto"),
     "define_macro": _each("--define-macro", _macro_list),
-    "undefine_macro": _each("--undefine-macro",
-                            lambda v: _cu.str_list(_CLS, "undefine_macro", v)),
-    "include_path": _each("--include-path",
-                          lambda v: _cu.str_list(_CLS, "include_path", v, pathlike=True)),
+    "undefine_macro": _each("--undefine-macro", _field_check(_cu.str_list, "undefine_macro")),
+    "include_path": _each("--include-path", _field_check(_cu.str_list, "include_path", True)),
     "use_bundled_headers": lambda v: ((f"--use-bundled-headers={_bundled_headers_dir()}",)
                                       if v else ()),
-    "pre_include": _each("--pre-include",
-                         lambda v: _cu.str_list(_CLS, "pre_include", v, pathlike=True)),
+    "pre_include": _each("--pre-include", _field_check(_cu.str_list, "pre_include", True)),
     "no_source_include": _flag("--no-source-include"),
     "std": _value("--std"),
     "builtin_move_forward": _tf_flag("--builtin-move-forward"),
@@ -640,7 +641,8 @@ def _key_flag(value: bool) -> Any:
 
 
 def _key_str_list(field: str, pathlike: bool = False):
-    return lambda v: tuple(_cu.str_list(_CLS, field, v, pathlike))
+    what = f"{_CLS}.{field}"
+    return lambda v: tuple(_cu.str_list(v, what, pathlike))
 
 
 def _key_extra_sources(value: Any) -> tuple:
@@ -665,9 +667,9 @@ _KEY_NORM.update({
     "include_path": _key_str_list("include_path", True),
     "pre_include": _key_str_list("pre_include", True),
     "define_macro": lambda v: tuple(_macro_list(v)),
-    "diag_error": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_error", v)),
-    "diag_suppress": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_suppress", v)),
-    "diag_warn": lambda v: tuple(int(x) for x in _cu.int_list(_CLS, "diag_warn", v)),
+    "diag_error": lambda v: tuple(_cu.int_list(v, "ProgramOptions.diag_error")),
+    "diag_suppress": lambda v: tuple(_cu.int_list(v, "ProgramOptions.diag_suppress")),
+    "diag_warn": lambda v: tuple(_cu.int_list(v, "ProgramOptions.diag_warn")),
     "max_register_count": int, "split_compile": int, "frandom_seed": str,
     "std": str.__str__, "optimization_info": str.__str__, "ofast_compile": str.__str__,
     "extra_sources": _key_extra_sources,
