@@ -1,5 +1,6 @@
 """Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private):
-text and list options, arch strings, enum-like str arguments, the current device's arch, logs.
+text and list options, arch strings, enum-like str arguments, the current device's arch, logs,
+NVRTC's status check and version, and the source as the compilers see it.
 
 The checks take the value first, then ``what``, the argument as the message names it
 (``"ProgramOptions.include_path"``), as :mod:`cuda_core._checks` does, where bools and ints
@@ -13,7 +14,9 @@ import os
 import re
 from typing import Any
 
+from cuda_core import _compiler_libs as _libs
 from cuda_core._checks import check_int
+from cuda_core._errors import NVRTCError
 
 # sm_90, compute_90, and the architecture- and family-specific sm_90a / sm_100f forms.
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
@@ -132,3 +135,34 @@ def check_logs(logs: Any) -> None:
     if logs is not None and not callable(getattr(logs, "write", None)):
         raise TypeError(f"logs must be an object with a write() method (e.g. io.StringIO or "
                         f"sys.stderr) or None, not {type(logs).__name__}")
+
+
+def nvrtc_check(err: Any, what: str, log: str = "") -> None:
+    """Raise NVRTCError (``what`` failed, with the compiler's ``log``) unless ``err`` is
+    NVRTC_SUCCESS."""
+    from cuda.bindings import nvrtc
+
+    if err == nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        return
+    _, text = nvrtc.nvrtcGetErrorString(err)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    raise NVRTCError(f"{what} failed: {err.name}" + (f"\n{log}" if log else ""), int(err),
+                     err.name, text, log)
+
+
+def nvrtc_version() -> tuple[int, int]:
+    """``(major, minor)`` of the NVRTC in use (loading it: CUDAError where it is missing)."""
+    nvrtc = _libs.nvrtc()
+    err, major, minor = nvrtc.nvrtcVersion()
+    nvrtc_check(err, "nvrtcVersion")
+    return major, minor
+
+
+def code_bytes(code: str | bytes) -> bytes:
+    """The source as the compiler (and the cache key) sees it: a str as UTF-8."""
+    if isinstance(code, bytes):
+        return code
+    try:
+        return code.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"Program: code is not valid text: {exc}") from None
