@@ -48,6 +48,16 @@ cdef object _destroy_error(str call, object status, str name):
     return NVRTCError(f"{call} failed: {name}", int(status), name, None)
 
 
+cdef int _destroy(object destroy, object error_type, object handle, str call) except -1:
+    """``destroy(handle)``, a ``cuda.bindings`` function that raises ``error_type`` (with a
+    ``status``) on failure, as an NVRTCError naming ``call``."""
+    try:
+        destroy(handle)
+    except error_type as exc:
+        raise _destroy_error(call, exc.status, str(exc)) from None
+    return 0
+
+
 cdef class NvrtcProgram(_CompilerHandle):
     """Owns an ``nvrtcProgram`` (``nvrtcCreateProgram``); destroys it with
     ``nvrtcDestroyProgram``."""
@@ -68,14 +78,10 @@ cdef class NvvmProgram(_CompilerHandle):
     ``nvvmDestroyProgram``."""
 
     cdef int _release(self) except -1:
-        if self._handle is None:
-            return 0
-        from cuda.bindings import nvvm
+        if self._handle is not None:
+            from cuda.bindings import nvvm
 
-        try:
-            nvvm.destroy_program(self._handle)
-        except nvvm.nvvmError as exc:
-            raise _destroy_error("nvvmDestroyProgram", exc.status, str(exc)) from None
+            _destroy(nvvm.destroy_program, nvvm.nvvmError, self._handle, "nvvmDestroyProgram")
         return 0
 
 
@@ -84,12 +90,9 @@ cdef class NvJitLinkHandle(_CompilerHandle):
     ``nvJitLinkDestroy``."""
 
     cdef int _release(self) except -1:
-        if self._handle is None:
-            return 0
-        from cuda.bindings import nvjitlink
+        if self._handle is not None:
+            from cuda.bindings import nvjitlink
 
-        try:
-            nvjitlink.destroy(self._handle)
-        except nvjitlink.nvJitLinkError as exc:
-            raise _destroy_error("nvJitLinkDestroy", exc.status, str(exc)) from None
+            _destroy(nvjitlink.destroy, nvjitlink.nvJitLinkError, self._handle,
+                     "nvJitLinkDestroy")
         return 0

@@ -137,6 +137,34 @@ def check_logs(logs: Any) -> None:
                         f"sys.stderr) or None, not {type(logs).__name__}")
 
 
+# Rendering an option as flags: a factory's function takes the option's value (set: not None)
+# and returns the flags it stands for, as a tuple.
+
+def switch_flag(flag: str):
+    """A flag that a true value switches on; False renders nothing."""
+    return lambda v: (flag,) if v else ()
+
+
+def bool_flag(flag: str, true: str = "true", false: str = "false"):
+    """``flag=true`` / ``flag=false``."""
+    return lambda v: (f"{flag}={true if v else false}",)
+
+
+def value_flag(flag: str):
+    """``flag=value``."""
+    return lambda v: (f"{flag}={v}",)
+
+
+def path_flag(flag: str):
+    """``flag=path`` for a str or path-like."""
+    return lambda v: (f"{flag}={os.fspath(v)}",)
+
+
+def each_flag(flag: str, items):
+    """``flag=item`` for each of ``items(value)``."""
+    return lambda v: tuple(f"{flag}={x}" for x in items(v))
+
+
 def nvrtc_check(err: Any, what: str, log: str = "") -> None:
     """Raise NVRTCError (``what`` failed, with the compiler's ``log``) unless ``err`` is
     NVRTC_SUCCESS."""

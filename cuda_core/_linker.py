@@ -161,44 +161,11 @@ class LinkerOptions:
         return [flag.encode() for flag in self._nvjitlink_flags()]
 
     def _nvjitlink_flags(self) -> list[str]:
-        flags = []
-        if self.arch is not None:
-            flags.append(f"-arch={self.arch}")
-        if self.max_register_count is not None:
-            flags.append(f"-maxrregcount={self.max_register_count}")
-        if self.time:
-            flags.append("-time")
-        if self.verbose:
-            flags.append("-verbose")
-        if self.link_time_optimization:
-            flags.append("-lto")
-        if self.ptx:
-            flags.append("-ptx")
-        if self.optimization_level is not None:
-            flags.append(f"-O{self.optimization_level}")
-        if self.debug:
-            flags.append("-g")
-        if self.lineinfo:
-            flags.append("-lineinfo")
-        for field, flag in (("ftz", "-ftz"), ("prec_div", "-prec-div"),
-                            ("prec_sqrt", "-prec-sqrt"), ("fma", "-fma")):
+        flags: list[str] = []
+        for field, render in _NVJITLINK_FLAGS:
             value = getattr(self, field)
             if value is not None:
-                flags.append(f"{flag}={'true' if value else 'false'}")
-        flags += [f"-kernels-used={k}"
-                  for k in _cu.str_list(self.kernels_used, "LinkerOptions.kernels_used")]
-        flags += [f"-variables-used={v}"
-                  for v in _cu.str_list(self.variables_used, "LinkerOptions.variables_used")]
-        if self.optimize_unused_variables:
-            flags.append("-optimize-unused-variables")
-        flags += [f"-Xptxas={o}"
-                  for o in _cu.str_list(self.ptxas_options, "LinkerOptions.ptxas_options")]
-        if self.split_compile is not None:
-            flags.append(f"-split-compile={self.split_compile}")
-        if self.split_compile_extended is not None:
-            flags.append(f"-split-compile-extended={self.split_compile_extended}")
-        if self.no_cache:
-            flags.append("-no-cache")
+                flags += render(value)
         return flags
 
     def _driver_options(self) -> list[tuple[int, int]]:
@@ -217,21 +184,60 @@ class LinkerOptions:
                 f"LinkerOptions.{', LinkerOptions.'.join(unsupported)}; leave them unset, or "
                 f"{_libs.install_hint('nvJitLink')}")
         options = []
-        if self.arch is not None:
-            _, number, suffix = _cu.arch_parts(self.arch)
-            base = {"": 0, "a": 0x10000, "f": 0x20000}[suffix]
-            options.append((JIT_OPTIONS["target"], base + number))
-        if self.max_register_count is not None:
-            options.append((JIT_OPTIONS["max_registers"], self.max_register_count))
-        if self.verbose is not None:
-            options.append((JIT_OPTIONS["log_verbose"], int(self.verbose)))
-        if self.optimization_level is not None:
-            options.append((JIT_OPTIONS["optimization_level"], self.optimization_level))
-        if self.debug is not None:
-            options.append((JIT_OPTIONS["generate_debug_info"], int(self.debug)))
-        if self.lineinfo is not None:
-            options.append((JIT_OPTIONS["generate_line_info"], int(self.lineinfo)))
+        for field, option, convert in _DRIVER_OPTIONS:
+            value = getattr(self, field)
+            if value is not None:
+                options.append((JIT_OPTIONS[option], convert(value)))
         return options
+
+
+def _str_list_flag(flag: str, field: str):
+    what = f"LinkerOptions.{field}"
+    return _cu.each_flag(flag, lambda v: _cu.str_list(v, what))
+
+
+# field -> its nvJitLink flags (for a value that is not None), in the order they are given.
+_NVJITLINK_FLAGS = (
+    ("arch", _cu.value_flag("-arch")),
+    ("max_register_count", _cu.value_flag("-maxrregcount")),
+    ("time", _cu.switch_flag("-time")),
+    ("verbose", _cu.switch_flag("-verbose")),
+    ("link_time_optimization", _cu.switch_flag("-lto")),
+    ("ptx", _cu.switch_flag("-ptx")),
+    ("optimization_level", lambda v: (f"-O{v}",)),
+    ("debug", _cu.switch_flag("-g")),
+    ("lineinfo", _cu.switch_flag("-lineinfo")),
+    ("ftz", _cu.bool_flag("-ftz")),
+    ("prec_div", _cu.bool_flag("-prec-div")),
+    ("prec_sqrt", _cu.bool_flag("-prec-sqrt")),
+    ("fma", _cu.bool_flag("-fma")),
+    ("kernels_used", _str_list_flag("-kernels-used", "kernels_used")),
+    ("variables_used", _str_list_flag("-variables-used", "variables_used")),
+    ("optimize_unused_variables", _cu.switch_flag("-optimize-unused-variables")),
+    ("ptxas_options", _str_list_flag("-Xptxas", "ptxas_options")),
+    ("split_compile", _cu.value_flag("-split-compile")),
+    ("split_compile_extended", _cu.value_flag("-split-compile-extended")),
+    ("no_cache", _cu.switch_flag("-no-cache")),
+)
+
+
+def _jit_target(arch: str) -> int:
+    """``CU_JIT_TARGET``'s value for an arch string: the number, plus the family- or
+    architecture-specific offset."""
+    _, number, suffix = _cu.arch_parts(arch)
+    return {"": 0, "a": 0x10000, "f": 0x20000}[suffix] + number
+
+
+# field -> (its key in the driver linker's JIT_OPTIONS, its value as an int), for a value that
+# is not None.
+_DRIVER_OPTIONS = (
+    ("arch", "target", _jit_target),
+    ("max_register_count", "max_registers", int),
+    ("verbose", "log_verbose", int),
+    ("optimization_level", "optimization_level", int),
+    ("debug", "generate_debug_info", int),
+    ("lineinfo", "generate_line_info", int),
+)
 
 
 @functools.lru_cache(maxsize=None)

@@ -372,15 +372,8 @@ class Program:
 
     def _check_target(self, target_type: Any) -> str:
         ct = self._code_type
-        supported = TARGETS[ct]
-        if not isinstance(target_type, str):
-            raise TypeError(f"Program.compile(): target_type must be a str, not "
-                            f"{type(target_type).__name__}")
-        target = str.__str__(target_type).lower()
-        if target not in supported:
-            raise ValueError(f"Program.compile(): a {ct} program compiles to "
-                             f"{', '.join(map(repr, supported))}, not {target_type!r}")
-        return target
+        return _cu.enum_value(target_type, f"Program.compile(): target_type of a {ct} program",
+                              TARGETS[ct], casefold=True)
 
     def _check_name_expressions(self, name_expressions: Any) -> tuple[str, ...]:
         if isinstance(name_expressions, (str, bytes)):

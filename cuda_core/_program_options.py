@@ -12,6 +12,11 @@ import os
 from typing import Any
 
 from cuda_core import _compiler_utils as _cu
+from cuda_core._compiler_utils import bool_flag as _tf_flag
+from cuda_core._compiler_utils import each_flag as _each
+from cuda_core._compiler_utils import path_flag as _path
+from cuda_core._compiler_utils import switch_flag as _flag
+from cuda_core._compiler_utils import value_flag as _value
 from cuda_core._checks import check_bool, check_int
 from cuda_core._linker import LinkerOptions
 from cuda_core.typing import CompilerBackendType
@@ -496,28 +501,6 @@ ProgramOptions.__init__.__signature__ = inspect.Signature(  # type: ignore[attr-
 
 
 # Rendering: field -> value -> flags. Only set fields are rendered, in field order.
-def _flag(flag: str):
-    """A flag that a true value switches on; False renders nothing."""
-    return lambda v: (flag,) if v else ()
-
-
-def _tf_flag(flag: str, true: str = "true", false: str = "false"):
-    """``flag=true`` / ``flag=false``."""
-    return lambda v: (f"{flag}={true if v else false}",)
-
-
-def _each(flag: str, items):
-    return lambda v: tuple(f"{flag}={x}" for x in items(v))
-
-
-def _path(flag: str):
-    return lambda v: (f"{flag}={os.fspath(v)}",)
-
-
-def _value(flag: str):
-    return lambda v: (f"{flag}={v}",)
-
-
 def _nvrtc_device_code_optimize(value: bool) -> tuple[str, ...]:
     if value:
         return ("--dopt=on",)

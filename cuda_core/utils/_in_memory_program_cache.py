@@ -37,10 +37,16 @@ class InMemoryProgramCache(_ProgramCache):
         self._size = 0
         self._lock = threading.Lock()
 
+    def _open_entries(self) -> collections.OrderedDict[bytes, tuple]:
+        """The entries, for a method that holds the lock; RuntimeError once closed."""
+        if self._closed:
+            raise self._closed_error()
+        return self._entries
+
     def _get_record(self, key: bytes) -> tuple[bytes, str, dict | None] | None:
         """The entry under ``key`` (bytes), or None; a hit is made the most recently used."""
         with self._lock:
-            if self._closed:
+            if self._closed:  # _open_entries() inline: the look-up of every hit
                 raise self._closed_error()
             entry = self._entries.get(key)
             if entry is not None:
@@ -58,27 +64,24 @@ class InMemoryProgramCache(_ProgramCache):
         entry = _entry_from_value(value)
         size = len(entry[0])
         with self._lock:
-            if self._closed:
-                raise self._closed_error()
-            old = self._entries.pop(k, None)
+            entries = self._open_entries()
+            old = entries.pop(k, None)
             if old is not None:
                 self._size -= len(old[0])
             if self._max is not None and size > self._max:
                 return
-            self._entries[k] = entry
+            entries[k] = entry
             self._size += size
             if self._max is not None:
                 while self._size > self._max:
-                    _, evicted = self._entries.popitem(last=False)
+                    _, evicted = entries.popitem(last=False)
                     self._size -= len(evicted[0])
 
     def __delitem__(self, key) -> None:
         k = _key_bytes(key)
         with self._lock:
-            if self._closed:
-                raise self._closed_error()
             try:
-                entry = self._entries.pop(k)
+                entry = self._open_entries().pop(k)
             except KeyError:
                 raise KeyError(key) from None
             self._size -= len(entry[0])
@@ -86,21 +89,15 @@ class InMemoryProgramCache(_ProgramCache):
     def __contains__(self, key) -> bool:
         k = _key_bytes(key)
         with self._lock:
-            if self._closed:
-                raise self._closed_error()
-            return k in self._entries
+            return k in self._open_entries()
 
     def __len__(self) -> int:
         with self._lock:
-            if self._closed:
-                raise self._closed_error()
-            return len(self._entries)
+            return len(self._open_entries())
 
     def clear(self) -> None:
         with self._lock:
-            if self._closed:
-                raise self._closed_error()
-            self._entries.clear()
+            self._open_entries().clear()
             self._size = 0
 
     def close(self) -> None:
