@@ -57,7 +57,12 @@ def int_list(value: Any, what: str) -> list[int]:
     items = value if isinstance(value, (list, tuple)) else [value]
     if not items:
         raise ValueError(f"{what} must not be an empty sequence (use None)")
-    return [check_int(v, what, 0) for v in items]
+    out = []
+    for v in items:
+        if type(v) is bool or not hasattr(v, "__index__"):
+            raise TypeError(f"{what} must be an int or a list of ints, not {type(v).__name__}")
+        out.append(check_int(v, what, 0))
+    return out
 
 
 @functools.lru_cache(maxsize=128)

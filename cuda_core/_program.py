@@ -99,6 +99,12 @@ class _ProgramState:
         self.pch_status: PCHStatusType | None = None
         self.code: bytes | None = None
 
+    def handle(self) -> Any:
+        """The compiler handle, once Program._new_handle has made its owner."""
+        owner = self.owner
+        assert owner is not None, "made by Program._new_handle"
+        return owner.handle
+
 
 # Guards only the creation of each Program's _ProgramState (a few instructions, once per
 # program): two threads using a new Program at once must end up with the same state.
@@ -225,7 +231,7 @@ class Program:
                 raise RuntimeError("this Program is closed")
             if state.owner is None:
                 self._new_handle(state)
-            return state.owner.handle
+            return state.handle()
 
     @property
     def is_closed(self) -> bool:
@@ -425,7 +431,7 @@ class Program:
         from cuda.bindings import nvrtc
 
         opts = self._options
-        prog = state.owner.handle
+        prog = state.handle()
         if opts.use_bundled_headers and _cu.nvrtc_version() < (13, 3):
             raise RuntimeError(f"ProgramOptions.use_bundled_headers needs NVRTC 13.3 or newer; "
                                f"this NVRTC is {'.'.join(map(str, _cu.nvrtc_version()))}")
@@ -488,7 +494,7 @@ class Program:
         from cuda.bindings import nvvm
 
         opts = self._options
-        prog = state.owner.handle
+        prog = state.handle()
         code = state.code
         assert code is not None, "made by _new_handle"
 

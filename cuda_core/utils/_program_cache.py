@@ -53,15 +53,17 @@ def _entry_from_value(value: Any) -> tuple[bytes, str, dict | None]:
     if not isinstance(value, ObjectCode):
         raise TypeError(f"a program cache stores ObjectCode or bytes values, "
                         f"not {type(value).__name__}")
-    code = value.code
-    if isinstance(code, str):
+    image = value.code
+    if isinstance(image, str):
         # An ObjectCode made from a file: the entry holds the file's bytes, read now.
         try:
-            with open(code, "rb") as f:
+            with open(image, "rb") as f:
                 code = f.read()
         except FileNotFoundError:
-            raise FileNotFoundError(f"cannot cache an ObjectCode made from the file {code!r}: "
+            raise FileNotFoundError(f"cannot cache an ObjectCode made from the file {image!r}: "
                                     f"it no longer exists") from None
+    else:
+        code = image
     if not code:
         raise ValueError("cannot cache an ObjectCode whose code is empty")
     return code, value.code_type, value.symbol_mapping or None
