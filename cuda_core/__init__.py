@@ -64,7 +64,8 @@ from cuda_core._memory import (
     VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
-from cuda_core._module import Kernel, ObjectCode
+from cuda_core._kernel import Kernel
+from cuda_core._object_code import ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream

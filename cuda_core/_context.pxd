@@ -40,10 +40,13 @@ cdef extern from *:
             }
         }
         ~cuda_core_ContextGuard() { exit(); }
+        bool pushed() const { return pop != nullptr; }
     };
     """
     cdef cppclass ContextGuard "cuda_core_ContextGuard":
         void exit "exit"() noexcept nogil
+        # Whether the guard holds a context it pushed (and will pop).
+        bint pushed "pushed"() noexcept nogil
 
 cdef int enter_context(ContextGuard& guard, CUcontext ctx) except -1 nogil
 

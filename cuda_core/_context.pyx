@@ -15,6 +15,7 @@ import threading
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
 
+from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 
@@ -28,8 +29,9 @@ cdef dict _primary = {}  # device ordinal -> Context, process-wide
 # The same primary contexts' handles by ordinal, for C code that maps the current context to a
 # device without Python (a launch on an unbound default stream). Each slot is written once,
 # under _primary_lock, from NULL to a handle the process keeps until exit, and
-# _primary_slots only grows: a reader racing with a write sees NULL (or the old count) and
-# takes the slow path, which gives the same answer.
+# _primary_slots only grows; both are read and written atomically (_atomic.pxd), so a reader
+# racing with a write sees NULL (or the old count) and takes the slow path, which gives the
+# same answer.
 cdef enum:
     _PRIMARY_SLOTS = 64
 cdef CUcontext _primary_handles[_PRIMARY_SLOTS]
@@ -113,9 +115,9 @@ cdef Context primary_context(int device_id):
             ctx = _new_context(handle, device_id, True)
             _primary[device_id] = ctx
             if device_id < _PRIMARY_SLOTS:
-                _primary_handles[device_id] = handle
+                store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
                 if device_id >= _primary_slots:
-                    _primary_slots = device_id + 1
+                    store_int(&_primary_slots, device_id + 1)
     return ctx
 
 
@@ -123,8 +125,8 @@ cdef int primary_ordinal(CUcontext handle) noexcept nogil:
     """The ordinal of the device whose primary context (retained here) is ``handle``, else -1.
     A few compares: no Python, no driver call."""
     cdef int i
-    for i in range(_primary_slots):
-        if _primary_handles[i] == handle:
+    for i in range(load_int(&_primary_slots)):
+        if <CUcontext>load_ptr(<void**>&_primary_handles[i]) == handle:
             return i
     return -1
 
@@ -141,7 +143,7 @@ cdef int adopt_primary(CUcontext current) except -2:
     if ordinal >= 0 or current == NULL:
         return ordinal
     HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
-    if dev < _primary_slots and _primary_handles[dev] != NULL:
+    if dev < load_int(&_primary_slots) and load_ptr(<void**>&_primary_handles[dev]) != NULL:
         return -1  # that device's primary is known, and it is not this context
     HANDLE_RETURN(cydriver.cuDevicePrimaryCtxGetState(dev, &flags, &active))
     if active and primary_context(<int>dev)._handle == current:

@@ -5,7 +5,7 @@ from cuda_core._event import Event
 from cuda_core._memory._buffer import Buffer, MemoryResource
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import Stream
-from cuda_core.graph._graph import GraphBuilder
+from cuda_core.graph._builder import GraphBuilder
 from cuda_core.typing import IsStreamType
 
 class ComputeCapability(NamedTuple):

@@ -389,7 +389,7 @@ class Device:
 
         .. note:: Calls ``cuStreamCreateWithPriority``.
         """
-        from cuda_core.graph._graph import _builder_on
+        from cuda_core.graph._builder import _builder_on
 
         return _builder_on(create_stream(self._require_context(), None), True)
 

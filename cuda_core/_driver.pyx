@@ -11,16 +11,18 @@ import threading
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUresult, CUDA_SUCCESS
 
+from cuda_core._atomic cimport load_int, store_int
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._errors import CUDAError
 
+# Set once, under _init_lock, after cuInit succeeded; read atomically without the lock.
 cdef int _driver_ready = 0
 _init_lock = threading.Lock()
 
 
 cdef int ensure_driver() except -1:
-    """Initialize the driver on first use; one integer compare afterwards."""
-    if _driver_ready:
+    """Initialize the driver on first use; one integer load and compare afterwards."""
+    if load_int(&_driver_ready):
         return 0
     return _init_driver()
 
@@ -49,7 +51,7 @@ cdef int _init_driver() except -1:
                 "not a real NVIDIA driver", <int>err, "CUDA_ERROR_STUB_LIBRARY", None)
         if err != CUDA_SUCCESS:
             raise make_driver_error(err, "cuInit failed")
-        _driver_ready = 1
+        store_int(&_driver_ready, 1)
     return 0
 
 

@@ -3,11 +3,9 @@ from cuda.bindings import driver
 from cuda_core._context import Context
 from cuda_core._device import Device
 from cuda_core._options import EventOptions as EventOptions
+from cuda_core._resource import Resource
 
-class Event:
-    def close(self) -> None: ...
-    @property
-    def is_closed(self) -> bool: ...
+class Event(Resource):
     @property
     def handle(self) -> driver.CUevent: ...
     @property

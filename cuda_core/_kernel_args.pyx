@@ -42,7 +42,7 @@ from cuda_core._param_types cimport (ACCEPTS_FLOAT, ACCEPTS_INTEGER, ACCEPTS_POI
                                      ARG_COMPLEX, ARG_FLOAT, ARG_INT_OR_POINTER, ARG_INTEGER,
                                      ARG_OPAQUE, ARG_POINTER, accepts_words, make_table,
                                      table_type)
-from cuda_core.graph._graph cimport GraphCondition
+from cuda_core.graph._condition cimport GraphCondition
 
 __all__ = []
 

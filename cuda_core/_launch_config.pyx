@@ -9,64 +9,23 @@ import warnings
 
 cimport cython
 from cpython.long cimport PyLong_AsLongLongAndOverflow
-from cpython.ref cimport PyObject, Py_XDECREF, Py_XINCREF
+from cpython.ref cimport PyObject
+
+from cuda_core._checks cimport check_bool, check_int
+
+
+cdef extern from "Python.h":
+    ctypedef object (*vectorcallfunc)(object, PyObject**, size_t, PyObject*)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 
 cdef extern from *:
     """
-    /* LaunchConfig(...) with the same argument objects as the config built last gets that
-       config back. This is the check for it, kept small and in C because it runs at every
-       launch of a loop that builds its config inline: it maps the arguments to the seven
-       parameters by position and by keyword name (compared by identity, as the interpreter
-       passes interned names), compares them with the objects remembered in the cache, and
-       only on a difference calls ``build``: the full path, which binds and checks the
-       arguments as __init__ would, builds the config and updates the cache. */
-    typedef struct {
-        PyObject* config;      /* the config built last, or NULL; a strong reference */
-        PyObject* args[7];     /* the argument objects it was built from (NULL: not given); held */
-        PyObject* names[7];    /* the parameter names, in order; held */
-        vectorcallfunc build;
-    } cuda_core_config_cache;
-
-    static cuda_core_config_cache cuda_core_lc_cache;
-
-    static PyObject* cuda_core_lc_vectorcall(PyObject* type, PyObject* const* args,
-                                             size_t nargsf, PyObject* kwnames) {
-        cuda_core_config_cache* c = &cuda_core_lc_cache;
-        Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), i, j;
-        Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-        PyObject* given[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-        if (c->config == NULL || nargs > 6) goto build;
-        for (i = 0; i < nargs; i++) given[i] = args[i];
-        for (i = 0; i < nkw; i++) {
-            PyObject* name = PyTuple_GET_ITEM(kwnames, i);
-            for (j = 0; j < 7 && name != c->names[j]; j++) {}
-            if (j == 7 || given[j] != NULL) goto build;  /* the full path explains or binds it */
-            given[j] = args[nargs + i];
-        }
-        for (i = 0; i < 7; i++) {
-            if (given[i] != c->args[i]) goto build;
-        }
-        Py_INCREF(c->config);
-        return c->config;
-    build:
-        return c->build(type, args, nargsf, kwnames);
-    }
-
     static void cuda_core_set_type_vectorcall(PyObject* type, void* fn) {
         ((PyTypeObject*)type)->tp_vectorcall = (vectorcallfunc)fn;
     }
     """
-    ctypedef object (*vectorcallfunc)(object, PyObject**, size_t, PyObject*)
-    ctypedef struct cuda_core_config_cache:
-        PyObject* config
-        PyObject* args[7]
-        PyObject* names[7]
-        vectorcallfunc build
-    cuda_core_config_cache lc_cache "cuda_core_lc_cache"
-    object lc_vectorcall "cuda_core_lc_vectorcall" (object, PyObject**, size_t, PyObject*)
     void set_type_vectorcall "cuda_core_set_type_vectorcall" (object type, void* fn)
-    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 __all__ = ["LaunchConfig"]
 
@@ -76,8 +35,8 @@ cdef unsigned long long _UINT_MAX = 0xFFFFFFFFu
 # Checks off: ``value`` is an exact tuple, which cannot change, and i < count = its length.
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef int _dims(object value, str field, unsigned int out[3]) except -1:
-    """Normalise an int or a 1-3 tuple of ints into ``out``; errors name ``field``."""
+cdef int _dims(object value, str where, str field, unsigned int out[3]) except -1:
+    """Normalise an int or a 1-3 tuple of ints into ``out``; errors name ``where.field``."""
     cdef Py_ssize_t i, count
     if type(value) is int:  # the common cases take no Python-level call
         if _small_int(value, &out[0]):
@@ -93,7 +52,7 @@ cdef int _dims(object value, str field, unsigned int out[3]) except -1:
                     break
             else:
                 return 0
-    return _dims_general(value, field, out)
+    return _dims_general(value, f"{where}.{field}", out)
 
 
 cdef inline bint _small_int(object value, unsigned int* out) noexcept:
@@ -106,12 +65,12 @@ cdef inline bint _small_int(object value, unsigned int* out) noexcept:
     return False
 
 
-cdef int _dims_general(object value, str field, unsigned int out[3]) except -1:
+cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
     cdef int i
     if isinstance(value, tuple):
         items = tuple(value)  # a tuple subclass's __len__ may disagree with its items
         if not 1 <= len(items) <= 3:
-            raise ValueError(f"LaunchConfig.{field} must be an int or a tuple of 1 to 3 ints, "
+            raise ValueError(f"{name} must be an int or a tuple of 1 to 3 ints, "
                              f"got a tuple of length {len(items)}")
     else:
         items = (value,)
@@ -119,14 +78,14 @@ cdef int _dims_general(object value, str field, unsigned int out[3]) except -1:
     for i in range(len(items)):
         item = items[i]
         if isinstance(item, bool) or not hasattr(type(item), "__index__"):
-            raise TypeError(f"LaunchConfig.{field} must be an int or a tuple of 1 to 3 ints, "
+            raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints, "
                             f"got {type(item).__name__}"
                             + (f" in {value!r}" if isinstance(value, tuple) else ""))
         n = item.__index__()
         if n < 1:
-            raise ValueError(f"LaunchConfig.{field} values must be >= 1, got {value!r}")
+            raise ValueError(f"{name} values must be >= 1, got {value!r}")
         if n > _UINT_MAX:
-            raise ValueError(f"LaunchConfig.{field} values must fit in 32 bits, got {value!r}")
+            raise ValueError(f"{name} values must fit in 32 bits, got {value!r}")
         out[i] = n
     return 0
 
@@ -165,10 +124,13 @@ cdef class LaunchConfig:
                  is_cooperative=False, programmatic_stream_serialization=False, *,
                  cooperative_launch=None):
         self._setup(grid, cluster, block, shmem_size, is_cooperative,
-                    programmatic_stream_serialization, cooperative_launch)
+                    programmatic_stream_serialization, cooperative_launch, "LaunchConfig")
 
     cdef int _setup(self, grid, cluster, block, shmem_size, is_cooperative,
-                    programmatic_stream_serialization, cooperative_launch) except -1:
+                    programmatic_stream_serialization, cooperative_launch,
+                    str where) except -1:
+        cdef int overflow = 0
+        cdef long long shmem = 0
         if self._frozen:
             raise AttributeError("LaunchConfig is immutable")
         if cooperative_launch is not None:
@@ -180,37 +142,31 @@ cdef class LaunchConfig:
                                 "not both")
             is_cooperative = cooperative_launch
         if grid is None:
-            raise ValueError("LaunchConfig.grid is required")
+            raise ValueError(f"{where}.grid is required")
         if block is None:
-            raise ValueError("LaunchConfig.block is required")
-        _dims(grid, "grid", self._grid)
-        _dims(block, "block", self._block)
+            raise ValueError(f"{where}.block is required")
+        _dims(grid, where, "grid", self._grid)
+        _dims(block, where, "block", self._block)
         self._has_cluster = cluster is not None
         if self._has_cluster:
-            _dims(cluster, "cluster", self._cluster)
+            _dims(cluster, where, "cluster", self._cluster)
             for i in range(3):
                 if <unsigned long long>self._grid[i] * self._cluster[i] > _UINT_MAX:
-                    raise ValueError(f"LaunchConfig: grid {self.grid} of clusters {self.cluster}"
+                    raise ValueError(f"{where}: grid {self.grid} of clusters {self.cluster}"
                                      " has more than 2**32 - 1 blocks in one dimension")
         else:
             self._cluster[0] = self._cluster[1] = self._cluster[2] = 1
-        if shmem_size is None:
-            self._shmem_size = 0
-        else:
-            if isinstance(shmem_size, bool) or not hasattr(type(shmem_size), "__index__"):
-                raise TypeError(f"LaunchConfig.shmem_size must be an int, got "
-                                f"{type(shmem_size).__name__}")
-            n = shmem_size.__index__()
-            if not 0 <= n <= _UINT_MAX:
-                raise ValueError(f"LaunchConfig.shmem_size must be between 0 and 2**32 - 1 "
-                                 f"bytes, got {n}")
-            self._shmem_size = n
+        if shmem_size is not None:
+            if type(shmem_size) is int:  # the common case takes no Python-level call
+                shmem = PyLong_AsLongLongAndOverflow(shmem_size, &overflow)
+            if type(shmem_size) is not int or overflow or not 0 <= shmem <= <long long>_UINT_MAX:
+                shmem = check_int(shmem_size, f"{where}.shmem_size", 0, _UINT_MAX)
+        self._shmem_size = <unsigned int>shmem
         if type(is_cooperative) is not bool:
-            raise TypeError(f"LaunchConfig.is_cooperative must be a bool, got "
-                            f"{type(is_cooperative).__name__}")
+            check_bool(is_cooperative, f"{where}.is_cooperative")
         if type(programmatic_stream_serialization) is not bool:
-            raise TypeError(f"LaunchConfig.programmatic_stream_serialization must be a bool, "
-                            f"got {type(programmatic_stream_serialization).__name__}")
+            check_bool(programmatic_stream_serialization,
+                       f"{where}.programmatic_stream_serialization")
         self._is_cooperative = is_cooperative
         self._pss = programmatic_stream_serialization
         self._frozen = True
@@ -281,23 +237,18 @@ cdef class LaunchConfig:
 # Constructing a LaunchConfig per launch is common, so LaunchConfig(...) is served by a
 # vectorcall on the type: the arguments arrive as an array with their keyword names, with no
 # tuple or dict built and no generic keyword parsing. It binds them exactly as __init__'s
-# signature would (subclasses do not inherit it and go through __init__).
+# signature would (subclasses do not inherit it and go through __init__). It keeps no state
+# between calls: every call builds a new config, and any thread may call it at any time.
 cdef tuple _PARAMS = ("grid", "cluster", "block", "shmem_size", "is_cooperative",
                       "programmatic_stream_serialization", "cooperative_launch")
 
 
-# A config is immutable, so the one built last is handed out again when the same argument
-# objects come back (lc_cache; the check is cuda_core_lc_vectorcall above): the loop that
-# builds ``LaunchConfig(grid=g, block=b)`` at every launch then allocates nothing. The argument
-# objects are compared by identity and held in the cache, so their addresses cannot be taken
-# over by other objects. Only immutable arguments are kept (see _reusable), so the same objects
-# always mean the same config. Read and written with the GIL held.
 # Checks off: kwnames is the interpreter's exact tuple of keyword names and i < its length;
 # _PARAMS is a module-private 7-tuple and j < 7.
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
-    """The full path of LaunchConfig(...): bind, check, build, remember."""
+    """LaunchConfig(...): bind the arguments as __init__'s signature would, check, build."""
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef Py_ssize_t nkw = 0 if kwnames == NULL else len(<tuple>kwnames)
     cdef Py_ssize_t i, j
@@ -309,6 +260,7 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
     for i in range(nkw):
         name = (<tuple>kwnames)[i]
         for j in range(7):
+            # Identity first: the interpreter passes interned names.
             if name is _PARAMS[j] or name == _PARAMS[j]:
                 break
         else:
@@ -316,12 +268,6 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
         if values[j] != NULL:
             raise TypeError(f"LaunchConfig() got multiple values for argument {name!r}")
         values[j] = args[nargs + i]
-    if lc_cache.config != NULL:  # the same objects bound another way (a non-interned keyword)
-        for i in range(7):
-            if values[i] != lc_cache.args[i]:
-                break
-        else:
-            return <object>lc_cache.config
     cdef LaunchConfig self = LaunchConfig.__new__(LaunchConfig)
     self._setup(<object>values[0] if values[0] != NULL else None,
                 <object>values[1] if values[1] != NULL else None,
@@ -329,53 +275,28 @@ cdef object _construct(object cls, PyObject** args, size_t nargsf, PyObject* kwn
                 <object>values[3] if values[3] != NULL else None,
                 <object>values[4] if values[4] != NULL else False,
                 <object>values[5] if values[5] != NULL else False,
-                <object>values[6] if values[6] != NULL else None)
-    if values[6] == NULL and _reusable(values):
-        _remember(self, values)
+                <object>values[6] if values[6] != NULL else None,
+                "LaunchConfig")
     return self
 
 
-cdef void _remember(LaunchConfig config, PyObject** values) noexcept:
-    """Make ``config``, built from ``values``, the one the cache hands out."""
-    cdef PyObject* previous[8]
-    cdef Py_ssize_t i
-    Py_XINCREF(<PyObject*>config)
-    previous[7] = lc_cache.config
-    lc_cache.config = <PyObject*>config
-    for i in range(7):
-        Py_XINCREF(values[i])
-        previous[i] = lc_cache.args[i]
-        lc_cache.args[i] = values[i]
-    for i in range(8):  # last: a release can run code, which may build a config itself
-        Py_XDECREF(previous[i])
+set_type_vectorcall(LaunchConfig, <void*>_construct)
 
 
-# Checks off: ``value`` is an exact tuple, which cannot change, and j < its length.
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef bint _reusable(PyObject** values) noexcept:
-    """Whether a config may be handed out again for these argument objects: only when each
-    is immutable, and so normalizes the same way every time (an int, a bool, None, a tuple of
-    ints; not an object whose ``__index__`` may change its answer). The deprecated
-    ``cooperative_launch`` (``values[6]``), which warns at every call, is never reused."""
-    cdef Py_ssize_t i, j
-    for i in range(6):
-        if values[i] == NULL:
-            continue
-        value = <object>values[i]
-        if type(value) is int or type(value) is bool or value is None:
-            continue
-        if type(value) is not tuple:
-            return False
-        for j in range(len(<tuple>value)):
-            if type((<tuple>value)[j]) is not int:
-                return False
-    return True
-
-
-cdef Py_ssize_t _i
-for _i in range(7):
-    Py_XINCREF(<PyObject*>_PARAMS[_i])
-    lc_cache.names[_i] = <PyObject*>_PARAMS[_i]
-lc_cache.build = <vectorcallfunc><void*>_construct
-set_type_vectorcall(LaunchConfig, <void*>lc_vectorcall)
+cdef LaunchConfig as_launch_config(object config, str what):
+    """``config`` itself when it is a LaunchConfig; else a LaunchConfig built from any object
+    with ``grid``, ``block`` and optionally ``cluster`` and ``shmem_size`` attributes, with
+    errors that name ``what``'s ``config``."""
+    if type(config) is LaunchConfig or isinstance(config, LaunchConfig):
+        return <LaunchConfig>config
+    try:
+        grid = config.grid
+        block = config.block
+        cluster = getattr(config, "cluster", None)
+        shmem = getattr(config, "shmem_size", None)
+    except AttributeError:
+        raise TypeError(f"{what}: config must be a LaunchConfig (an object with grid, block, "
+                        f"cluster and shmem_size), not {type(config).__name__}") from None
+    cdef LaunchConfig result = LaunchConfig.__new__(LaunchConfig)
+    result._setup(grid, cluster, block, shmem, False, False, None, f"{what}: config")
+    return result

@@ -1,9 +1,9 @@
 from typing import Any
 
 from cuda_core._launch_config import LaunchConfig
-from cuda_core._module import Kernel
+from cuda_core._kernel import Kernel
 from cuda_core._stream import Stream
-from cuda_core.graph._graph import GraphBuilder
+from cuda_core.graph._builder import GraphBuilder
 from cuda_core.typing import IsStreamType
 
 def launch(stream: Stream | GraphBuilder | IsStreamType, config: LaunchConfig, kernel: Kernel,

@@ -16,13 +16,13 @@ from cpython.ref cimport PyObject
 from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUfunction, CUlaunchAttribute,
                                      CUlaunchConfig, CUresult, CUstream, CUDA_SUCCESS)
 
-from cuda_core._context cimport push_if_needed, pop_pushed
+from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._fastcall cimport (METH_FASTCALL, METH_KEYWORDS, PyCFunction, PyCFunction_NewEx,
                                    PyMethodDef)
 from cuda_core._kernel_args cimport ParamHolder, holder_init, holder_release, pack_args
-from cuda_core._launch_config cimport LaunchConfig
-from cuda_core._module cimport Kernel, kernel_function, kernel_param_layout
+from cuda_core._launch_config cimport LAUNCH_ATTRS, LaunchConfig, fill_launch_config
+from cuda_core._kernel cimport Kernel, kernel_function, kernel_param_layout
 from cuda_core._stream cimport (Stream, as_stream, is_default_handle, is_foreign_stream,
                                protocol_stream_handle, wrap_handle)
 
@@ -95,7 +95,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     cdef Kernel k
     cdef ParamHolder h
     cdef CUlaunchConfig lc
-    cdef CUlaunchAttribute attrs[3]
+    cdef CUlaunchAttribute attrs[LAUNCH_ATTRS]
     cdef const size_t* offsets
     cdef const size_t* sizes
     cdef Py_ssize_t n
@@ -103,7 +103,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     cdef CUcontext ctx = NULL
     cdef CUstream hstream
     cdef CUfunction func
-    cdef int pushed = 0
+    cdef ContextGuard guard
 
     if type(config) is LaunchConfig or isinstance(config, LaunchConfig):
         cfg = <LaunchConfig>config
@@ -133,30 +133,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         raise TypeError(f"launch(): the kernel takes {n} argument{'s' if n != 1 else ''}, "
                         f"{nargs - 3} given")
 
-    lc.gridDimX = cfg._grid[0] * cfg._cluster[0]
-    lc.gridDimY = cfg._grid[1] * cfg._cluster[1]
-    lc.gridDimZ = cfg._grid[2] * cfg._cluster[2]
-    lc.blockDimX = cfg._block[0]
-    lc.blockDimY = cfg._block[1]
-    lc.blockDimZ = cfg._block[2]
-    lc.sharedMemBytes = cfg._shmem_size
-    lc.hStream = hstream
-    lc.attrs = attrs
-    lc.numAttrs = 0
-    if cfg._has_cluster:
-        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attrs[lc.numAttrs].value.clusterDim.x = cfg._cluster[0]
-        attrs[lc.numAttrs].value.clusterDim.y = cfg._cluster[1]
-        attrs[lc.numAttrs].value.clusterDim.z = cfg._cluster[2]
-        lc.numAttrs += 1
-    if cfg._is_cooperative:
-        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-        attrs[lc.numAttrs].value.cooperative = 1
-        lc.numAttrs += 1
-    if cfg._pss:
-        attrs[lc.numAttrs].id = cydriver.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
-        attrs[lc.numAttrs].value.programmaticStreamSerializationAllowed = 1
-        lc.numAttrs += 1
+    fill_launch_config(cfg, hstream, &lc, attrs)
 
     # The kernel's CUfunction in the stream's (primary) context, or a CUkernel, which launches
     # in the context of its stream: either way the fast path makes no context switch. The
@@ -169,17 +146,16 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         pack_args(&h, argv + 3, sizes, k._param_accepts)
         with nogil:
             if ctx != NULL:
-                pushed = push_if_needed(ctx)
+                enter_context(guard, ctx)  # no push when ctx is already current
             err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
-            if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not pushed:
+            if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and not guard.pushed():
                 with gil:
                     ctx = _stream_context(s, hstream)
                 if ctx != NULL:
-                    pushed = push_if_needed(ctx)
-                    if pushed:
-                        err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
-            if pushed:
-                pop_pushed()
+                    enter_context(guard, ctx)
+                if guard.pushed():
+                    err = cydriver.cuLaunchKernelEx(&lc, func, h.ptrs, NULL)
+            exit_context(guard)
     finally:
         holder_release(&h)
     if err != CUDA_SUCCESS:
@@ -282,6 +258,24 @@ cdef int _kernel_attr(Kernel k, cydriver.CUfunction_attribute attr, CUdevice dev
     return value
 
 
+cdef tuple _BLOCK_DIM_LIMITS = (cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)
+cdef tuple _GRID_DIM_LIMITS = (cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                               cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)
+
+
+cdef tuple _over_limit(tuple dims, tuple limits, CUdevice dev):
+    """``(i, limit)`` for the first dimension of ``dims`` over the device attribute
+    ``limits[i]``; ``(-1, 0)`` when none is."""
+    for i in range(3):
+        limit = _attr(limits[i], dev)
+        if dims[i] > limit:
+            return i, limit
+    return -1, 0
+
+
 # The codes with which the driver refuses a launch for its configuration or arguments: a
 # refusal with one of these is a CUDALaunchError even where no known limit explains it.
 cdef tuple _CONFIG_REFUSALS = (cydriver.CUDA_ERROR_INVALID_VALUE,
@@ -307,8 +301,8 @@ cdef object _refusal(CUresult err, str why):
 cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) except -1:
     """The driver refused the launch: name the limit that was crossed, or raise its error."""
     cdef CUdevice dev = 0
-    cdef int pushed = 0
     cdef int blocks = 0
+    cdef ContextGuard guard
     if s._ctx is not None:
         dev = s._ctx._device_id
     else:
@@ -319,13 +313,10 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
     if threads > limit:
         raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; device "
                              f"{dev} allows at most {limit} per block")
-    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)):
-        limit = _attr(attr, dev)
-        if block[i] > limit:
-            raise _refusal(err, f"LaunchConfig.block={block}: dimension {'xyz'[i]} is "
-                                 f"{block[i]}; device {dev} allows at most {limit}")
+    i, limit = _over_limit(block, _BLOCK_DIM_LIMITS, dev)
+    if i >= 0:
+        raise _refusal(err, f"LaunchConfig.block={block}: dimension {'xyz'[i]} is "
+                             f"{block[i]}; device {dev} allows at most {limit}")
     kernel_limit = _kernel_attr(k, cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
     if threads > kernel_limit:
         raise _refusal(err, f"LaunchConfig.block={block} has {threads} threads; this "
@@ -333,13 +324,10 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
                              f"(its register or shared-memory use limits it)")
     grid = (cfg._grid[0] * cfg._cluster[0], cfg._grid[1] * cfg._cluster[1],
             cfg._grid[2] * cfg._cluster[2])
-    for i, attr in enumerate((cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
-                              cydriver.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)):
-        limit = _attr(attr, dev)
-        if grid[i] > limit:
-            raise _refusal(err, f"the grid has {grid[i]} blocks in dimension "
-                                 f"{'xyz'[i]}; device {dev} allows at most {limit}")
+    i, limit = _over_limit(grid, _GRID_DIM_LIMITS, dev)
+    if i >= 0:
+        raise _refusal(err, f"the grid has {grid[i]} blocks in dimension "
+                             f"{'xyz'[i]}; device {dev} allows at most {limit}")
     if cfg._has_cluster:
         major = _attr(cydriver.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
         if major < 9:
@@ -368,13 +356,10 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
         if not _attr(cydriver.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev):
             raise _refusal(err, f"device {dev} does not support cooperative launches")
         if s._ctx is not None:  # the occupancy of a CUkernel is asked in the current context
-            pushed = push_if_needed(s._ctx._handle)
-        try:
-            HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
-        finally:
-            if pushed:
-                pop_pushed()
+            enter_context(guard, s._ctx._handle)
+        HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
+        exit_context(guard)
         sms = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
         total = grid[0] * grid[1] * grid[2]
         if total > blocks * sms:

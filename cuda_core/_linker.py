@@ -20,12 +20,12 @@ from cuda_core import _ptx
 from cuda_core._checks import check_bool, check_choice, check_int
 from cuda_core._compiler_handles import NvJitLinkHandle
 from cuda_core._errors import CUDAError, NVRTCError
-from cuda_core._module import ObjectCode
+from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import CompilerBackendType
 
 if TYPE_CHECKING:
-    from cuda_core._culink import DriverLinker
+    from cuda_core._driver_linker import DriverLinker
 
 __all__ = ["Linker", "LinkerOptions"]
 
@@ -171,7 +171,7 @@ class LinkerOptions:
     def _driver_options(self) -> list[tuple[int, int]]:
         """``(CUjit_option, value)`` pairs for the driver's linker; ValueError naming the
         fields it cannot honour."""
-        from cuda_core._culink import JIT_OPTIONS
+        from cuda_core._driver_linker import JIT_OPTIONS
 
         unsupported = [f for f in ("time", "link_time_optimization", "ptx", "ftz", "prec_div",
                                    "prec_sqrt", "fma", "kernels_used", "variables_used",
@@ -367,7 +367,7 @@ class Linker:
                                            f"{obj.code_type})")
 
     def _start_driver(self, object_codes: tuple[ObjectCode, ...]) -> None:
-        from cuda_core._culink import DriverLinker
+        from cuda_core._driver_linker import DriverLinker
 
         for i, obj in enumerate(object_codes):
             if obj.code_type == "ltoir":

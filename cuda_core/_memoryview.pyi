@@ -1,32 +1,11 @@
-from collections.abc import Callable
-from typing import Any, SupportsIndex, TypeVar
+from typing import Any, SupportsIndex
 
 import numpy
 
 from cuda_core._memory._buffer import Buffer
+from cuda_core._strided_layout import _StridedLayout
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-__all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
-
-
-class _StridedLayout:
-    @property
-    def shape(self) -> tuple[int, ...]: ...
-    @property
-    def strides(self) -> tuple[int, ...] | None: ...
-    @property
-    def strides_in_bytes(self) -> tuple[int, ...] | None: ...
-    @property
-    def itemsize(self) -> int: ...
-    @property
-    def ndim(self) -> int: ...
-    @property
-    def is_contiguous_c(self) -> bool: ...
-    @property
-    def is_contiguous_f(self) -> bool: ...
-    @property
-    def is_contiguous_any(self) -> bool: ...
+__all__ = ["StridedMemoryView"]
 
 
 class StridedMemoryView:
@@ -70,11 +49,3 @@ class StridedMemoryView:
     def view(self, layout: _StridedLayout | None = ...,
              dtype: numpy.dtype[Any] | Any | None = ...) -> StridedMemoryView: ...
 
-
-class _StridedMemoryViewProxy:
-    obj: object
-    def __init__(self, obj: object) -> None: ...
-    def view(self, stream_ptr: SupportsIndex | None = ...) -> StridedMemoryView: ...
-
-
-def args_viewable_as_strided_memory(arg_indices: tuple[int, ...]) -> Callable[[_F], _F]: ...

@@ -15,69 +15,45 @@ Rules of this layer:
 * Stream ordering (the consumer's ``stream_ptr``) is the DLPack protocol's for DLPack (passed to
   ``__dlpack__``) and the CUDA Array Interface's for CAI (an event recorded on the producer's
   stream, waited for on the consumer's, through the driver); ``-1`` opts out of both.
+
+This module holds the class and the code that fills a view's fields; what needs no view lives
+below it: ``_view_dlpack`` (the ``__dlpack__`` calls, capsules, the C exchange table),
+``_view_dtypes`` (element types), ``_strided_layout`` (``_StridedLayout``, contiguity, spans)
+and ``_view_driver`` (the pointer's device, stream ordering). ``args_viewable_as_strided_memory``
+is in ``_viewable_args``.
 """
 
-import functools
-import sys
 import warnings
 
 import numpy
 
-from cpython.long cimport (PyLong_AsLongLong, PyLong_AsLongLongAndOverflow,
-                           PyLong_AsUnsignedLongLongMask)
-from cpython.ref cimport PyObject, Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
-from libc.stdint cimport int64_t, intptr_t, uint64_t, uintptr_t
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLongMask
+from cpython.ref cimport PyObject
+from libc.stdint cimport int64_t, intptr_t, uintptr_t
 from libc.stdlib cimport free, malloc
 
-from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
+from cuda.bindings.cydriver cimport CUdeviceptr
 
-from cuda_core._context cimport pop_pushed, primary_context, push_if_needed
+from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory.dlpack cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_MAJOR_VERSION, kDLCPU, kDLCUDA,
     kDLCUDAHost, kDLCUDAManaged)
+from cuda_core._strided_layout cimport (
+    MAX_DIMS, _StridedLayout, byte_bounds, check_bounds, check_span, dense_in_order,
+    fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides)
+from cuda_core._view_dlpack cimport (delete_tensor, exchange_api, export_tensor, protocol,
+                                     raise_current)
+from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
+from cuda_core._view_dtypes cimport dl_dtype, table_itemsize, typestr_dtype
 
-__all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
+__all__ = ["StridedMemoryView"]
 
 
 cdef extern from "Python.h":
-    bint PyCapsule_CheckExact(object o)
-    const char* PyCapsule_GetName(object capsule) except? NULL
-    void* PyCapsule_GetPointer(object capsule, const char* name) except? NULL
-    int PyCapsule_SetName(object capsule, const char* name) except -1
-    PyObject* PyObject_VectorcallMethod(object name, PyObject** args, size_t nargsf,
-                                        object kwnames)
-    bint PyErr_ExceptionMatches(object exc)
-    void PyErr_Clear()
-    object PyObject_CallMethodNoArgs(object obj, object name)
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    object PyNumber_Index(object o)
-
-
-cdef extern from *:
-    """
-    #include <string.h>
-    static inline int cuda_core_smv_streq(const char* a, const char* b) { return strcmp(a, b) == 0; }
-    static inline PyObject* cuda_core_smv_steal(PyObject* o) { return o; }
-    static inline int cuda_core_smv_raise(void) { return -1; }
-    /* The characters of an ASCII str, in place; NULL (and no error) for any other str. */
-    static inline const char* cuda_core_smv_ascii(PyObject* s, Py_ssize_t* n) {
-        if (!PyUnicode_IS_ASCII(s)) return NULL;
-        *n = PyUnicode_GET_LENGTH(s);
-        return (const char*)PyUnicode_DATA(s);
-    }
-    """
-    const char* _ascii "cuda_core_smv_ascii"(object s, Py_ssize_t* n) noexcept
-    bint _streq "cuda_core_smv_streq"(const char* a, const char* b) noexcept nogil
-    # A new reference handed to Cython as an object it owns.
-    object steal "cuda_core_smv_steal"(PyObject* o)
-    # Propagate the exception already set.
-    int raise_current "cuda_core_smv_raise"() except -1
 
 
 # The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
@@ -99,50 +75,13 @@ cdef extern from *:
     int NPY_ARRAY_C_CONTIGUOUS
 
 
-# DLPack data type codes beyond the three that dlpack.pxd declares.
-cdef enum:
-    _kDLBfloat = 4
-    _kDLComplex = 5
-    _kDLBool = 6
-
-# The dtype table: [code][log2(bytes)] for the codes int, uint, float, (3 unused), bfloat,
-# complex, bool and 1..16-byte elements. Filled here, once, and only read afterwards.
-cdef enum:
-    _NCODES = 7
-    _NSIZES = 5
-
-
-cdef tuple _make_dtype_table():
-    names = {
-        (0, 0): "int8", (0, 1): "int16", (0, 2): "int32", (0, 3): "int64",
-        (1, 0): "uint8", (1, 1): "uint16", (1, 2): "uint32", (1, 3): "uint64",
-        (2, 1): "float16", (2, 2): "float32", (2, 3): "float64",
-        (5, 3): "complex64", (5, 4): "complex128",
-        (6, 0): "bool",
-    }
-    return tuple(numpy.dtype(names[(c, s)]) if (c, s) in names else None
-                 for c in range(_NCODES) for s in range(_NSIZES))
-
-
-cdef tuple _DTYPES = _make_dtype_table()
-
-# The keyword names of the __dlpack__ calls, and the interface dicts' keys (interned str).
-# Interned, so that producers' keyword parsers match them by identity.
-cdef tuple _KW_STREAM_VERSION = (sys.intern("stream"), sys.intern("max_version"))
-cdef tuple _KW_STREAM = (sys.intern("stream"),)
-# DLPack 1.x keeps one ABI for every minor version; newer dtype codes are refused by name.
-cdef tuple _MAX_VERSION = (1, 3)
-cdef object _NO_SYNC = -1
-cdef str _DLPACK = sys.intern("__dlpack__")
-cdef str _DLPACK_DEVICE = "__dlpack_device__"
+# The interface dicts' keys.
 cdef str _K_SHAPE = "shape"
 cdef str _K_TYPESTR = "typestr"
 cdef str _K_DATA = "data"
 cdef str _K_STRIDES = "strides"
-cdef str _K_DESCR = "descr"
 cdef str _K_MASK = "mask"
 cdef str _K_STREAM = "stream"
-cdef str _K_VERSION = "version"
 
 cdef type _ndarray = numpy.ndarray
 
@@ -158,106 +97,6 @@ cdef bint _numpy_exports_c_strides():
 # Whether NumPy's DLPack export gives strides for a C-contiguous array (2.4 and later): what
 # the in-place read of an ndarray reproduces. Set once, at import.
 cdef bint _NUMPY_C_STRIDES = _numpy_exports_c_strides()
-
-
-cdef inline int _size_index(Py_ssize_t nbytes) noexcept nogil:
-    if nbytes == 1:
-        return 0
-    if nbytes == 2:
-        return 1
-    if nbytes == 4:
-        return 2
-    if nbytes == 8:
-        return 3
-    if nbytes == 16:
-        return 4
-    return -1
-
-
-cdef object _bfloat16():
-    try:
-        import ml_dtypes
-    except ImportError:
-        raise TypeError("StridedMemoryView: a bfloat16 tensor needs the ml_dtypes package for "
-                        "its NumPy dtype; install it (pip install ml_dtypes)") from None
-    return numpy.dtype(ml_dtypes.bfloat16)
-
-
-cdef object _dl_dtype(int code, int bits, int lanes):
-    """The NumPy dtype of a DLPack element type; TypeError when there is none."""
-    cdef int s
-    if lanes != 1:
-        raise TypeError(f"StridedMemoryView: DLPack vector element types (lanes={lanes}) are "
-                        f"not supported")
-    if code == _kDLBfloat and bits == 16:
-        return _bfloat16()
-    s = _size_index(bits // 8) if bits % 8 == 0 else -1
-    if 0 <= code < _NCODES and s >= 0:
-        dt = _DTYPES[code * _NSIZES + s]
-        if dt is not None:
-            return dt
-    raise TypeError(f"StridedMemoryView: unsupported DLPack element type (code={code}, "
-                    f"bits={bits}, lanes={lanes}); supported: bool, int8-64, uint8-64, "
-                    f"float16/32/64, bfloat16, complex64/128")
-
-
-cdef object _typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsize):
-    """The NumPy dtype of an array-interface type string, and its size: the table for the
-    common ones, ``numpy.dtype`` for the rest (structured, from the interface dict ``d``'s
-    ``descr``; datetime, big-endian...)."""
-    cdef const char* s
-    cdef Py_ssize_t n, size
-    cdef int code = -1, si
-    if type(typestr) is not str:
-        raise TypeError(f"{who}: 'typestr' must be a str, not {type(typestr).__name__}")
-    s = _ascii(typestr, &n)
-    if s == NULL:
-        raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type (not ASCII)")
-    if 3 <= n <= 4 and (s[0] == c'<' or s[0] == c'|' or s[0] == c'='):
-        if n == 3 and c'1' <= s[2] <= c'8':
-            size = s[2] - c'0'
-        elif n == 4 and s[2] == c'1' and s[3] == c'6':
-            size = 16
-        else:
-            size = 0
-        if s[1] == c'i':
-            code = 0
-        elif s[1] == c'u':
-            code = 1
-        elif s[1] == c'f':
-            code = 2
-        elif s[1] == c'c':
-            code = _kDLComplex
-        elif s[1] == c'b':
-            code = _kDLBool
-        si = _size_index(size)
-        if code >= 0 and si >= 0 and (s[0] != c'=' or _little_endian()):
-            dt = _DTYPES[code * _NSIZES + si]
-            if dt is not None:
-                itemsize[0] = size
-                return dt
-    descr = _get(d, _K_DESCR)
-    try:
-        # A structured type's fields are in descr; a plain void type's descr is one unnamed
-        # field, which numpy.dtype() would turn into a structure.
-        if n >= 2 and s[1] == c'V' and descr is not None and not (
-                type(descr) is list and len(descr) == 1 and descr[0][0] == ""):
-            dt = numpy.dtype(descr)
-        else:
-            dt = numpy.dtype(typestr)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{who}: typestr {typestr!r} is not a NumPy type: {exc}") from None
-    itemsize[0] = dt.itemsize
-    return dt
-
-
-cdef inline bint _little_endian() noexcept:
-    cdef int one = 1
-    return (<char*>&one)[0] == 1
-
-
-cdef int _streq_name(const char* name, const char* want) noexcept:
-    return name != NULL and _streq(name, want)
 
 
 # -- the view ------------------------------------------------------------------------------------
@@ -302,20 +141,13 @@ cdef class StridedMemoryView:
         warnings.warn("StridedMemoryView(obj, stream_ptr) is deprecated; use "
                       "StridedMemoryView.from_any_interface(obj, stream_ptr) (or from_dlpack, "
                       "from_cuda_array_interface)", DeprecationWarning, stacklevel=2)
-        protocol = _protocol(obj)
-        if protocol == 1:
-            _init_dlpack(self, obj, stream_ptr)
-        elif protocol == 2:
-            _init_cai(self, obj, stream_ptr)
-        else:
-            raise BufferError(f"StridedMemoryView: {type(obj).__name__} supports neither "
-                              f"DLPack (__dlpack__) nor the CUDA Array Interface")
+        _init_any(self, obj, stream_ptr, "StridedMemoryView")
 
     def __dealloc__(self):
         cdef void* managed = self._managed
         self._managed = NULL
         if managed != NULL:
-            _delete_tensor(managed, self._versioned)
+            delete_tensor(managed, self._versioned)
         if self._shape != self._inline:
             free(self._shape)
 
@@ -412,15 +244,7 @@ cdef class StridedMemoryView:
             ``obj`` supports neither protocol, or as the chosen method raises.
         """
         cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
-        cdef int protocol = _protocol(obj)
-        if protocol == 1:
-            _init_dlpack(view, obj, stream_ptr)
-        elif protocol == 2:
-            _init_cai(view, obj, stream_ptr)
-        else:
-            raise BufferError(f"StridedMemoryView.from_any_interface(): {type(obj).__name__} "
-                              f"supports neither DLPack (__dlpack__) nor the CUDA Array "
-                              f"Interface (__cuda_array_interface__)")
+        _init_any(view, obj, stream_ptr, "StridedMemoryView.from_any_interface()")
         return view
 
     @classmethod
@@ -473,20 +297,15 @@ cdef class StridedMemoryView:
                 raise ValueError(f"StridedMemoryView.from_buffer(): dtype {dt} has elements of "
                                  f"{isz} bytes")
         elif itemsize is not None:
-            if isinstance(itemsize, bool) or not isinstance(itemsize, int):
-                raise TypeError(f"StridedMemoryView.from_buffer(): itemsize must be an int, "
-                                f"not {type(itemsize).__name__}")
-            if itemsize <= 0:
-                raise ValueError(f"StridedMemoryView.from_buffer(): itemsize must be > 0, got "
-                                 f"{itemsize}")
+            isz = check_int(itemsize, "StridedMemoryView.from_buffer(): itemsize", minimum=1)
             dt = None
-            isz = itemsize
         else:
             raise ValueError("StridedMemoryView.from_buffer(): pass itemsize or dtype")
         view._dtype = dt
         view._itemsize = isz
         _set_dims(view, shape, strides, 1, "StridedMemoryView.from_buffer()", ValueError)
-        _check_bounds(view, buf._size, "StridedMemoryView.from_buffer()")
+        check_bounds(view._shape, view._strides, view._ndim, view._itemsize, buf._size,
+                     "StridedMemoryView.from_buffer()")
         view._ptr = <intptr_t>buf._ptr
         view._readonly = bool(is_readonly)
         view._device_id = buf.device_id
@@ -527,7 +346,7 @@ cdef class StridedMemoryView:
     @property
     def shape(self):
         """The extents, a tuple of ints."""
-        return _int_tuple(self._shape, self._ndim)
+        return int_tuple(self._shape, self._ndim)
 
     @property
     def strides(self):
@@ -535,7 +354,7 @@ cdef class StridedMemoryView:
         (C-contiguous)."""
         if not self._has_strides:
             return None
-        return _int_tuple(self._strides, self._ndim)
+        return int_tuple(self._strides, self._ndim)
 
     @property
     def dtype(self):
@@ -559,9 +378,11 @@ cdef class StridedMemoryView:
         layout._shape = self.shape
         layout._strides = self.strides
         layout._itemsize = self._itemsize
-        layout._c = _is_c(self)
-        layout._f = _is_f(self)
-        layout._any = layout._c or layout._f or _is_dense_any(self)
+        layout._c = not self._has_strides or dense_in_order(self._shape, self._strides,
+                                                            self._ndim, True)
+        layout._f = dense_in_order(self._shape, self._strides, self._ndim, False)
+        layout._any = layout._c or layout._f or is_dense_any(self._shape, self._strides,
+                                                             self._ndim)
         if self._has_strides:
             layout._strides_bytes = tuple([s * self._itemsize for s in layout._strides])
         return layout
@@ -630,81 +451,22 @@ cdef class StridedMemoryView:
         return out
 
 
-# -- the layout that numba-cuda and others read --------------------------------------------------
+# -- dims and bounds ----------------------------------------------------------------------------
 
-cdef class _StridedLayout:
-    """The layout of a view (``StridedMemoryView._layout``): a snapshot, built per access."""
-    cdef tuple _shape
-    cdef object _strides
-    cdef object _strides_bytes
-    cdef Py_ssize_t _itemsize
-    cdef bint _c, _f, _any
-
-    def __init__(self, *args, **kwargs):
-        raise TypeError("_StridedLayout is read from StridedMemoryView._layout")
-
-    @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def strides(self):
-        """In elements; None when C-contiguous without explicit strides."""
-        return self._strides
-
-    @property
-    def strides_in_bytes(self):
-        """In bytes; None when the view has no explicit strides (C-contiguous)."""
-        return self._strides_bytes
-
-    @property
-    def itemsize(self):
-        return self._itemsize
-
-    @property
-    def ndim(self):
-        return len(self._shape)
-
-    @property
-    def is_contiguous_c(self):
-        return self._c
-
-    @property
-    def is_contiguous_f(self):
-        return self._f
-
-    @property
-    def is_contiguous_any(self):
-        """Dense in some order of the dimensions (C, F, or a permutation of them)."""
-        return self._any
-
-    def __repr__(self):
-        return (f"_StridedLayout(shape={self._shape}, strides={self._strides}, "
-                f"itemsize={self._itemsize})")
+cdef inline void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noexcept:
+    byte_bounds(v._shape, v._strides, v._ndim, v._itemsize, lo, hi)
 
 
-# -- dims, contiguity, bounds -------------------------------------------------------------------
-
-cdef inline tuple _int_tuple(int64_t* a, int n):
-    cdef tuple t = PyTuple_New(n)
-    cdef int i
-    # v must be an object: an inferred int64_t would make a temporary int for Py_INCREF and
-    # another for PyTuple_SET_ITEM, and the tuple would hold one freed after the call.
-    cdef object v
-    for i in range(n):
-        v = a[i]
-        Py_INCREF(v)
-        PyTuple_SET_ITEM(t, i, v)
-    return t
-
+cdef inline int _check_span(StridedMemoryView v, str who, object exc) except -1:
+    return check_span(v._shape, v._strides, v._ndim, v._itemsize, who, exc)
 
 
 cdef int _alloc_dims(StridedMemoryView v, Py_ssize_t ndim) except -1:
     cdef int64_t* block
     if ndim > SMV_INLINE_DIMS:
-        if ndim > 64:  # more than any library produces: refuse rather than trust the count
-            raise BufferError(f"StridedMemoryView: {ndim} dimensions is more than the 64 "
-                              f"supported")
+        if ndim > MAX_DIMS:  # more than any library produces: refuse rather than trust it
+            raise BufferError(f"StridedMemoryView: {ndim} dimensions is more than the "
+                              f"{<int>MAX_DIMS} supported")
         block = <int64_t*>malloc(2 * ndim * sizeof(int64_t))
         if block == NULL:
             raise MemoryError()
@@ -715,320 +477,58 @@ cdef int _alloc_dims(StridedMemoryView v, Py_ssize_t ndim) except -1:
 
 
 cdef inline void _fill_c_strides(StridedMemoryView v) noexcept:
-    # Unsigned: a product past 2**63 wraps (defined) and the span check then refuses it.
-    cdef uint64_t acc = 1
-    cdef int i
-    for i in range(v._ndim - 1, -1, -1):
-        v._strides[i] = <int64_t>acc
-        acc *= <uint64_t>(v._shape[i] if v._shape[i] > 0 else 1)
+    fill_c_strides(v._shape, v._strides, v._ndim)
 
 
 cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t divisor,
                    str who, object exc) except -1:
     """Shape and strides from Python tuples; strides are divided by ``divisor`` (the itemsize
     for byte strides), which must divide them."""
-    cdef Py_ssize_t n, i
-    cdef int64_t x
     if type(shape) is not tuple:
         if not isinstance(shape, tuple):
             raise TypeError(f"{who}: shape must be a tuple of ints, not {type(shape).__name__}")
-    n = len(<tuple>shape)
-    _alloc_dims(v, n)
-    for i in range(n):
-        item = (<tuple>shape)[i]
-        if type(item) is not int:
-            if isinstance(item, bool) or not isinstance(item, int):
-                raise TypeError(f"{who}: shape must be a tuple of ints, got "
-                                f"{type(item).__name__} in {shape!r}")
-        x = PyLong_AsLongLong(item)
-        if x < 0:
-            raise exc(f"{who}: extents must be non-negative, got {shape!r}")
-        v._shape[i] = x
+    _alloc_dims(v, len(<tuple>shape))
+    read_extents(<tuple>shape, v._shape, who, exc)
     if strides is None:
         v._has_strides = False
         _fill_c_strides(v)
-        return _check_span(v, who, ValueError if exc is ValueError else BufferError)
-    if not isinstance(strides, tuple):
-        raise TypeError(f"{who}: strides must be a tuple of ints or None, not "
-                        f"{type(strides).__name__}")
-    if len(<tuple>strides) != n:
-        raise exc(f"{who}: strides {strides!r} and shape {shape!r} differ in length")
-    for i in range(n):
-        item = (<tuple>strides)[i]
-        if type(item) is not int:
-            if isinstance(item, bool) or not isinstance(item, int):
-                raise TypeError(f"{who}: strides must be a tuple of ints, got "
-                                f"{type(item).__name__} in {strides!r}")
-        x = PyLong_AsLongLong(item)
-        if divisor != 1 and x % divisor:
-            raise BufferError(f"{who}: stride {x} bytes is not a whole number of "
-                              f"{divisor}-byte elements")
-        v._strides[i] = x // divisor
-    v._has_strides = True
+    else:
+        read_strides(strides, <tuple>shape, v._strides, divisor, who, exc)
+        v._has_strides = True
     return _check_span(v, who, ValueError if exc is ValueError else BufferError)
-
-
-cdef bint _zero_volume(StridedMemoryView v) noexcept:
-    cdef int i
-    for i in range(v._ndim):
-        if v._shape[i] == 0:
-            return True
-    return False
-
-
-cdef bint _dense_in_order(StridedMemoryView v, bint last_fastest) noexcept:
-    """Dense with the last dimension fastest (C order) or the first (Fortran order); extent-1
-    dimensions do not count, and an empty view is dense."""
-    cdef int64_t want = 1
-    cdef int k, i
-    if _zero_volume(v):
-        return True
-    for k in range(v._ndim):
-        i = v._ndim - 1 - k if last_fastest else k
-        if v._shape[i] != 1:
-            if v._strides[i] != want:
-                return False
-            want *= v._shape[i]
-    return True
-
-
-cdef inline bint _is_c(StridedMemoryView v) noexcept:
-    return not v._has_strides or _dense_in_order(v, True)
-
-
-cdef inline bint _is_f(StridedMemoryView v) noexcept:
-    return _dense_in_order(v, False)
-
-
-cdef bint _is_dense_any(StridedMemoryView v) noexcept:
-    """Dense in some order: the dimensions (extent > 1), sorted by stride, are C-contiguous."""
-    cdef int order[64]
-    cdef int n = 0, i, j, k
-    cdef int64_t want = 1
-    if _zero_volume(v):
-        return True
-    for i in range(v._ndim):  # insertion sort of the dims by stride; ndim <= 64
-        if v._shape[i] == 1:
-            continue
-        if v._strides[i] <= 0:
-            return False
-        j = n
-        while j > 0 and v._strides[order[j - 1]] > v._strides[i]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = i
-        n += 1
-    for k in range(n):
-        if v._strides[order[k]] != want:
-            return False
-        want *= v._shape[order[k]]
-    return True
-
-
-cdef void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noexcept:
-    """The bytes the view's elements span, relative to ptr: [lo, hi); empty for no elements."""
-    cdef int64_t a = 0, b = 0
-    cdef int i
-    if _zero_volume(v):
-        lo[0] = 0
-        hi[0] = 0
-        return
-    for i in range(v._ndim):
-        if v._strides[i] > 0:
-            b += (v._shape[i] - 1) * v._strides[i]
-        else:
-            a += (v._shape[i] - 1) * v._strides[i]
-    lo[0] = a * v._itemsize
-    hi[0] = (b + 1) * v._itemsize
-
-
-cdef extern from *:
-    """
-    /* 1 when every element's byte offset fits in 63 bits, 0 when some |stride| * itemsize *
-       (extent - 1), or their sum, overflows; no division, no undefined signed overflow. */
-    static int cuda_core_smv_span_ok(const int64_t* shape, const int64_t* strides, int ndim,
-                                     int64_t itemsize) {
-        int64_t total = 0, step, a;
-        int i;
-        for (i = 0; i < ndim; i++)
-            if (shape[i] == 0) return 1;
-        for (i = 0; i < ndim; i++) {
-            if (shape[i] <= 1) continue;
-            a = strides[i];
-            if (a == INT64_MIN) return 0;
-            if (a < 0) a = -a;
-            if (__builtin_mul_overflow(a, itemsize, &step) ||
-                __builtin_mul_overflow(step, shape[i] - 1, &step) ||
-                __builtin_add_overflow(total, step, &total)) return 0;
-        }
-        return 1;
-    }
-    """
-    bint _span_ok "cuda_core_smv_span_ok"(const int64_t* shape, const int64_t* strides,
-                                          int ndim, int64_t itemsize) noexcept nogil
-
-
-cdef int _check_span(StridedMemoryView v, str who, object exc) except -1:
-    """Refuse strides whose byte span does not fit in 63 bits: no allocation is that large and
-    every consumer's address arithmetic would wrap. Such strides are a producer's error (an
-    unsigned division of a negative byte stride, say), not a layout."""
-    if _span_ok(v._shape, v._strides, v._ndim, v._itemsize if v._itemsize > 0 else 1):
-        return 0
-    raise exc(f"{who}: the layout (shape {_int_tuple(v._shape, v._ndim)}, strides "
-              f"{_int_tuple(v._strides, v._ndim)}, {v._itemsize}-byte elements) spans more "
-              f"than 2**63 bytes")
-
-
-cdef int _check_bounds(StridedMemoryView v, size_t nbytes, str who) except -1:
-    cdef int64_t lo, hi
-    _byte_bounds(v, &lo, &hi)
-    if hi > lo and (lo < 0 or <uint64_t>hi > nbytes):
-        raise ValueError(f"{who}: the layout spans bytes [{lo}, {hi}) but the buffer holds "
-                         f"{nbytes}")
-    return 0
 
 
 # -- DLPack -------------------------------------------------------------------------------------
 
-cdef void _delete_tensor(void* managed, bint versioned) noexcept:
-    cdef DLManagedTensorVersioned* vt
-    cdef DLManagedTensor* lt
-    if versioned:
-        vt = <DLManagedTensorVersioned*>managed
-        if vt.deleter != NULL:
-            vt.deleter(vt)
-    else:
-        lt = <DLManagedTensor*>managed
-        if lt.deleter != NULL:
-            lt.deleter(lt)
-
-
-cdef object _stream_int(object stream_ptr, str who):
-    """``stream_ptr`` as a Python int; None is ambiguous and refused."""
-    if type(stream_ptr) is int:
-        return stream_ptr
-    if stream_ptr is None:
-        raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer stream's "
-                          f"address (e.g. stream.handle), or -1 for no stream ordering")
-    if isinstance(stream_ptr, bool):
-        raise TypeError(f"{who}: stream_ptr must be an int, not bool")
-    try:
-        return PyNumber_Index(stream_ptr)
-    except TypeError:
-        raise TypeError(f"{who}: stream_ptr must be an int (a stream address, or -1), not "
-                        f"{type(stream_ptr).__name__}") from None
-
-
-cdef PyObject* _try_dlpack(object obj, object stream) noexcept:
-    """``obj.__dlpack__(stream=stream, max_version=(1, 3))``, a new reference; NULL with the
-    exception set when it fails. A producer older than DLPack 1.0, which does not know
-    max_version (TypeError), is asked as the protocol says, without it."""
-    cdef PyObject* args[3]
-    cdef PyObject* r
-    args[0] = <PyObject*>obj
-    args[1] = <PyObject*>stream
-    args[2] = <PyObject*>_MAX_VERSION
-    r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM_VERSION)
-    if r == NULL and PyErr_ExceptionMatches(TypeError):
-        PyErr_Clear()
-        r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM)
-    return r
-
-
-cdef object _call_dlpack(object obj, object stream):
-    cdef PyObject* r = _try_dlpack(obj, stream)
-    if r == NULL:
-        raise_current()
-    return steal(r)
-
-
 cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except -1:
     cdef str who = "StridedMemoryView.from_dlpack()"
-    cdef object stream = _stream_int(stream_ptr, who)
-    cdef const char* name
-    cdef DLManagedTensorVersioned* vt
+    cdef object stream = stream_int(stream_ptr, who)
     cdef const DLPackExchangeAPI* api
+    cdef void* managed
+    cdef bint versioned = False
     cdef int overflow = 0
-    cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)
-    if overflow < 0 or (overflow == 0 and sval < -1):
-        raise BufferError(f"{who}: stream_ptr={stream} is not a stream (pass -1 for no stream "
-                          f"ordering)")
+    cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)  # >= -1
     if type(obj) is _ndarray:
         # Always host memory: read in place, or ask NumPy with the host's stream (None).
         if _init_ndarray(v, obj):
             return 0
         stream = None
     else:
-        api = _exchange_api(obj)
+        api = exchange_api(obj)
         if api != NULL:
             return _init_exchange(v, obj, api, stream, who)
     if overflow == 0 and sval == 0:
         stream = None  # the legacy default stream, as the protocol spells it
-    try:
-        if overflow == 0 and sval == -1 and stream is not None:
-            capsule = _dlpack_no_sync(obj, who)
-        else:
-            capsule = _call_dlpack(obj, stream)
-    except AttributeError:
-        if not hasattr(obj, "__dlpack__"):
-            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                              f"__dlpack__)") from None
-        raise
-    if not PyCapsule_CheckExact(capsule):
-        raise BufferError(f"{who}: __dlpack__() returned {type(capsule).__name__}, not a "
-                          f"capsule")
-    name = PyCapsule_GetName(capsule)
-    if _streq_name(name, b"dltensor_versioned"):
-        vt = <DLManagedTensorVersioned*>PyCapsule_GetPointer(capsule, name)
-        PyCapsule_SetName(capsule, b"used_dltensor_versioned")
-        v._managed = vt
-        v._versioned = True
-        _read_versioned(v, vt, who)
-    elif _streq_name(name, b"dltensor"):
-        t = &(<DLManagedTensor*>PyCapsule_GetPointer(capsule, name)).dl_tensor
-        PyCapsule_SetName(capsule, b"used_dltensor")
-        v._managed = <void*>t  # the tensor is the first member of DLManagedTensor
-        v._versioned = False
-        _read_tensor(v, t, who)
-    elif _streq_name(name, b"used_dltensor") or _streq_name(name, b"used_dltensor_versioned"):
-        raise BufferError(f"{who}: the DLPack capsule was already consumed")
+    managed = export_tensor(obj, stream, overflow == 0 and sval == -1 and stream is not None,
+                            who, &versioned)
+    v._managed = managed  # owned from here: a refusal below still runs the deleter
+    v._versioned = versioned
+    if versioned:
+        _read_versioned(v, <DLManagedTensorVersioned*>managed, who)
     else:
-        raise BufferError(f"{who}: __dlpack__() returned a capsule named "
-                          f"{(<bytes>name).decode('ascii', 'replace') if name else None!r}, "
-                          f"not a DLPack tensor")
+        _read_tensor(v, &(<DLManagedTensor*>managed).dl_tensor, who)
     v._exporting_obj = obj
     return 0
-
-
-cdef object _dlpack_no_sync(object obj, str who):
-    """``__dlpack__(stream=-1)``: no stream ordering. -1 is for device producers; a host
-    producer may refuse it, and is then asked with its only stream, None. (Asking
-    ``__dlpack_device__`` first would cost every device producer a second Python call.)"""
-    cdef PyObject* r = _try_dlpack(obj, _NO_SYNC)
-    if r != NULL:
-        return steal(r)
-    if PyErr_ExceptionMatches(AttributeError):
-        raise_current()
-    return _dlpack_host_retry(obj, who)
-
-
-cdef object _dlpack_host_retry(object obj, str who):
-    """With the producer's refusal of -1 pending: ask a host producer again with None; let a
-    device producer's refusal through."""
-    try:
-        raise_current()
-    except Exception:
-        try:
-            dev = PyObject_CallMethodNoArgs(obj, _DLPACK_DEVICE)
-        except AttributeError:
-            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                              f"__dlpack_device__)") from None
-        if type(dev) is not tuple or len(<tuple>dev) != 2:
-            raise BufferError(f"{who}: __dlpack_device__() returned {dev!r}, not a "
-                              f"(device_type, device_id) pair")
-        if (<tuple>dev)[0] != kDLCPU:
-            raise  # a device producer's own refusal
-    return _call_dlpack(obj, None)
 
 
 cdef int _read_versioned(StridedMemoryView v, DLManagedTensorVersioned* vt,
@@ -1056,7 +556,7 @@ cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
     else:
         raise BufferError(f"{who}: DLPack device type {dev_type} is not supported (CPU 1, "
                           f"CUDA 2, CUDA host 3 and CUDA managed 13 are)")
-    v._dtype = _dl_dtype(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    v._dtype = dl_dtype(t.dtype.code, t.dtype.bits, t.dtype.lanes)
     v._itemsize = t.dtype.bits // 8
     if t.ndim < 0:
         raise BufferError(f"{who}: DLPack ndim {t.ndim} is negative")
@@ -1078,73 +578,6 @@ cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
     _check_span(v, who, BufferError)
     v._ptr = <intptr_t>(<char*>t.data + t.byte_offset)
     return 0
-
-
-# -- the DLPack C exchange API (DLPack 1.3) ------------------------------------------------------
-#
-# A producer type may carry ``__dlpack_c_exchange_api__``: a capsule named
-# "dlpack_exchange_api" holding a table of C functions, process-lived. Through it a tensor is
-# exported without a Python call and without stream synchronization; the consumer orders the
-# producer's current stream itself. PyTorch has it; the table is looked up on the type per call
-# (a type-dict lookup: no cache, so nothing to guard between threads).
-
-cdef extern from *:
-    """
-    static PyObject* cuda_core_smv_type_attr(PyObject* obj, PyObject* name) {
-    #if PY_VERSION_HEX >= 0x030D0000
-        PyObject* r = NULL;
-        if (PyObject_GetOptionalAttr((PyObject*)Py_TYPE(obj), name, &r) < 0) return NULL;
-        if (r == NULL) { r = Py_None; Py_INCREF(r); }
-        return r;
-    #else
-        /* The type's MRO dicts, without raising (and clearing) AttributeError for the
-           many types that have no table. */
-        PyObject* r = _PyType_Lookup(Py_TYPE(obj), name);
-        if (r == NULL) r = Py_None;
-        Py_INCREF(r);
-        return r;
-    #endif
-    }
-    """
-    # A new reference: the attribute on type(obj), or None.
-    object _type_attr "cuda_core_smv_type_attr"(object obj, object name)
-
-
-cdef str _EXCHANGE_API = sys.intern("__dlpack_c_exchange_api__")
-cdef str _CAI = sys.intern("__cuda_array_interface__")
-
-
-cdef int _protocol(object obj) except -1:
-    """Which protocol from_any_interface takes: 1 for DLPack (``obj`` has ``__dlpack__``), 2 for
-    the CUDA Array Interface, 0 for neither. The type is asked first: ``hasattr`` on an instance
-    runs a class's ``__getattr__`` when it fails (Numba's device arrays: about 1.7 us) and
-    evaluates an interface property (which the view then reads once more)."""
-    if type(obj) is _ndarray or _type_attr(obj, _DLPACK) is not None:
-        return 1
-    if _type_attr(obj, _CAI) is not None:
-        return 2
-    if hasattr(obj, _DLPACK):  # instance attributes
-        return 1
-    if hasattr(obj, _CAI):
-        return 2
-    return 0
-
-
-cdef const DLPackExchangeAPI* _exchange_api(object obj) except? NULL:
-    """The producer type's exchange table of major version 1, or NULL."""
-    cdef const DLPackExchangeAPIHeader* h
-    table = _type_attr(obj, _EXCHANGE_API)
-    if table is None or not PyCapsule_CheckExact(table):
-        return NULL
-    if not _streq_name(PyCapsule_GetName(table), b"dlpack_exchange_api"):
-        return NULL
-    h = <const DLPackExchangeAPIHeader*>PyCapsule_GetPointer(table, b"dlpack_exchange_api")
-    # A newer major version links to the older tables it still provides.
-    while h != NULL and h.version.major != DLPACK_MAJOR_VERSION:
-        h = h.prev_api
-    if h == NULL:
-        return NULL
-    return <const DLPackExchangeAPI*>h
 
 
 cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI* api,
@@ -1175,8 +608,8 @@ cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI
         # stream waits for the work queued so far on the producer's current stream.
         if api.current_work_stream(t.device.device_type, t.device.device_id, &producer) != 0:
             return raise_current()
-        _order_streams(<size_t>producer, <size_t>PyLong_AsUnsignedLongLongMask(stream),
-                       t.device.device_id)
+        order_streams(<size_t>producer, <size_t>PyLong_AsUnsignedLongLongMask(stream),
+                      t.device.device_id)
     return 0
 
 
@@ -1217,14 +650,10 @@ cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
     cdef PyObject* descr = <PyObject*>PyArray_DESCR(a)
     cdef int nd = PyArray_NDIM(a)
     cdef npy_intp* strides = PyArray_STRIDES(a)
-    cdef Py_ssize_t i, k = -1, isz
-    for i in range(_NCODES * _NSIZES):
-        if <PyObject*>PyTuple_GET_ITEM(_DTYPES, i) == descr:
-            k = i
-            break
-    if k < 0:
+    cdef Py_ssize_t i
+    cdef Py_ssize_t isz = table_itemsize(<object>descr)
+    if isz == 0:
         return False
-    isz = (<Py_ssize_t>1) << (k % _NSIZES)
     for i in range(nd):
         if strides[i] % isz:
             return False
@@ -1268,7 +697,7 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
     ptr, ro = <tuple>data
     if type(ptr) is not int:
         raise TypeError(f"{who}: the data pointer must be an int, not {type(ptr).__name__}")
-    v._dtype = _typestr_dtype(typestr, d, who, &v._itemsize)
+    v._dtype = typestr_dtype(typestr, d, who, &v._itemsize)
     if v._itemsize <= 0:
         raise TypeError(f"{who}: elements of {v._itemsize} bytes ({v._dtype}) cannot be viewed")
     _set_dims(v, shape, _get(d, _K_STRIDES), v._itemsize, who, TypeError)
@@ -1308,7 +737,7 @@ cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
 
 cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1:
     cdef str who = "StridedMemoryView.from_cuda_array_interface()"
-    cdef object consumer = _stream_int(stream_ptr, who)
+    cdef object consumer = stream_int(stream_ptr, who)
     cdef object producer
     d = _interface(obj, "__cuda_array_interface__", who)
     _read_interface(v, d, obj, who)
@@ -1322,142 +751,19 @@ cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1
             raise BufferError(f"{who}: the interface's 'stream' is 0, which the CUDA Array "
                               f"Interface forbids (ambiguous)")
     ensure_driver()
-    v._device_id = _pointer_device(<CUdeviceptr>v._ptr, who)
+    v._device_id = pointer_device(<CUdeviceptr>v._ptr, who)
     if producer is not None and consumer != -1:
-        _order_streams(<size_t>PyLong_AsUnsignedLongLongMask(producer),
-                       <size_t>PyLong_AsUnsignedLongLongMask(consumer), v._device_id)
+        order_streams(<size_t>PyLong_AsUnsignedLongLongMask(producer),
+                      <size_t>PyLong_AsUnsignedLongLongMask(consumer), v._device_id)
     return 0
 
 
-cdef int _pointer_device(CUdeviceptr ptr, str who) except -2:
-    """The device of a device pointer; for the null pointer of an empty array, the current
-    context's device (or 0)."""
-    cdef int ordinal = -1
-    cdef CUresult err
-    cdef cydriver.CUdevice dev
-    if ptr != 0:
-        # A lookup in the driver's address map: shorter than releasing the GIL would be.
-        err = cydriver.cuPointerGetAttribute(
-            &ordinal, cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
-        if err != CUDA_SUCCESS:
-            raise BufferError(f"{who}: the driver does not know the data pointer 0x{ptr:x} "
-                              f"as device, pinned or managed memory (CUresult {<int>err})")
-        return ordinal
-    if cydriver.cuCtxGetDevice(&dev) == CUDA_SUCCESS:
-        return <int>dev
-    return 0
-
-
-cdef inline bint _same_stream(size_t a, size_t b) noexcept:
-    # 0 and CU_STREAM_LEGACY both name the legacy default stream.
-    if a == 0:
-        a = <size_t>cydriver.CU_STREAM_LEGACY
-    if b == 0:
-        b = <size_t>cydriver.CU_STREAM_LEGACY
-    return a == b
-
-
-cdef int _order_streams(size_t producer, size_t consumer, int device_id) except -1:
-    """Make the consumer's stream wait for the work queued so far on the producer's."""
-    cdef CUcontext ctx = NULL
-    cdef CUcontext cur = NULL
-    cdef cydriver.CUevent event = NULL
-    cdef CUresult err = CUDA_SUCCESS
-    cdef int pushed = 0, pushed_primary = 0
-    if _same_stream(producer, consumer):
-        return 0
-    # The event must be made in the producer stream's context. The special handles (legacy
-    # and per-thread default streams) resolve against the current context; with none current,
-    # the device's primary context stands in.
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&cur))
-    if cur == NULL:
-        cur = primary_context(device_id)._handle
-        with nogil:
-            pushed_primary = push_if_needed(cur)
-    try:
-        with nogil:
-            if producer <= <size_t>cydriver.CU_STREAM_PER_THREAD:
-                ctx = cur  # 0, 1 and 2 name the default streams of the current context
-            else:
-                err = cydriver.cuStreamGetCtx(<CUstream>producer, &ctx)
-            if err == CUDA_SUCCESS:
-                pushed = push_if_needed(ctx)
-                err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
-                if err == CUDA_SUCCESS:
-                    err = cydriver.cuEventRecord(event, <CUstream>producer)
-                    if err == CUDA_SUCCESS:
-                        err = cydriver.cuStreamWaitEvent(<CUstream>consumer, event, 0)
-                    # Destroying right after the wait is safe: the driver keeps what it needs.
-                    cydriver.cuEventDestroy(event)
-                if pushed:
-                    pop_pushed()
-    finally:
-        if pushed_primary:
-            with nogil:
-                pop_pushed()
-    return HANDLE_RETURN(err)
-
-
-# -- the decorator -------------------------------------------------------------------------------
-
-class _StridedMemoryViewProxy:
-    """What a decorated function receives for a chosen argument: ``view(stream_ptr)`` makes the
-    :class:`StridedMemoryView`."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def view(self, stream_ptr=None):
-        """A :class:`StridedMemoryView` of the argument (``from_any_interface``)."""
-        if type(self.obj) is StridedMemoryView:
-            return self.obj
-        return StridedMemoryView.from_any_interface(self.obj, stream_ptr)
-
-    def __repr__(self):
-        return f"<StridedMemoryView proxy of {type(self.obj).__name__}>"
-
-
-def args_viewable_as_strided_memory(arg_indices):
-    """Decorator: the positional arguments at ``arg_indices`` reach the function as proxies
-    whose ``view(stream_ptr)`` returns a :class:`StridedMemoryView` of the argument.
-
-    Parameters
-    ----------
-    arg_indices : tuple of int
-        Indices of positional arguments; an index beyond the arguments of a call is a
-        ``TypeError`` at that call.
-
-    Examples
-    --------
-    ::
-
-        @args_viewable_as_strided_memory((1,))
-        def my_func(arg0, arg1, arg2, stream: Stream):
-            view = arg1.view(stream.handle)   # any DLPack or CAI object
-            assert isinstance(view, StridedMemoryView)
-    """
-    if not isinstance(arg_indices, tuple):
-        raise TypeError(f"args_viewable_as_strided_memory(): arg_indices must be a tuple of "
-                        f"ints, not {type(arg_indices).__name__}")
-    for i in arg_indices:
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise TypeError(f"args_viewable_as_strided_memory(): arg_indices must be a tuple "
-                            f"of ints, got {type(i).__name__}")
-    indices = arg_indices
-
-    def decorator(func):
-        @functools.wraps(func)
-        def wrapped(*args, **kwargs):
-            args = list(args)
-            n = len(args)
-            for i in indices:
-                if not -n <= i < n:
-                    raise TypeError(f"{func.__name__}(): argument {i} is to be viewed as "
-                                    f"strided memory but only {n} positional arguments were "
-                                    f"given")
-                args[i] = _StridedMemoryViewProxy(args[i])
-            return func(*args, **kwargs)
-        return wrapped
-    return decorator
+cdef int _init_any(StridedMemoryView v, object obj, object stream_ptr, str who) except -1:
+    """Through DLPack when ``obj`` has ``__dlpack__``, else through the CUDA Array Interface."""
+    cdef int p = protocol(obj)
+    if p == 1:
+        return _init_dlpack(v, obj, stream_ptr)
+    if p == 2:
+        return _init_cai(v, obj, stream_ptr)
+    raise BufferError(f"{who}: {type(obj).__name__} supports neither DLPack (__dlpack__) nor "
+                      f"the CUDA Array Interface (__cuda_array_interface__)")

@@ -23,7 +23,7 @@ from cuda_core._compiler_handles import NvrtcProgram, NvvmProgram
 from cuda_core._compiler_utils import nvrtc_check as _nvrtc_check
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker
-from cuda_core._module import ObjectCode
+from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
 from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, TARGETS, ProgramOptions,
                                         extra_source_list)

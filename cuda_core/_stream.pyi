@@ -4,15 +4,13 @@ from cuda_core._context import Context
 from cuda_core._device import Device
 from cuda_core._event import Event
 from cuda_core._options import EventOptions, StreamOptions as StreamOptions
-from cuda_core.graph._graph import GraphBuilder
+from cuda_core._resource import Resource
+from cuda_core.graph._builder import GraphBuilder
 from cuda_core.typing import IsStreamType
 
-class Stream:
+class Stream(Resource):
     @staticmethod
     def from_handle(handle: int | driver.CUstream) -> Stream: ...
-    def close(self) -> None: ...
-    @property
-    def is_closed(self) -> bool: ...
     @property
     def handle(self) -> driver.CUstream: ...
     def __cuda_stream__(self) -> tuple[int, int]: ...

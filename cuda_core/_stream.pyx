@@ -204,7 +204,7 @@ cdef class Stream(Resource):
     def create_graph_builder(self):
         """A :class:`~cuda_core.graph.GraphBuilder` capturing on this stream, which stays
         open when the builder is closed."""
-        from cuda_core.graph._graph import _builder_on
+        from cuda_core.graph._builder import _builder_on
 
         self._check_open()
         return _builder_on(self, False)

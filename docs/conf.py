@@ -60,6 +60,7 @@ nitpick_ignore = [
     # Private base classes that show-inheritance names.
     ("py:class", "cuda_core._device._DeviceAttributes"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),
+    ("py:class", "cuda_core._resource.Resource"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),
@@ -112,7 +113,7 @@ def _drop_embedded_signature(app, what, name, obj, options, lines):
 def _resolve_short_name(app, env, node, contnode):
     # Docstrings name the package's own classes as readers see them (``Stream``,
     # ``KernelAttributes``, ``Device.create_graph_builder``), but autodoc renders a docstring
-    # under the module that defines the object (``cuda_core._module``, ``cuda_core.graph``),
+    # under the module that defines the object (``cuda_core._kernel``, ``cuda_core.graph``),
     # where such a short name does not resolve. Resolve it to the one documented cuda_core
     # object whose full name ends with it; leave it unresolved (a warning) when none or
     # several match.

@@ -1,11 +1,15 @@
-"""cuda_core.graph: stream capture into graphs (cuda_core/graph/_graph.pyx)."""
+"""cuda_core.graph: stream capture into graphs (cuda_core/graph/: _builder, _graph, _condition,
+_host_callback)."""
 
 import ctypes
 import dataclasses
 import gc
 import struct
 import sys
+import threading
 import types
+import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -104,6 +108,38 @@ def test_debug_print_options_fields_and_defaults():
 def test_debug_print_options_must_be_bool(field):
     with pytest.raises(TypeError, match=field):
         GraphDebugPrintOptions(**{field: 1})
+
+
+def test_builder_and_graph_share_the_resource_lifecycle():
+    from cuda_core._resource import Resource
+
+    assert issubclass(GraphBuilder, Resource) and issubclass(Graph, Resource)
+    assert not issubclass(GraphCondition, Resource)  # its handle belongs to its graph
+
+
+def test_bare_objects_close_and_finalize_quietly():
+    # Made with __new__, a builder has no stream and a Graph no handle: close() and the
+    # finalizer have nothing to give back and must neither crash nor warn (a subprocess: a
+    # crash must fail the test).
+    code = (
+        "import gc, warnings\n"
+        "from cuda_core.graph import Graph, GraphBuilder\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    for cls in (Graph, GraphBuilder):\n"
+        "        closed = cls.__new__(cls)\n"
+        "        closed.close()\n"
+        "        closed.close()\n"
+        "        assert closed.is_closed and 'closed' in repr(closed)\n"
+        "        dropped = cls.__new__(cls)\n"
+        "        del closed, dropped\n"
+        "    gc.collect()\n"
+        "assert not caught, [str(w.message) for w in caught]\n"
+        "print('ok')\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
 
 
 # -- GPU helpers -------------------------------------------------------------------------------
@@ -240,6 +276,32 @@ def captured(dev, *steps):
     return gb.end_building()
 
 
+def in_a_fresh_thread(fn):
+    """``fn()`` run on a new thread, where no context is current; its exception re-raised."""
+    out = []
+
+    def body():
+        try:
+            out.append((True, fn()))
+        except BaseException as error:  # handed back to the caller, re-raised there
+            out.append((False, error))
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value
+
+
+def current_context():
+    """The address of the calling thread's current context (0 for none)."""
+    err, ctx = driver.cuCtxGetCurrent()
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    return int(ctx)
+
+
 # -- GPU: capture, launch ----------------------------------------------------------------------
 
 @pytest.mark.gpu
@@ -337,6 +399,86 @@ def test_mode_is_checked(dev):
     assert not gb.is_building  # a refused mode starts nothing
     gb.begin_building("relaxed").end_building()
     gb.close()
+
+
+@pytest.mark.gpu
+def test_launch_with_no_context_current(dev, stream, k, device_array):
+    # On a thread where no context is current, Graph.launch runs in the stream's context (a
+    # refused cuGraphLaunch is retried with it pushed), and a bound default stream pushes its
+    # device's context; neither is left current afterwards.
+    x = device_array(np.zeros(N))
+    gb = captured(dev, (k.add, x.ptr, np.int32(2), n32()))
+    graph = gb.complete()
+
+    def launch_on(s):
+        before = current_context()
+        graph.launch(s)
+        return before, current_context()
+
+    assert in_a_fresh_thread(lambda: launch_on(stream)) == (0, 0)
+    stream.sync()
+    assert np.array_equal(x.read(), np.full(N, 2))
+    default = dev.default_stream
+    assert in_a_fresh_thread(lambda: launch_on(default)) == (0, 0)
+    _check(driver.cuCtxSynchronize())  # the per-thread default stream, too, if it is that
+    assert np.array_equal(x.read(), np.full(N, 4))
+    graph.close()
+    gb.close()
+
+
+@pytest.mark.gpu
+def test_builder_and_graph_calls_leave_no_context_behind(dev, stream):
+    # Each call that needs the builder's or the graph's context makes it current for itself
+    # on a thread where none is, and only for the call.
+    def fork_and_join(builder):
+        builder.begin_building()
+        _, forked = builder.split(2)
+        GraphBuilder.join(builder, forked)
+        return current_context()
+
+    gb, same = dev.create_graph_builder(), dev.create_graph_builder()
+    assert in_a_fresh_thread(lambda: fork_and_join(gb)) == 0
+    gb.end_building()
+    fork_and_join(same)  # the same topology, for update()
+    same.end_building()
+
+    def complete_and_launch():
+        graph = gb.complete()
+        graph.upload(stream)
+        graph.update(same)
+        graph.launch(stream)
+        return graph, current_context()
+
+    graph, left = in_a_fresh_thread(complete_and_launch)
+    assert left == 0
+    stream.sync()
+    graph.close()
+    gb.close()
+    same.close()
+
+
+@pytest.mark.gpu
+def test_dropped_builders_and_graphs_clean_up_quietly(dev, stream, k, device_array):
+    x = device_array(np.zeros(N))
+    building = stream.create_graph_builder().begin_building()
+    launch(building, CFG, k.fill, x.ptr, np.int32(1), n32())
+    ended = captured(dev, (k.fill, x.ptr, np.int32(1), n32()))
+    owned = ended.stream
+    graph = ended.complete()
+    refs = [weakref.ref(obj) for obj in (building, ended, graph)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del building, ended, graph
+        gc.collect()
+    assert [ref() for ref in refs] == [None] * 3
+    assert [str(w.message) for w in caught] == []
+    # The capture in progress was abandoned: the stream runs ordinary work again.
+    launch(stream, CFG, k.add, x.ptr, np.int32(5), n32())
+    stream.sync()
+    assert np.array_equal(x.read(), np.full(N, 5))
+    # close() closes the stream a builder made; dropped, the builder leaves it to its holders.
+    assert not owned.is_closed
+    owned.close()
 
 
 # -- GPU: fork and join ------------------------------------------------------------------------
@@ -666,6 +808,26 @@ def test_create_condition_checks_default_value(dev):
 
 
 @pytest.mark.gpu
+def test_counts_and_default_value_take_integer_likes(dev):
+    # Checked by cuda_core._checks: an int or an object with __index__ (NumPy integers),
+    # never a bool.
+    gb = dev.create_graph_builder().begin_building()
+    GraphBuilder.join(*gb.split(np.int64(2)))
+    cond = gb.create_condition(default_value=np.uint32(4))
+    for bad in (0, 2**32, -1):
+        with pytest.raises(ValueError, match="switch\\(\\): count"):
+            gb.switch(cond, bad)
+    for bad in (True, 2.0, None):
+        with pytest.raises(TypeError, match="switch\\(\\): count"):
+            gb.switch(cond, bad)
+    bodies = gb.switch(cond, np.int16(3))
+    assert len(bodies) == 3
+    gb.end_building()
+    for b in (*bodies, gb):
+        b.close()
+
+
+@pytest.mark.gpu
 def test_conditional_arguments_and_bodies_are_checked(dev, ck):
     gb = dev.create_graph_builder().begin_building()
     other = dev.create_graph_builder().begin_building()
@@ -758,6 +920,48 @@ def test_python_callback_exception_is_unraisable(dev, stream, monkeypatch):
     assert str(seen[0].exc_value) == "from the host node"
     graph.close()
     gb.close()
+
+
+@pytest.mark.gpu
+def test_callback_arguments_are_checked(dev):
+    c_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda address: None)
+    gb = dev.create_graph_builder().begin_building()
+    with pytest.raises(TypeError, match="callback\\(\\): fn must be callable"):
+        gb.callback(42)
+    with pytest.raises(TypeError, match="user_data is for ctypes functions"):
+        gb.callback(lambda: None, user_data=b"data")
+    for bad in ("1", 1.0, True, bytearray(b"data")):
+        with pytest.raises(TypeError, match="callback\\(\\): user_data"):
+            gb.callback(c_fn, user_data=bad)
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="callback\\(\\): user_data"):
+            gb.callback(c_fn, user_data=bad)
+    assert gb.is_building
+    gb.end_building()
+    gb.close()
+
+
+@pytest.mark.gpu
+def test_refused_launch_gives_its_callback_references_back(dev, stream, k):
+    def note():
+        pass
+
+    baseline = sys.getrefcount(note)
+    gb = dev.create_graph_builder().begin_building()
+    buf = GraphMemoryResource(dev).allocate(4 * N, stream=gb)  # not freed inside the graph
+    launch(gb, CFG, k.fill, buf, np.int32(1), n32())
+    gb.callback(note)
+    graph = gb.end_building().complete()
+    run(graph, stream)
+    with pytest.raises(CUDAError):
+        graph.launch(stream)  # its allocation from the last launch is still live
+    buf.close(stream)
+    stream.sync()
+    graph.close()
+    gb.close()
+    del graph, gb
+    gc.collect()
+    assert sys.getrefcount(note) == baseline  # the refused launch held nothing back
 
 
 @pytest.mark.gpu

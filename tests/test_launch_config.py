@@ -129,29 +129,50 @@ def test_deprecation_warning_points_at_the_caller():
     assert record[0].filename == __file__
 
 
-def test_the_same_immutable_arguments_give_back_the_same_config():
+def test_every_construction_builds_a_new_config():
+    # No config is remembered between calls (no process-wide state for threads to race on):
+    # the same argument objects give an equal config, never the same one.
     first = LaunchConfig(grid=(4, 2), block=128)
     again = LaunchConfig(grid=(4, 2), block=128)  # the same constant tuple and int objects
-    assert again is first
+    assert again is not first and again == first
     other = LaunchConfig(grid=(4, 2), block=64)
-    assert other is not first and other.block == (64, 1, 1)
-    # Equal values from other objects build an equal config.
-    fresh = LaunchConfig(grid=tuple([4, 2]), block=128)
-    assert fresh == first and fresh.grid == (4, 2, 1)
+    assert other != first and other.block == (64, 1, 1)
 
 
-def test_a_remembered_config_does_not_change_how_arguments_bind():
+def test_keyword_names_bind_however_they_were_made():
     first = LaunchConfig(grid=1, block=1)
     # Keyword names built at run time are other string objects than the interned ones: they
-    # still bind, and to the same objects, so the same config comes back.
-    assert LaunchConfig(**{"".join(["gr", "id"]): 1, "block": 1}) is first
+    # bind the same way.
+    assert LaunchConfig(**{"".join(["gr", "id"]): 1, "block": 1}) == first
     with pytest.raises(TypeError, match="unexpected keyword argument 'threads'"):
         LaunchConfig(grid=1, block=1, threads=1)
     with pytest.raises(TypeError, match="multiple values for argument 'grid'"):
         LaunchConfig(1, grid=1, block=1)
     with pytest.raises(ValueError, match="block is required"):
         LaunchConfig(grid=1)
-    assert LaunchConfig(grid=1, block=1) is first  # the refused calls left it in place
+
+
+def test_threads_building_configs_at_once_get_their_own():
+    # Each thread builds configs from its own argument objects, interleaved with the others;
+    # every config must hold exactly what its own call asked for.
+    errors = []
+    start = threading.Barrier(8)
+
+    def build(t):
+        start.wait()
+        for i in range(2000):
+            grid = (t + 1, i % 7 + 1)
+            cfg = LaunchConfig(grid=grid, block=32 * (t + 1), shmem_size=i)
+            if (cfg.grid, cfg.block, cfg.shmem_size) != ((t + 1, i % 7 + 1, 1),
+                                                           (32 * (t + 1), 1, 1), i):
+                errors.append((t, i, cfg))
+
+    threads = [threading.Thread(target=build, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
 
 
 def test_an_index_object_is_read_at_every_construction():

@@ -273,8 +273,12 @@ def test_driver_fallback_links_ptx(dev, monkeypatch):
     assert out.code.startswith(b"\x7fELF")
     assert out.get_kernel("apply").num_arguments == 2
     assert isinstance(linker.get_info_log(), str)
+    from cuda_core._resource import Resource
+
+    assert isinstance(linker._driver, Resource)  # one lifecycle: close() raises on failure
     linker.close()
-    assert linker.is_closed
+    assert linker.is_closed and linker._driver.is_closed and linker._driver.handle == 0
+    linker.close()  # idempotent
 
 
 @pytest.mark.gpu

@@ -1,4 +1,5 @@
-"""cuda_core.utils.StridedMemoryView and args_viewable_as_strided_memory (_memoryview.pyx).
+"""cuda_core.utils.StridedMemoryView and args_viewable_as_strided_memory (_memoryview.pyx,
+_viewable_args.py).
 
 The CPU tests use NumPy arrays (whose DLPack export and array interface need no GPU), Buffers of
 a NumPy-backed memory resource (which export DLPack as host, pinned or managed memory without a
@@ -473,7 +474,11 @@ def test_stream_ptr_forms():
         StridedMemoryView.from_dlpack(p, stream_ptr=True)
     with pytest.raises(BufferError, match="stream_ptr=-5 is not a stream"):
         StridedMemoryView.from_dlpack(p, stream_ptr=-5)
+    with pytest.raises(BufferError, match=f"stream_ptr={2**64} is not a stream"):
+        StridedMemoryView.from_dlpack(p, stream_ptr=2**64)
     assert len(p.calls) == 1  # every refusal came before the producer was asked
+    StridedMemoryView.from_dlpack(p, stream_ptr=2**64 - 1)  # a handle in 64 bits is passed on
+    assert p.calls[-1]["stream"] == 2**64 - 1
 
 
 # -- capsules: both kinds, ownership, refusals ---------------------------------------------------
@@ -720,6 +725,11 @@ def test_cuda_array_interface_checks_before_the_driver():
         StridedMemoryView.from_cuda_array_interface(_iface(stream="1"), stream_ptr=-1)
     with pytest.raises(BufferError, match="stream_ptr=None"):
         StridedMemoryView.from_cuda_array_interface(_iface())
+    # A consumer stream is made a handle for cuStreamWaitEvent: the values no handle has are
+    # refused as for DLPack, before the driver.
+    for bad in (-5, 2**64):
+        with pytest.raises(BufferError, match=f"stream_ptr={bad} is not a stream"):
+            StridedMemoryView.from_cuda_array_interface(_iface(stream=7), stream_ptr=bad)
     with pytest.raises(BufferError, match="mask"):
         StridedMemoryView.from_cuda_array_interface(_iface(mask=1), stream_ptr=-1)
 
@@ -818,6 +828,13 @@ def test_from_buffer_refusals():
         StridedMemoryView.from_buffer(buf, (4,))
     with pytest.raises(ValueError, match="does not match dtype"):
         StridedMemoryView.from_buffer(buf, (4,), itemsize=2, dtype=np.float32)
+    with pytest.raises(ValueError, match="itemsize must be >= 1, got 0"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize=0)
+    with pytest.raises(TypeError, match="itemsize must be an int, not str"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize="4")
+    with pytest.raises(TypeError, match="itemsize must be an int, not bool"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize=True)
+    assert StridedMemoryView.from_buffer(buf, (4,), itemsize=np.int64(4))._layout.itemsize == 4
     with pytest.raises(ValueError, match="spans bytes \\[0, 68\\)"):
         StridedMemoryView.from_buffer(buf, (17,), dtype=np.float32)
     with pytest.raises(ValueError, match="spans bytes"):
@@ -918,8 +935,13 @@ def test_decorator():
         f(x, y)
     with pytest.raises(TypeError, match="arg_indices must be a tuple"):
         args_viewable_as_strided_memory([0])
-    with pytest.raises(TypeError, match="tuple of ints"):
+    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not str"):
         args_viewable_as_strided_memory(("0",))
+    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not bool"):
+        args_viewable_as_strided_memory((True,))
+    # Indices go through the package's int check: NumPy integers are ints.
+    g = args_viewable_as_strided_memory((np.int64(0),))(lambda a: a)
+    assert g(x).view(-1).exporting_obj is x
 
 
 def test_docstring_example_runs():

@@ -189,7 +189,8 @@ def test_kernel_eq_hash_weakref_by_handle():
 
 
 def test_views_are_not_constructible():
-    from cuda_core._module import KernelAttributes, KernelOccupancy
+    from cuda_core._kernel_views import KernelAttributes
+    from cuda_core._kernel_views import KernelOccupancy
 
     with pytest.raises(RuntimeError, match="Kernel.attributes"):
         KernelAttributes()
@@ -477,6 +478,43 @@ def test_kernel_keeps_its_library_alive(dev):
     assert ref() is None
 
 
+def test_close_without_a_load_needs_no_gpu():
+    obj = ObjectCode.from_ptx(".version 8.0\n.target sm_80\n", name="p",
+                              symbol_mapping={"k<int>": "_Z1kIiEvv"})
+    assert not obj.is_closed
+    obj.close()
+    obj.close()  # idempotent
+    assert obj.is_closed
+    # The data stays readable; anything that would load the code again is refused.
+    assert obj.code.startswith(b".version") and obj.name == "p"
+    assert pickle.loads(pickle.dumps(obj)) == obj
+    for use in (lambda: obj.get_kernel("k"), lambda: obj.handle, lambda: obj.get_module(),
+                lambda: Kernel.from_handle(0x1000, obj)):
+        with pytest.raises(RuntimeError, match="this ObjectCode is closed"):
+            use()
+
+
+@pytest.mark.gpu
+def test_close_refuses_while_a_kernel_lives(dev):
+    src = 'extern "C" __global__ void k(int* p, int v) { *p = v; }'
+    obj = Program(src, "c++", {"arch": "sm_" + dev.arch}).compile("cubin")
+    kernel = obj.get_kernel("k")
+    again = Kernel.from_handle(kernel.handle, obj)  # counted too
+    with pytest.raises(RuntimeError, match="2 kernels of it still alive"):
+        obj.close()
+    assert not obj.is_closed and obj.get_kernel("k") == kernel  # still loaded and usable
+    del kernel
+    gc.collect()
+    with pytest.raises(RuntimeError, match="1 kernel of it still alive"):
+        obj.close()
+    del again
+    gc.collect()
+    obj.close()
+    assert obj.is_closed
+    with pytest.raises(RuntimeError, match="closed"):
+        obj.get_kernel("k")
+
+
 @pytest.mark.gpu
 def test_unload_at_collection_and_exit_is_quiet():
     code = (
@@ -498,7 +536,8 @@ def test_unload_at_collection_and_exit_is_quiet():
 
 
 def test_result_namedtuples_pickle():
-    from cuda_core._module import MaxPotentialBlockSizeOccupancyResult, ParamInfo
+    from cuda_core._kernel_views import ParamInfo
+    from cuda_core._kernel_views import MaxPotentialBlockSizeOccupancyResult
 
     for value in (ParamInfo(offset=8, size=4), MaxPotentialBlockSizeOccupancyResult(132, 1024)):
         assert pickle.loads(pickle.dumps(value)) == value

@@ -233,7 +233,7 @@ def test_launch_config_dims(field):
     rest = ", ".join(v for k, v in others.items() if k != field and v)
     cases = matrix(f"LaunchConfig({field}={{v}}, {rest})", _dims_rows(field))
     cases += matrix(f"Sub({field}={{v}}, {rest})", _dims_rows(field))
-    if field == "grid":  # by position, and again with the same objects (the config cache)
+    if field == "grid":  # by position, and again with the same objects
         cases += matrix("LaunchConfig({v}, None, 1)", _dims_rows(field))
         cases += [("positional again", "LaunchConfig(g, None, 1); LaunchConfig(g, None, 1)", OK)]
     run_cases(_LAUNCH_CONFIG_SETUP + "\ng = (3, 2)\n", cases)
@@ -602,13 +602,19 @@ def test_generated_setstate_checks_the_state_tuple():
     setup = """
     from cuda_core._device import DeviceProperties, _DeviceAttributes
     from cuda_core._memory._buffer import _ExportGuard
-    from cuda_core._module import KernelAttributes, KernelOccupancy
+    from cuda_core._kernel_views import KernelAttributes
+    from cuda_core._kernel_views import KernelOccupancy
+    import pickle
     """
     cases = []
-    for cls in ("DeviceProperties", "_DeviceAttributes", "KernelAttributes", "KernelOccupancy",
-                "_ExportGuard"):
+    for cls in ("DeviceProperties", "_DeviceAttributes", "_ExportGuard"):
         cases.append((f"{cls} ()", f"{cls}.__new__({cls}).__setstate_cython__(())",
                       raises(IndexError, "out of range")))
+    # The kernel views hold the kernel's handle as a C pointer: Cython writes no pickling for
+    # them, and pickling one is refused (it was refused before, by the Kernel they held).
+    for cls in ("KernelAttributes", "KernelOccupancy"):
+        cases.append((f"{cls} pickle", f"pickle.dumps({cls}.__new__({cls}))",
+                      raises(TypeError, "cannot be converted to a Python object for pickling")))
     run_cases(setup, cases)
 
 
@@ -663,26 +669,67 @@ def clusters(query, **fields):
 """
 
 
+def _occupancy_dims_rows(query, field):
+    # The occupancy queries build a LaunchConfig from any object with its fields, so the
+    # checks and messages are LaunchConfig's, naming the query's config.
+    name = f"{query}(): config.{field} must be an int or a tuple of 1 to 3 ints"
+    return [
+        ("empty", "()", raises(ValueError, name, "tuple of length 0")),
+        ("4-tuple", "(1, 1, 1, 1)", raises(ValueError, name, "tuple of length 4")),
+        ("object", "object()", raises(TypeError, name, "got object")),
+        ("float", "3.5", raises(TypeError, name, "got float")),
+        ("generator", "(x for x in (1,))", raises(TypeError, name, "got generator")),
+        ("list", "[1]", raises(TypeError, name, "got list")),
+        ("str", "'1'", raises(TypeError, name, "got str")),
+        ("str item", "('1',)", raises(TypeError, name, "got str in ('1',)")),
+        ("zero item", "(1, 0)", raises(ValueError, f"{query}(): config.{field} values must "
+                                                   f"be >= 1")),
+        ("too big", "(2**32,)", raises(ValueError, f"{query}(): config.{field} values must "
+                                                    f"fit in 32 bits")),
+    ]
+
+
+def test_occupancy_config_checks_without_a_gpu():
+    # Every check runs before the driver is asked, so a view with no kernel behind it shows
+    # them (in a child process: a check that let a bad config through must not crash pytest).
+    setup = """
+import types
+from cuda_core import LEGACY_DEFAULT_STREAM as s
+from cuda_core._kernel_views import KernelOccupancy
+
+occ = KernelOccupancy.__new__(KernelOccupancy)
+
+def cfg(**fields):
+    values = dict(grid=(1, 1, 1), block=(32, 1, 1), cluster=(1, 1, 1), shmem_size=0)
+    values.update(fields)
+    return types.SimpleNamespace(**values)
+
+def clusters(query, **fields):
+    getattr(occ, query)(cfg(**fields), stream=s)
+"""
+    cases = []
+    for query in ("max_active_clusters", "max_potential_cluster_size"):
+        for field in ("grid", "block", "cluster"):
+            cases += matrix(f"clusters({query!r}, {field}={{v}})",
+                            _occupancy_dims_rows(query, field))
+        cases += [
+            (f"{query} shmem", f"clusters({query!r}, shmem_size=-1)",
+             raises(ValueError, f"{query}(): config.shmem_size must be between 0 and")),
+            (f"{query} no grid", f"getattr(occ, {query!r})(object(), stream=s)",
+             raises(TypeError, f"{query}(): config must be a LaunchConfig")),
+            (f"{query} overflow", f"clusters({query!r}, grid=2**31, cluster=2)",
+             raises(ValueError, f"{query}(): config: grid", "more than 2**32 - 1 blocks")),
+        ]
+    run_cases(setup, cases)
+
+
 @pytest.mark.gpu
 def test_occupancy_config_dims():
     cases = []
     for query in ("max_active_clusters", "max_potential_cluster_size"):
         for field in ("grid", "block", "cluster"):
-            name = f"{query}(): config.{field} must be an int or a tuple of 1 to 3 ints"
-            cases += matrix(f"clusters({query!r}, {field}={{v}})", [
-                ("empty", "()", raises(TypeError, name, "not ()")),
-                ("1-tuple", "(1,)", OK),
-                ("4-tuple", "(1, 1, 1, 1)", raises(TypeError, name, "not (1, 1, 1, 1)")),
-                ("object", "object()", raises(TypeError, name)),
-                ("float", "3.5", raises(TypeError, name, "not 3.5")),
-                ("generator", "(x for x in (1,))", raises(TypeError, name)),
-                ("list", "[1]", raises(TypeError, name, "not [1]")),
-                ("str", "'1'", raises(TypeError, name)),
-                ("str item", "('1',)", raises(TypeError, f"{query}(): config.{field} must be "
-                                                         f"an int, not str")),
-                ("zero item", "(1, 0)", raises(ValueError, f"{query}(): config.{field} must be "
-                                                           f"between 1 and")),
-            ])
+            rows = _occupancy_dims_rows(query, field) + [("1-tuple", "(1,)", OK)]
+            cases += matrix(f"clusters({query!r}, {field}={{v}})", rows)
     run_cases(_KERNEL_SETUP, cases)
 
 

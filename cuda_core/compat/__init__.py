@@ -164,7 +164,7 @@ def install():
                                f"before anything imports cuda.core, or start the program with "
                                f"CUDA_CORE_COMPAT=1")
         # cuda.core 1.2 never unloads a library, and its clients unload the handle themselves.
-        from cuda_core._module import _keep_loaded_libraries
+        from cuda_core._object_code import _keep_loaded_libraries
 
         _keep_loaded_libraries()
         sys.meta_path.insert(0, _Finder())

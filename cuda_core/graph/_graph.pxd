@@ -1,59 +1,15 @@
-from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalHandle,
-                                     CUgraphConditionalNodeType, CUgraphEdgeData, CUgraphExec,
-                                     CUgraphNode, CUgraphNodeParams)
+from cuda.bindings.cydriver cimport CUDA_GRAPH_INSTANTIATE_PARAMS, CUgraph, CUgraphExec
 
 from cuda_core._context cimport Context
-from cuda_core._stream cimport Stream
+from cuda_core._resource cimport Resource
 
 
-cdef struct _Capture:
-    # Where a capture stands (cuStreamGetCaptureInfo): its graph, and the nodes (with their
-    # edge data, or NULL) that the next captured node depends on; the arrays are the driver's.
-    CUgraph graph
-    const CUgraphNode* deps
-    const CUgraphEdgeData* edges
-    size_t count
-
-
-cdef class GraphCondition:
-    cdef CUgraphConditionalHandle _handle
-    cdef CUgraph _graph           # the graph it was created for: its conditional nodes use it
-
-
-cdef class GraphBuilder:
-    cdef Stream _stream           # where the work is captured
-    cdef bint _owns_stream        # made for this builder (closed with it)
-    # The captured graph once building ended (owned), or a conditional node's body graph
-    # (owned by the node, captured into with cuStreamBeginCaptureToGraph).
-    cdef CUgraph _graph
-    cdef bint _owns_graph
-    cdef bint _is_body
-    cdef GraphBuilder _parent     # a body's builder keeps the builder of its node alive
-    cdef int _state               # _NEW, _BUILDING or _ENDED
-    cdef bint _closed
-    cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
-    # Streams of the builders joined into this one: they stay in the capture until it ends.
-    cdef list _joined
-    # The _HostCall of each host node captured (callbacks and their data): one list for every
-    # builder of a capture, copied into each Graph completed from it.
-    cdef list _keep
-    cdef object __weakref__
-
-    cdef int _check_open(self) except -1
-    cdef int _check_building(self, str what) except -1
-    cdef int _check_ended(self, str what) except -1
-    cdef int _close_joined(self) except -1
-    cdef int _capture_info(self, _Capture* cap) except -1
-    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1
-    cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
-                            unsigned int size, str what)
-
-
-cdef class Graph:
+cdef class Graph(Resource):
     cdef CUgraphExec _handle
     cdef Context _ctx             # the context it was instantiated in
     cdef list _keep               # the _HostCall of each host node: held again by each launch
-    cdef bint _closed
-    cdef object __weakref__
 
-    cdef int _check_open(self) except -1
+
+cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
+                       CUDA_GRAPH_INSTANTIATE_PARAMS* params)
+cdef int update_graph(Graph graph, CUgraph source, list keep) except -1

@@ -4,7 +4,8 @@ program cache.
 ``cuda_core.utils`` is a public namespace; its names are listed in ``__all__``.
 """
 
-from cuda_core._memoryview import StridedMemoryView, args_viewable_as_strided_memory
+from cuda_core._memoryview import StridedMemoryView
+from cuda_core._viewable_args import args_viewable_as_strided_memory
 from cuda_core.utils._file_stream_program_cache import FileStreamProgramCache
 from cuda_core.utils._in_memory_program_cache import InMemoryProgramCache
 from cuda_core.utils._program_cache import ProgramCacheResource

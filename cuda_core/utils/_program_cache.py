@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cuda_core._checks import check_int
-from cuda_core._module import ObjectCode
+from cuda_core._object_code import ObjectCode
 
 __all__ = ["ProgramCacheResource"]
 

@@ -12,7 +12,8 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUjit_option, CUjitInputType, CUlinkState, CUresult
 
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport make_driver_error, warn_cleanup
+from cuda_core._errors cimport make_driver_error
+from cuda_core._resource cimport Resource
 
 from cuda_core import _ptx
 from cuda_core._errors import NVRTCError
@@ -42,9 +43,10 @@ INPUT_TYPES = {
 }
 
 
-cdef class DriverLinker:
+cdef class DriverLinker(Resource):
     """One ``CUlinkState`` with its info and error log buffers (which the driver writes until
-    ``cuLinkDestroy``, so they live as long as the state)."""
+    ``cuLinkDestroy``, so they live as long as the state). ``close()`` destroys the state and
+    raises if that fails; an unclosed linker is destroyed when collected."""
 
     cdef CUlinkState _state
     cdef char* _info_log
@@ -52,13 +54,6 @@ cdef class DriverLinker:
     cdef CUjit_option* _opts
     cdef void** _vals
     cdef list _keep  # input images, alive until the state is destroyed
-
-    def __cinit__(self):
-        self._state = NULL
-        self._info_log = NULL
-        self._error_log = NULL
-        self._opts = NULL
-        self._vals = NULL
 
     def __init__(self, list options):
         """``options``: ``(CUjit_option, int value)`` pairs (see JIT_OPTIONS).
@@ -68,6 +63,8 @@ cdef class DriverLinker:
         cdef unsigned int n = FIXED_OPTIONS + len(options)
         cdef unsigned int i
         cdef CUresult err
+        if self._info_log != NULL:
+            raise RuntimeError("DriverLinker.__init__ runs once")
         ensure_driver()
         self._keep = []
         self._info_log = <char*>malloc(LOG_BYTES)
@@ -98,30 +95,38 @@ cdef class DriverLinker:
             raise make_driver_error(err, "cuLinkCreate")
 
     def __dealloc__(self):
-        self._destroy()
+        # Plain C memory only: the state itself is destroyed by close() or the finalizer,
+        # which run before this.
         free(self._info_log)
         free(self._error_log)
         free(self._opts)
         free(self._vals)
 
-    cdef void _destroy(self) noexcept:
+    cdef int _release(self) except -1:
         cdef CUresult err
-        if self._state != NULL:
-            err = cydriver.cuLinkDestroy(self._state)
-            self._state = NULL
-            warn_cleanup("cuLinkDestroy", err)
+        if self._state == NULL:
+            return 0
+        err = cydriver.cuLinkDestroy(self._state)
+        if err != CUDA_SUCCESS:  # the state keeps its address, for the cleanup warning
+            raise make_driver_error(err, "cuLinkDestroy")
+        self._state = NULL
+        self._keep = []  # the state that could read them is gone
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._state
+
+    def close(self):
+        """Destroy the link state. Idempotent; raises if ``cuLinkDestroy`` fails.
+
+        .. note:: Calls ``cuLinkDestroy``.
+        """
+        Resource.close(self)
 
     @property
     def handle(self):
+        """The ``CUlinkState`` address (0 once closed)."""
         return <size_t>self._state
-
-    @property
-    def is_closed(self):
-        return self._state == NULL
-
-    def close(self):
-        self._destroy()
-        self._keep = []
 
     cdef _fail(self, CUresult err, str what):
         base = make_driver_error(err)
@@ -141,8 +146,7 @@ cdef class DriverLinker:
         cdef CUjitInputType kind
         cdef const char* c_data
         cdef bytes data
-        if self._state == NULL:
-            raise RuntimeError("this Linker is closed")
+        self._check_open()
         if code_type not in INPUT_TYPES:
             raise ValueError(f"the driver linker cannot link {code_type!r} inputs (it takes "
                              f"{', '.join(INPUT_TYPES)}); LTO IR needs nvJitLink")
@@ -168,8 +172,7 @@ cdef class DriverLinker:
         cdef void* cubin = NULL
         cdef size_t size = 0
         cdef CUresult err
-        if self._state == NULL:
-            raise RuntimeError("this Linker is closed")
+        self._check_open()
         with nogil:
             err = cydriver.cuLinkComplete(self._state, &cubin, &size)
         if err != CUDA_SUCCESS:

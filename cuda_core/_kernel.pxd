@@ -1,21 +1,30 @@
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUfunction, CUkernel, CUlibrary
+from cuda.bindings.cydriver cimport CUcontext, CUfunction, CUkernel
 
 from cuda_core._context cimport Context, primary_ordinal
+from cuda_core._object_code cimport ObjectCode
 
 
-cdef class ObjectCode:
-    # The image (bytes) or, when ``_is_path``, the absolute path of a file holding it.
-    cdef object _code
-    cdef str _code_type
-    cdef str _name
-    cdef dict _sym_map
-    cdef bint _is_path
-    # NULL until the first get_kernel()/handle/get_module(); unloaded in __dealloc__.
-    cdef CUlibrary _library
-    cdef object __weakref__
-
-    cdef int _ensure_loaded(self) except -1
+# The fields a Kernel fills lazily (its parameter layout, its CUfunctions) are published with a
+# release store after everything they point at, and read with an acquire load, so that a
+# thread that sees one sees what it points at, also without the GIL (free-threaded CPython) and
+# on weakly ordered CPUs. On x86 both are plain moves.
+cdef extern from *:
+    """
+    template <typename T> static inline T cuda_core_load_acquire(T* p) {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
+    template <typename T> static inline void cuda_core_store_release(T* p, T value) {
+        __atomic_store_n(p, value, __ATOMIC_RELEASE);
+    }
+    """
+    Py_ssize_t load_count "cuda_core_load_acquire"(Py_ssize_t* p) noexcept nogil
+    void store_count "cuda_core_store_release"(Py_ssize_t* p, Py_ssize_t value) noexcept nogil
+    CUfunction* load_functions "cuda_core_load_acquire"(CUfunction** p) noexcept nogil
+    void store_functions "cuda_core_store_release"(CUfunction** p,
+                                                   CUfunction* value) noexcept nogil
+    CUfunction load_function "cuda_core_load_acquire"(CUfunction* p) noexcept nogil
+    void store_function "cuda_core_store_release"(CUfunction* p, CUfunction value) noexcept nogil
 
 
 # Kernels with at most this many parameters keep their layout inline, without a heap block.
@@ -44,7 +53,8 @@ cdef class Kernel:
     cdef size_t* _param_offsets
     cdef size_t _inline_sizes[KERNEL_INLINE_PARAMS]
     cdef size_t _inline_offsets[KERNEL_INLINE_PARAMS]
-    # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod).
+    # Keeps the library loaded while the kernel lives (None for Kernel.from_handle without mod);
+    # counted in its _num_kernels while this kernel lives.
     cdef ObjectCode _owner
     cdef bytes _param_table
     cdef object __weakref__
@@ -59,11 +69,13 @@ cdef inline Py_ssize_t kernel_param_layout(Kernel kernel, const size_t** offsets
     """The kernel's parameter count, with ``offsets[0]``/``sizes[0]`` set to its per-parameter
     byte offsets and sizes. After the first call this is a compare and two loads: no Python
     and no driver call, so a launcher can check every launch against it."""
-    if kernel._num_params < 0:
+    cdef Py_ssize_t n = load_count(&kernel._num_params)
+    if n < 0:
         kernel._load_param_info()
+        n = kernel._num_params
     offsets[0] = kernel._param_offsets
     sizes[0] = kernel._param_sizes
-    return kernel._num_params
+    return n
 
 
 cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) except? NULL:
@@ -74,20 +86,24 @@ cdef inline CUfunction kernel_function(Kernel kernel, Context ctx) except? NULL:
     current context): the CUfunction kept for the current context when it is a primary one,
     for one ``cuCtxGetCurrent`` and a few compares."""
     cdef CUcontext current = NULL
+    cdef CUfunction* functions = load_functions(&kernel._functions)
+    cdef CUfunction func = NULL
     cdef int ordinal
     if ctx is None:
         if cydriver.cuCtxGetCurrent(&current) == cydriver.CUDA_SUCCESS and current != NULL:
             ordinal = primary_ordinal(current)
-            if (0 <= ordinal < kernel._num_functions
-                    and kernel._functions[ordinal] != NULL):
-                return kernel._functions[ordinal]
+            if functions != NULL and 0 <= ordinal < kernel._num_functions:
+                func = load_function(&functions[ordinal])
+                if func != NULL:
+                    return func
         return kernel._current_function(current)
-    if (ctx._is_primary and ctx._device_id < kernel._num_functions
-            and kernel._functions[ctx._device_id] != NULL):
-        return kernel._functions[ctx._device_id]
+    if ctx._is_primary and functions != NULL and ctx._device_id < kernel._num_functions:
+        func = load_function(&functions[ctx._device_id])
+        if func != NULL:
+            return func
     return kernel._launch_function(ctx)
 
 
+# A new Kernel for ``handle``; counts itself in ``owner`` (if not None), whose caller holds
+# _object_code's load lock (see kernel_of).
 cdef Kernel make_kernel(CUkernel handle, ObjectCode owner)
-cdef ObjectCode make_object_code(object code, str code_type, str name, dict sym_map,
-                                 bint is_path)

@@ -1,0 +1,29 @@
+from cuda.bindings.cydriver cimport CUkernel, CUlibrary
+
+from cuda_core._resource cimport Resource
+
+
+cdef class ObjectCode(Resource):
+    # The image (bytes) or, when ``_is_path``, the absolute path of a file holding it.
+    cdef object _code
+    cdef str _code_type
+    cdef str _name
+    cdef dict _sym_map
+    cdef bint _is_path
+    # NULL until the first get_kernel()/handle/get_module(); unloaded at close() or when the
+    # object is collected.
+    cdef CUlibrary _library
+    # The Kernels of this code alive now (make_kernel counts one, its __dealloc__ uncounts it):
+    # close() refuses while one is, since unloading the library would leave it dangling.
+    # Updated atomically (count_kernel); counted up only under the module's load lock.
+    cdef Py_ssize_t _num_kernels
+
+    cdef int _ensure_loaded(self) except -1
+
+
+cdef ObjectCode make_object_code(object code, str code_type, str name, dict sym_map,
+                                 bint is_path)
+# A Kernel of ``owner``'s loaded library (raises if ``owner`` is closed; a closed ObjectCode
+# makes no more kernels).
+cdef object kernel_of(ObjectCode owner, CUkernel handle)
+cdef void count_kernel(ObjectCode owner, Py_ssize_t delta) noexcept nogil

@@ -1,0 +1,33 @@
+from libc.stdint cimport int64_t
+
+
+cdef enum:
+    # The most dimensions a view takes: more than any library produces.
+    MAX_DIMS = 64
+
+
+cdef class _StridedLayout:
+    cdef tuple _shape
+    cdef object _strides
+    cdef object _strides_bytes
+    cdef Py_ssize_t _itemsize
+    cdef bint _c, _f, _any
+
+
+# The layout arithmetic of a view, on its C arrays: ``ndim`` extents and strides in elements
+# (``ndim`` <= MAX_DIMS).
+cdef tuple int_tuple(const int64_t* a, int n)
+cdef void fill_c_strides(const int64_t* shape, int64_t* strides, int ndim) noexcept
+cdef bint zero_volume(const int64_t* shape, int ndim) noexcept
+cdef bint dense_in_order(const int64_t* shape, const int64_t* strides, int ndim,
+                         bint last_fastest) noexcept
+cdef bint is_dense_any(const int64_t* shape, const int64_t* strides, int ndim) noexcept
+cdef void byte_bounds(const int64_t* shape, const int64_t* strides, int ndim,
+                      Py_ssize_t itemsize, int64_t* lo, int64_t* hi) noexcept
+cdef int check_span(const int64_t* shape, const int64_t* strides, int ndim,
+                    Py_ssize_t itemsize, str who, object exc) except -1
+cdef int check_bounds(const int64_t* shape, const int64_t* strides, int ndim,
+                      Py_ssize_t itemsize, size_t nbytes, str who) except -1
+cdef int read_extents(tuple shape, int64_t* out, str who, object exc) except -1
+cdef int read_strides(object strides, tuple shape, int64_t* out, Py_ssize_t divisor, str who,
+                      object exc) except -1

@@ -1,0 +1,23 @@
+from cpython.ref cimport PyObject
+
+from cuda_core._memory.dlpack cimport DLPackExchangeAPI
+
+
+cdef extern from *:
+    """
+    static inline PyObject* cuda_core_smv_steal(PyObject* o) { return o; }
+    static inline int cuda_core_smv_raise(void) { return -1; }
+    """
+    # A new reference handed to Cython as an object it owns.
+    object steal "cuda_core_smv_steal"(PyObject* o)
+    # Propagate the exception already set.
+    int raise_current "cuda_core_smv_raise"() except -1
+
+
+# The DLPack exchange with a producer, as a view consumes it: which protocol an object speaks,
+# the __dlpack__ calls and their capsule, the C exchange table, a consumed tensor's deleter.
+cdef int protocol(object obj) except -1
+cdef void* export_tensor(object obj, object stream, bint no_sync, str who,
+                         bint* versioned) except NULL
+cdef void delete_tensor(void* managed, bint versioned) noexcept
+cdef const DLPackExchangeAPI* exchange_api(object obj) except? NULL

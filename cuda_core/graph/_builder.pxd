@@ -1,0 +1,40 @@
+from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalNodeType, CUgraphEdgeData,
+                                     CUgraphNode, CUgraphNodeParams)
+
+from cuda_core._resource cimport Resource
+from cuda_core._stream cimport Stream
+
+
+cdef struct _Capture:
+    # Where a capture stands (cuStreamGetCaptureInfo): its graph, and the nodes (with their
+    # edge data, or NULL) that the next captured node depends on; the arrays are the driver's.
+    CUgraph graph
+    const CUgraphNode* deps
+    const CUgraphEdgeData* edges
+    size_t count
+
+
+cdef class GraphBuilder(Resource):
+    cdef Stream _stream           # where the work is captured
+    cdef bint _owns_stream        # made for this builder (closed with it)
+    # The captured graph once building ended (owned), or a conditional node's body graph
+    # (owned by the node, captured into with cuStreamBeginCaptureToGraph).
+    cdef CUgraph _graph
+    cdef bint _owns_graph
+    cdef bint _is_body
+    cdef GraphBuilder _parent     # a body's builder keeps the builder of its node alive
+    cdef int _state               # _NEW, _BUILDING or _ENDED
+    cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
+    # Streams of the builders joined into this one: they stay in the capture until it ends.
+    cdef list _joined
+    # The _HostCall of each host node captured (callbacks and their data): one list for every
+    # builder of a capture, copied into each Graph completed from it.
+    cdef list _keep
+
+    cdef int _check_building(self, str what) except -1
+    cdef int _check_ended(self, str what) except -1
+    cdef int _close_joined(self) except -1
+    cdef int _capture_info(self, _Capture* cap) except -1
+    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1
+    cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
+                            unsigned int size, str what)

@@ -1,0 +1,622 @@
+"""GraphBuilder: records the work queued on its stream into a CUgraph (stream capture), which
+``complete()`` instantiates into a launchable Graph (``_graph``).
+
+A builder captures on one stream. ``split()`` forks more streams into the same capture and
+``join()`` merges them back; conditional nodes (``if_then``, ``if_else``, ``switch``,
+``while_loop``) hand out builders that capture into the node's body graphs. The Python objects
+that captured work refers to (host callbacks and their data) are kept in one list shared by all
+builders of a capture; every Graph instantiated from it holds a copy, and each launch of a Graph
+holds them until its host nodes have run.
+"""
+
+import os
+
+from libc.string cimport memset
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
+                                     CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams,
+                                     CUresult, CUstreamCaptureStatus)
+
+from cuda_core._checks cimport check_int
+from cuda_core._context cimport Context, ContextGuard, enter_context
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._resource cimport Resource
+from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
+from cuda_core.graph._condition cimport GraphCondition, create_condition
+from cuda_core.graph._graph cimport Graph, instantiate, update_graph
+from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
+
+from cuda_core._options import check_or_create_options
+from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
+
+__all__ = ["GraphBuilder"]
+
+cdef enum:
+    _NEW = 0        # not capturing yet
+    _BUILDING = 1   # capturing
+    _ENDED = 2      # capture ended; _graph holds the result (NULL if the driver refused it)
+
+cdef dict _CAPTURE_MODES = {
+    "global": cydriver.CU_STREAM_CAPTURE_MODE_GLOBAL,
+    "thread_local": cydriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+    "relaxed": cydriver.CU_STREAM_CAPTURE_MODE_RELAXED,
+}
+
+cdef dict _DOT_FLAGS = {
+    "verbose": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE,
+    "runtime_types": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES,
+    "kernel_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS,
+    "memcpy_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS,
+    "memset_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS,
+    "host_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS,
+    "event_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS,
+    "ext_semas_signal_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS,
+    "ext_semas_wait_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS,
+    "kernel_node_attributes": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES,
+    "handles": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES,
+    "mem_alloc_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS,
+    "mem_free_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS,
+    "batch_mem_op_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS,
+    "extra_topo_info": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO,
+    "conditional_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS,
+}
+
+
+cdef CUcontext _context_of(Stream s) except? NULL:
+    return s._resolve_ctx()._handle
+
+
+cdef class GraphBuilder(Resource):
+    """Records the work queued on a stream into a graph (stream capture).
+
+    Not constructible: use :meth:`Device.create_graph_builder` (a new stream of its own) or
+    :meth:`Stream.create_graph_builder` (that stream). Pass the builder wherever a stream is
+    taken (:func:`launch`, ``Device.allocate(..., stream=builder)``, ``Buffer.copy_to``): it has
+    ``__cuda_stream__``, so the work is captured instead of run.
+
+    A builder builds one graph: :meth:`begin_building`, the work, :meth:`end_building`, then
+    :meth:`complete` for a launchable :class:`Graph` (as many as wanted).
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("GraphBuilder objects cannot be instantiated directly; use "
+                           "Device.create_graph_builder() or Stream.create_graph_builder()")
+
+    cdef int _release(self) except -1:
+        # A capture in progress is abandoned (ending a forked-off one is its root's job), or
+        # the captured graph destroyed (a builder owns one only once its building ended). The
+        # streams are close()'s (below).
+        cdef CUgraph abandoned = NULL
+        cdef CUresult err
+        if self._state == _BUILDING and not self._join_required:
+            err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
+            if abandoned != NULL and not self._is_body:
+                cydriver.cuGraphDestroy(abandoned)
+            # An abandoned capture that was already broken is what close() is for.
+            if err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                           cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
+                self._state = _ENDED
+                raise make_driver_error(err, "cuStreamEndCapture")
+        self._state = _ENDED
+        if self._owns_graph and self._graph != NULL:
+            err = cydriver.cuGraphDestroy(self._graph)
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "cuGraphDestroy")
+            self._graph = NULL
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._graph
+
+    # -- state ---------------------------------------------------------------------------------
+
+    cdef int _check_building(self, str what) except -1:
+        self._check_open()
+        if self._state != _BUILDING:
+            raise RuntimeError(f"{what} needs a builder that is building: call begin_building() "
+                               f"first" if self._state == _NEW else
+                               f"{what} needs a builder that is building, and this one's "
+                               f"building has ended")
+        return 0
+
+    cdef int _check_ended(self, str what) except -1:
+        self._check_open()
+        if self._state != _ENDED:
+            raise RuntimeError(f"{what} needs a finished graph: call end_building() first")
+        if self._graph == NULL:
+            raise RuntimeError(f"{what}: the capture ended in an error, so there is no graph")
+        return 0
+
+    @property
+    def is_building(self):
+        """True between :meth:`begin_building` and :meth:`end_building`."""
+        self._check_open()
+        return self._state == _BUILDING
+
+    @property
+    def is_join_required(self):
+        """True for the builders :meth:`split` forked off: they end by being joined back with
+        :meth:`join`, not with :meth:`end_building`."""
+        self._check_open()
+        return bool(self._join_required)
+
+    @property
+    def stream(self):
+        """The :class:`Stream` the work is captured on."""
+        self._check_open()
+        return self._stream
+
+    def __cuda_stream__(self):
+        """The stream protocol, version 0: ``(0, address of the capture stream)``."""
+        self._check_open()
+        return (0, <size_t>self._stream._handle)
+
+    def __repr__(self):
+        if self._closed:
+            return "<GraphBuilder (closed)>"
+        state = ("new", "building", "ended")[self._state]
+        return f"<GraphBuilder {state} on {self._stream!r}>"
+
+    # -- capture -------------------------------------------------------------------------------
+
+    def begin_building(self, mode="relaxed"):
+        """Start capturing the work queued on :attr:`stream`.
+
+        .. note:: Calls ``cuStreamBeginCapture`` (``cuStreamBeginCaptureToGraph`` for the body
+           of a conditional node).
+
+        Parameters
+        ----------
+        mode : {"relaxed", "global", "thread_local"}
+            How the capture guards against unsafe calls made meanwhile (for example a
+            synchronous ``cuMemAlloc``): ``"global"`` refuses them in every thread that did not
+            opt out, ``"thread_local"`` in this thread, ``"relaxed"`` (the default) nowhere.
+
+        Returns
+        -------
+        GraphBuilder
+            ``self``.
+        """
+        self._check_open()
+        if type(mode) is not str:
+            raise TypeError(f"begin_building(): mode must be a str, not {type(mode).__name__}")
+        try:
+            capture_mode = _CAPTURE_MODES[mode]
+        except KeyError:
+            raise ValueError(f"begin_building(): mode must be one of "
+                             f"{', '.join(map(repr, _CAPTURE_MODES))}, got {mode!r}") from None
+        if self._state == _BUILDING:
+            raise RuntimeError("begin_building(): this builder is already building")
+        if self._state == _ENDED:
+            raise RuntimeError("begin_building(): this builder's building has ended; a "
+                               "GraphBuilder builds one graph (create another one)")
+        cdef ContextGuard guard
+        enter_context(guard, _context_of(self._stream))
+        if self._is_body:
+            HANDLE_RETURN(cydriver.cuStreamBeginCaptureToGraph(
+                self._stream._handle, self._graph, NULL, NULL, 0, capture_mode))
+        else:
+            HANDLE_RETURN(cydriver.cuStreamBeginCapture(self._stream._handle, capture_mode))
+        self._state = _BUILDING
+        return self
+
+    def end_building(self):
+        """Stop capturing; the captured graph is then ready for :meth:`complete`.
+
+        .. note:: Calls ``cuStreamEndCapture``.
+
+        Raises
+        ------
+        RuntimeError
+            When not building; for a builder :meth:`split` forked off (join it instead); when
+            work forked off with :meth:`split` was not joined back.
+        CUDAError
+            When the driver invalidated the capture (for example after a call that is not
+            allowed while capturing).
+
+        Returns
+        -------
+        GraphBuilder
+            ``self``.
+        """
+        cdef CUgraph graph = NULL
+        cdef CUresult err
+        self._check_building("end_building()")
+        if self._join_required:
+            raise RuntimeError("end_building(): this builder was forked off with split(); "
+                               "join it back into the builder it came from with "
+                               "GraphBuilder.join(...) and end that one")
+        with nogil:
+            err = cydriver.cuStreamEndCapture(self._stream._handle, &graph)
+        self._state = _ENDED
+        self._close_joined()
+        if err != CUDA_SUCCESS:
+            if graph != NULL and not self._is_body:
+                cydriver.cuGraphDestroy(graph)
+            if err == cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+                raise RuntimeError("end_building(): work forked off with split() was never "
+                                   "joined back (GraphBuilder.join); the capture is discarded")
+            raise make_driver_error(err, "end_building(): the capture failed and is "
+                                         "discarded")
+        if not self._is_body:  # a body graph belongs to its conditional node
+            self._graph = graph
+            self._owns_graph = True
+        return self
+
+    cdef int _close_joined(self) except -1:
+        if not self._joined:
+            return 0
+        joined, self._joined = self._joined, []
+        for s in joined:
+            (<Stream>s).close()
+        return 0
+
+    def complete(self, options=None):
+        """Instantiate the captured graph into a launchable :class:`Graph`.
+
+        .. note:: Calls ``cuGraphInstantiateWithParams``.
+
+        Parameters
+        ----------
+        options : GraphCompleteOptions or dict, optional
+
+        Returns
+        -------
+        Graph
+        """
+        cdef cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS params
+        cdef Stream upload
+        self._check_ended("complete()")
+        if self._is_body:
+            raise RuntimeError("complete(): this builder holds the body of a conditional node, "
+                               "which is part of its parent's graph; complete the parent")
+        opts = check_or_create_options(GraphCompleteOptions, options,
+                                       "GraphBuilder.complete() options")
+        memset(&params, 0, sizeof(params))
+        if opts.auto_free_on_launch:
+            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        if opts.device_launch:
+            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+        if opts.use_node_priority:
+            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+        if opts.upload_stream is not None:
+            upload = as_stream(opts.upload_stream, "GraphCompleteOptions.upload_stream")
+            upload._check_open()
+            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+            params.hUploadStream = upload._handle
+        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep), &params)
+
+    def debug_dot_print(self, path, options=None):
+        """Write the captured graph to ``path`` as a Graphviz DOT file.
+
+        .. note:: Calls ``cuGraphDebugDotPrint``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        options : GraphDebugPrintOptions or dict, optional
+            What to write beyond the graph's shape.
+        """
+        self._check_ended("debug_dot_print()")
+        opts = check_or_create_options(GraphDebugPrintOptions, options,
+                                       "GraphBuilder.debug_dot_print() options")
+        cdef unsigned int flags = 0
+        for name, flag in _DOT_FLAGS.items():
+            if getattr(opts, name):
+                flags |= <unsigned int>flag
+        cdef bytes encoded = os.fsencode(path)
+        HANDLE_RETURN(cydriver.cuGraphDebugDotPrint(self._graph, encoded, flags))
+
+    # -- fork and join -------------------------------------------------------------------------
+
+    def split(self, count):
+        """Fork the capture: ``count`` builders, this one first, whose work may run
+        concurrently. The others capture on new streams, after everything captured so far.
+
+        Join them back with :meth:`join` before :meth:`end_building`.
+
+        Parameters
+        ----------
+        count : int
+            At least 2.
+
+        Returns
+        -------
+        tuple of GraphBuilder
+        """
+        cdef CUevent fork = NULL
+        cdef GraphBuilder branch
+        cdef ContextGuard guard
+        self._check_building("split()")
+        count = check_int(count, "split(): count", 2)
+        ctx = self._stream._resolve_ctx()
+        branches = [self]
+        enter_context(guard, (<Context>ctx)._handle)
+        try:
+            HANDLE_RETURN(cydriver.cuEventCreate(&fork, cydriver.CU_EVENT_DISABLE_TIMING))
+            HANDLE_RETURN(cydriver.cuEventRecord(fork, self._stream._handle))
+            for _ in range(count - 1):
+                branch = _new_builder(create_stream(<Context>ctx, None), True, self._keep)
+                HANDLE_RETURN(cydriver.cuStreamWaitEvent(branch._stream._handle, fork, 0))
+                branch._state = _BUILDING
+                branch._join_required = True
+                branches.append(branch)
+        finally:
+            if fork != NULL:
+                cydriver.cuEventDestroy(fork)
+        return tuple(branches)
+
+    @staticmethod
+    def join(*builders):
+        """Merge forked builders: the work captured afterwards on the returned builder runs
+        after the work of all of them. The others are closed.
+
+        Parameters
+        ----------
+        *builders : GraphBuilder
+            At least two distinct builders of one capture, all building.
+
+        Returns
+        -------
+        GraphBuilder
+            The first given builder that :attr:`is_join_required` is False for (the one the
+            capture began on), else the first given.
+        """
+        cdef GraphBuilder target = None
+        cdef GraphBuilder other
+        cdef CUevent done = NULL
+        cdef ContextGuard guard
+        if len(builders) < 2:
+            raise ValueError(f"join() takes at least two GraphBuilders, {len(builders)} given")
+        for b in builders:
+            if not isinstance(b, GraphBuilder):
+                raise TypeError(f"join() takes GraphBuilders, not {type(b).__name__}")
+            (<GraphBuilder>b)._check_building("join()")
+        if len({id(b) for b in builders}) != len(builders):
+            raise ValueError("join(): a builder is given more than once")
+        for b in builders:
+            if not (<GraphBuilder>b)._join_required:
+                target = <GraphBuilder>b
+                break
+        else:
+            target = <GraphBuilder>builders[0]
+        enter_context(guard, _context_of(target._stream))
+        for b in builders:
+            other = <GraphBuilder>b
+            if other is target:
+                continue
+            HANDLE_RETURN(cydriver.cuEventCreate(&done, cydriver.CU_EVENT_DISABLE_TIMING))
+            try:
+                HANDLE_RETURN(cydriver.cuEventRecord(done, other._stream._handle))
+                HANDLE_RETURN(cydriver.cuStreamWaitEvent(target._stream._handle, done, 0))
+            finally:
+                cydriver.cuEventDestroy(done)
+                done = NULL
+            # The forked stream stays in the capture until it ends: it is closed then. The
+            # builder is closed without a release: nothing of it is left to give back.
+            if other._owns_stream:
+                target._joined.append(other._stream)
+            target._joined.extend(other._joined)
+            other._joined = []
+            other._closed = True
+            other._state = _ENDED
+        return target
+
+    # -- nodes added to the capture ------------------------------------------------------------
+
+    cdef int _capture_info(self, _Capture* cap) except -1:
+        """Where the capture stands: its graph and the nodes the next one depends on."""
+        cdef CUstreamCaptureStatus status
+        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
+                                                      &cap.graph, &cap.deps, &cap.edges,
+                                                      &cap.count))
+        if status != cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            raise RuntimeError("the capture was invalidated by an earlier error; end_building() "
+                               "says which")
+        return 0
+
+    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1:
+        """Add a node after the work captured so far (``cap``, from _capture_info), and make
+        it what comes next depends on."""
+        cdef CUgraphNode node = NULL
+        HANDLE_RETURN(cydriver.cuGraphAddNode(&node, cap.graph, cap.deps, cap.edges, cap.count,
+                                              params))
+        HANDLE_RETURN(cydriver.cuStreamUpdateCaptureDependencies(
+            self._stream._handle, &node, NULL, 1, cydriver.CU_STREAM_SET_CAPTURE_DEPENDENCIES))
+        return 0
+
+    def create_condition(self, default_value=None):
+        """A condition for this graph's conditional nodes.
+
+        .. note:: Calls ``cuGraphConditionalHandleCreate``.
+
+        Parameters
+        ----------
+        default_value : int, optional
+            When given (0 to 2**32 - 1), the condition is set to it at the start of every
+            launch of the graph; otherwise only the device sets it.
+
+        Returns
+        -------
+        GraphCondition
+        """
+        cdef _Capture cap
+        cdef unsigned int value = 0
+        self._check_building("create_condition()")
+        if default_value is not None:
+            value = check_int(default_value, "create_condition(): default_value", 0,
+                              0xFFFFFFFF)
+        self._capture_info(&cap)
+        return create_condition(cap.graph, _context_of(self._stream), value,
+                                default_value is not None)
+
+    cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
+                            unsigned int size, str what):
+        cdef CUgraphNodeParams params
+        cdef _Capture cap
+        cdef unsigned int i
+        self._check_building(what)
+        if not isinstance(condition, GraphCondition):
+            raise TypeError(f"{what}: condition must be a GraphCondition (from "
+                            f"create_condition()), not {type(condition).__name__}")
+        self._capture_info(&cap)
+        if (<GraphCondition>condition)._graph != cap.graph:
+            raise ValueError(f"{what}: the condition was created for another graph; a "
+                             f"condition is used by the graph it was created for (a "
+                             f"conditional body's own conditions come from its builder)")
+        ctx = self._stream._resolve_ctx()
+        memset(&params, 0, sizeof(params))
+        params.type = cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.handle = (<GraphCondition>condition)._handle
+        params.conditional.type = kind
+        params.conditional.size = size
+        params.conditional.ctx = (<Context>ctx)._handle
+        self._add_after_capture(&params, &cap)
+        # phGraph_out points at the node's body graphs, owned by the node.
+        return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i])
+                     for i in range(size))
+
+    def if_then(self, condition):
+        """Add a node that runs a body graph when ``condition`` is nonzero.
+
+        Returns
+        -------
+        GraphBuilder
+            The body's builder, not building yet: :meth:`begin_building`, the work,
+            :meth:`end_building`.
+        """
+        return self._conditional(condition, cydriver.CU_GRAPH_COND_TYPE_IF, 1, "if_then()")[0]
+
+    def if_else(self, condition):
+        """Add a node that runs one body graph when ``condition`` is nonzero and another when
+        it is zero.
+
+        Returns
+        -------
+        tuple of GraphBuilder
+            ``(then_builder, else_builder)``, not building yet.
+        """
+        return self._conditional(condition, cydriver.CU_GRAPH_COND_TYPE_IF, 2, "if_else()")
+
+    def switch(self, condition, count):
+        """Add a node that runs body graph ``i`` when ``condition`` is ``i``, and none when it
+        is ``count`` or more.
+
+        Returns
+        -------
+        tuple of GraphBuilder
+            ``count`` body builders, not building yet.
+        """
+        return self._conditional(condition, cydriver.CU_GRAPH_COND_TYPE_SWITCH,
+                                 check_int(count, "switch(): count", 1, 0xFFFFFFFF), "switch()")
+
+    def while_loop(self, condition):
+        """Add a node that runs a body graph again and again while ``condition`` is nonzero
+        (checked before each run; the body sets it, e.g. with ``cudaGraphSetConditional``).
+
+        Returns
+        -------
+        GraphBuilder
+            The body's builder, not building yet.
+        """
+        return self._conditional(condition, cydriver.CU_GRAPH_COND_TYPE_WHILE, 1,
+                                 "while_loop()")[0]
+
+    def embed(self, child):
+        """Add ``child``'s graph (copied) as one node after the work captured so far.
+
+        Parameters
+        ----------
+        child : GraphBuilder
+            A builder whose building has ended.
+        """
+        cdef CUgraphNodeParams params
+        cdef _Capture cap
+        self._check_building("embed()")
+        if not isinstance(child, GraphBuilder):
+            raise TypeError(f"embed(): child must be a GraphBuilder, not "
+                            f"{type(child).__name__}")
+        cdef GraphBuilder c = <GraphBuilder>child
+        c._check_ended("embed()")
+        memset(&params, 0, sizeof(params))
+        params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
+        params.graph.graph = c._graph
+        self._capture_info(&cap)
+        self._add_after_capture(&params, &cap)
+        if not c._is_body:  # a body holds no host nodes (the driver allows none there)
+            self._keep.extend(c._keep)  # once per copy: each runs at every launch
+
+    def callback(self, fn, *, user_data=None):
+        """Capture a host call: ``fn`` runs on a driver thread when the work before it is done.
+
+        .. note:: Calls ``cuLaunchHostFunc``. ``fn`` must not call CUDA.
+
+        Parameters
+        ----------
+        fn : callable or ctypes function pointer
+            A Python callable taking no arguments (an exception it raises is reported through
+            ``sys.unraisablehook``), or a ctypes ``CFUNCTYPE(None, c_void_p)`` function, called
+            with ``user_data``.
+        user_data : int or bytes, optional
+            Only with a ctypes function: an address, or a bytes object whose buffer is passed
+            (kept alive with the graph).
+        """
+        self._check_building("callback()")
+        cdef _HostCall call = make_host_call(fn, user_data, "callback()")
+        enqueue_host_call(self._stream._handle, call)
+        self._keep.append(call)
+
+    def close(self):
+        """Close the builder: a capture in progress is abandoned, the captured graph destroyed
+        and a stream the builder made is destroyed (a stream given to
+        :meth:`Stream.create_graph_builder` is not). Idempotent; Graphs completed from it stay
+        valid."""
+        if self._closed:
+            return
+        try:
+            Resource.close(self)
+        finally:
+            # Only close() closes the streams: a builder dropped unclosed leaves them to their
+            # own finalizers, as a Buffer allocated on the builder may still hold its stream.
+            if self._owns_stream:
+                self._stream.close()
+            self._close_joined()
+
+
+register_graph_builder_type(GraphBuilder)
+
+
+cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep):
+    cdef GraphBuilder b = GraphBuilder.__new__(GraphBuilder)
+    b._stream = stream
+    b._owns_stream = owns_stream
+    b._keep = keep
+    b._joined = []
+    b._state = _NEW
+    return b
+
+
+cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body):
+    cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._keep)
+    b._graph = body
+    b._is_body = True
+    b._parent = parent
+    return b
+
+
+def _builder_on(stream, bint owns_stream):
+    """A new GraphBuilder capturing on ``stream`` (for Device/Stream.create_graph_builder)."""
+    cdef Stream s = as_stream(stream, "create_graph_builder()")
+    s._check_open()
+    return _new_builder(s, owns_stream, [])
+
+
+def _update_from(Graph graph not None, source):
+    """Graph.update's half that knows builders (this module cimports ``_graph``, not the
+    reverse): ``graph`` takes ``source``'s captured graph and host calls."""
+    if not isinstance(source, GraphBuilder):
+        raise TypeError(f"update(): source must be a GraphBuilder, not {type(source).__name__}")
+    cdef GraphBuilder b = <GraphBuilder>source
+    b._check_ended("update()")
+    update_graph(graph, b._graph, list(b._keep))  # the host nodes now run the new graph's calls

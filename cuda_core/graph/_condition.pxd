@@ -1,0 +1,10 @@
+from cuda.bindings.cydriver cimport CUcontext, CUgraph, CUgraphConditionalHandle
+
+
+cdef class GraphCondition:
+    cdef CUgraphConditionalHandle _handle
+    cdef CUgraph _graph           # the graph it was created for: its conditional nodes use it
+
+
+cdef GraphCondition create_condition(CUgraph graph, CUcontext ctx, unsigned int default_value,
+                                    bint assign_default)

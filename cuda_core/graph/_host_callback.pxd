@@ -1,0 +1,34 @@
+from cpython.ref cimport Py_DECREF, Py_INCREF
+
+from cuda.bindings.cydriver cimport CUstream
+
+
+ctypedef void (*c_host_fn)(void* data) noexcept nogil  # a ctypes CFUNCTYPE(None, c_void_p)
+
+
+cdef class _HostCall:
+    # What one captured host node runs: a Python callable (fn), or a ctypes function (its
+    # address in c_fn, called with data; fn and user_data keep both alive).
+    cdef object fn
+    cdef object user_data
+    cdef c_host_fn c_fn
+    cdef void* data
+
+
+cdef _HostCall make_host_call(object fn, object user_data, str what)
+cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1
+
+
+# One reference to each _HostCall of a Graph for each launch, given back by the trampoline
+# after the call (or at once when the launch is refused): a launch queued before its Graph
+# was closed still finds its callbacks. Inline: Graph.launch calls them on every replay.
+cdef inline int hold_for_launch(list calls) except -1:
+    for call in calls:
+        Py_INCREF(call)
+    return 0
+
+
+cdef inline int release_after_failed_launch(list calls) except -1:
+    for call in calls:
+        Py_DECREF(call)
+    return 0

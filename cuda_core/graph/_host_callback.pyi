@@ -1,0 +1,2 @@
+class _HostCall:
+    """What one captured host node runs; made by GraphBuilder.callback()."""

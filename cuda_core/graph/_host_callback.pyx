@@ -1,0 +1,78 @@
+"""Host callbacks captured into graphs: the ``_HostCall`` a host node runs, and the one
+``with gil`` trampoline the driver calls it through.
+
+A ``_HostCall`` is kept alive by the builders and Graphs of its capture, and once more by every
+launch of a Graph, from ``Graph.launch`` until the node has run (see ``hold_for_launch`` in
+the ``.pxd``): a Graph closed, or dropped, with launches still queued keeps its callbacks
+until they are done.
+"""
+
+import ctypes
+
+from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.ref cimport Py_DECREF
+
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUstream
+
+from cuda_core._checks cimport check_address
+from cuda_core._errors cimport HANDLE_RETURN
+
+__all__ = []
+
+
+cdef class _HostCall:
+    """What one captured host node runs (see the module docstring); made by
+    make_host_call."""
+
+
+cdef void _run_host_call(void* arg) noexcept with gil:
+    # On a driver thread. An exception cannot reach anyone: Cython reports it through
+    # sys.unraisablehook, naming this function.
+    cdef _HostCall call = <_HostCall>arg
+    cdef c_host_fn c_fn = call.c_fn
+    cdef void* data = call.data
+    try:
+        if c_fn != NULL:
+            with nogil:
+                c_fn(data)
+        else:
+            call.fn()
+    finally:
+        Py_DECREF(call)  # the reference the launch took for this run
+
+
+cdef _HostCall make_host_call(object fn, object user_data, str what):
+    """The call of ``fn``: a Python callable taking no arguments, or a ctypes function called
+    with ``user_data`` (None, an address, or bytes whose buffer is passed)."""
+    cdef _HostCall call = _HostCall.__new__(_HostCall)
+    cdef size_t address
+    if isinstance(fn, ctypes._CFuncPtr):
+        if user_data is None:
+            call.data = NULL
+        elif type(user_data) is bytes:
+            call.data = <void*>PyBytes_AS_STRING(user_data)
+        elif isinstance(user_data, int) and type(user_data) is not bool:
+            call.data = <void*>check_address(user_data, f"{what}: user_data")
+        else:
+            raise TypeError(f"{what}: user_data must be an int address, bytes or None, not "
+                            f"{type(user_data).__name__}")
+        address = ctypes.cast(fn, ctypes.c_void_p).value
+        call.c_fn = <c_host_fn>address
+        call.user_data = user_data
+    elif callable(fn):
+        if user_data is not None:
+            raise TypeError(f"{what}: user_data is for ctypes functions; a Python callable "
+                            f"takes no arguments (bind them with a closure or "
+                            f"functools.partial)")
+    else:
+        raise TypeError(f"{what}: fn must be callable, not {type(fn).__name__}")
+    call.fn = fn
+    return call
+
+
+cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1:
+    """Queue ``call`` on ``stream`` (captured: a host node). The caller keeps ``call`` alive
+    as long as the node can run."""
+    HANDLE_RETURN(cydriver.cuLaunchHostFunc(stream, _run_host_call, <void*>call))
+    return 0
