@@ -1,4 +1,11 @@
-"""Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private)."""
+"""Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private):
+text and list options, arch strings, enum-like str arguments, the current device's arch, logs,
+NVRTC's status check and version, and the source as the compilers see it.
+
+The checks take the value first, then ``what``, the argument as the message names it
+(``"ProgramOptions.include_path"``), as :mod:`cuda_core._checks` does, where bools and ints
+are checked.
+"""
 
 from __future__ import annotations
 
@@ -7,87 +14,55 @@ import os
 import re
 from typing import Any
 
+from cuda_core import _compiler_libs as _libs
+from cuda_core._checks import check_int
+from cuda_core._errors import NVRTCError
+
 # sm_90, compute_90, and the architecture- and family-specific sm_90a / sm_100f forms.
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
 
 
-def check_bool(cls_name: str, field: str, value: Any) -> None:
-    if value is not None and type(value) is not bool:
-        raise TypeError(f"{cls_name}.{field} must be a bool or None, not "
-                        f"{type(value).__name__}")
-
-
-def check_int(cls_name: str, field: str, value: Any, low: int, high: int | None = None,
-              allowed: tuple[int, ...] | None = None) -> None:
-    if value is None:
-        return
-    if type(value) is bool or not isinstance(value, int):
-        raise TypeError(f"{cls_name}.{field} must be an int or None, not {type(value).__name__}")
-    if allowed is not None:
-        if value not in allowed:
-            raise ValueError(f"{cls_name}.{field} must be one of "
-                             f"{', '.join(map(str, allowed))}, got {value}")
-        return
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise ValueError(f"{cls_name}.{field} must be {bound}, got {value}")
-
-
-def _check_text(cls_name: str, field: str, item: Any, pathlike: bool) -> str:
+def check_text(item: Any, what: str, pathlike: bool = False) -> str:
+    """``item`` as a non-empty str without NUL (a path-like as its str where ``pathlike``)."""
     if pathlike and isinstance(item, os.PathLike):
         item = os.fspath(item)
         if isinstance(item, bytes):
             item = os.fsdecode(item)
     if not isinstance(item, str):
         kinds = "a str or path-like" if pathlike else "a str"
-        raise TypeError(f"{cls_name}.{field} must be {kinds} (or a list of them), not "
+        raise TypeError(f"{what} must be {kinds} (or a list of them), not "
                         f"{type(item).__name__}")
     if not item:
-        raise ValueError(f"{cls_name}.{field} must not be empty")
+        raise ValueError(f"{what} must not be empty")
     if "\0" in item:
-        raise ValueError(f"{cls_name}.{field} must not contain NUL characters")
+        raise ValueError(f"{what} must not contain NUL characters")
     return item
 
 
-def check_str(cls_name: str, field: str, value: Any, pathlike: bool = False) -> None:
-    if value is not None:
-        _check_text(cls_name, field, value, pathlike)
-
-
-def str_list(cls_name: str, field: str, value: Any, pathlike: bool = False) -> list[str]:
+def str_list(value: Any, what: str, pathlike: bool = False) -> list[str]:
     """``value`` (None, one str, or a list/tuple of str) as a list of str, checked."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
         if not value:
-            raise ValueError(f"{cls_name}.{field} must not be an empty sequence (use None)")
-        return [_check_text(cls_name, field, v, pathlike) for v in value]
-    return [_check_text(cls_name, field, value, pathlike)]
+            raise ValueError(f"{what} must not be an empty sequence (use None)")
+        return [check_text(v, what, pathlike) for v in value]
+    return [check_text(value, what, pathlike)]
 
 
-def int_list(cls_name: str, field: str, value: Any) -> list[int]:
+def int_list(value: Any, what: str) -> list[int]:
+    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int."""
     if value is None:
         return []
     items = value if isinstance(value, (list, tuple)) else [value]
     if not items:
-        raise ValueError(f"{cls_name}.{field} must not be an empty sequence (use None)")
+        raise ValueError(f"{what} must not be an empty sequence (use None)")
+    out = []
     for v in items:
-        if type(v) is bool or not isinstance(v, int):
-            raise TypeError(f"{cls_name}.{field} must be an int or a list of ints, not "
-                            f"{type(v).__name__}")
-        if v < 0:
-            raise ValueError(f"{cls_name}.{field} must hold non-negative numbers, got {v}")
-    return list(items)
-
-
-def check_choice(cls_name: str, field: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value is None:
-        return
-    if not isinstance(value, str):
-        raise TypeError(f"{cls_name}.{field} must be a str or None, not {type(value).__name__}")
-    if str.__str__(value) not in choices:
-        raise ValueError(f"{cls_name}.{field} must be one of {', '.join(map(repr, choices))}, "
-                         f"got {value!r}")
+        if type(v) is bool or not hasattr(v, "__index__"):
+            raise TypeError(f"{what} must be an int or a list of ints, not {type(v).__name__}")
+        out.append(check_int(v, what, 0))
+    return out
 
 
 @functools.lru_cache(maxsize=128)
@@ -96,15 +71,16 @@ def arch_ok(value: str) -> bool:
     return _ARCH_RE.match(value) is not None
 
 
-def check_arch(cls_name: str, value: Any) -> None:
+def check_arch(value: Any, what: str) -> None:
+    """An arch string, or None."""
     if value is None or (type(value) is str and arch_ok(value)):
         return
     if not isinstance(value, str):
-        raise TypeError(f"{cls_name}.arch must be a str such as 'sm_90' or 'compute_90', not "
+        raise TypeError(f"{what} must be a str such as 'sm_90' or 'compute_90', not "
                         f"{type(value).__name__}")
     if not _ARCH_RE.match(value):
         hint = f" (did you mean 'sm_{value}'?)" if value.isdigit() else ""
-        raise ValueError(f"{cls_name}.arch must look like 'sm_XX' or 'compute_XX' (e.g. "
+        raise ValueError(f"{what} must look like 'sm_XX' or 'compute_XX' (e.g. "
                          f"'sm_90', 'compute_90', 'sm_90a'), got {value!r}{hint}")
 
 
@@ -164,3 +140,62 @@ def check_logs(logs: Any) -> None:
     if logs is not None and not callable(getattr(logs, "write", None)):
         raise TypeError(f"logs must be an object with a write() method (e.g. io.StringIO or "
                         f"sys.stderr) or None, not {type(logs).__name__}")
+
+
+# Rendering an option as flags: a factory's function takes the option's value (set: not None)
+# and returns the flags it stands for, as a tuple.
+
+def switch_flag(flag: str):
+    """A flag that a true value switches on; False renders nothing."""
+    return lambda v: (flag,) if v else ()
+
+
+def bool_flag(flag: str, true: str = "true", false: str = "false"):
+    """``flag=true`` / ``flag=false``."""
+    return lambda v: (f"{flag}={true if v else false}",)
+
+
+def value_flag(flag: str):
+    """``flag=value``."""
+    return lambda v: (f"{flag}={v}",)
+
+
+def path_flag(flag: str):
+    """``flag=path`` for a str or path-like."""
+    return lambda v: (f"{flag}={os.fspath(v)}",)
+
+
+def each_flag(flag: str, items):
+    """``flag=item`` for each of ``items(value)``."""
+    return lambda v: tuple(f"{flag}={x}" for x in items(v))
+
+
+def nvrtc_check(err: Any, what: str, log: str = "") -> None:
+    """Raise NVRTCError (``what`` failed, with the compiler's ``log``) unless ``err`` is
+    NVRTC_SUCCESS."""
+    from cuda.bindings import nvrtc
+
+    if err == nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        return
+    _, text = nvrtc.nvrtcGetErrorString(err)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    raise NVRTCError(f"{what} failed: {err.name}" + (f"\n{log}" if log else ""), int(err),
+                     err.name, text, log)
+
+
+def nvrtc_version() -> tuple[int, int]:
+    """``(major, minor)`` of the NVRTC in use (loading it: CUDAError where it is missing)."""
+    nvrtc = _libs.nvrtc()
+    err, major, minor = nvrtc.nvrtcVersion()
+    nvrtc_check(err, "nvrtcVersion")
+    return major, minor
+
+
+def code_bytes(code: str | bytes) -> bytes:
+    """The source as the compiler (and the cache key) sees it: a str as UTF-8."""
+    if isinstance(code, bytes):
+        return code
+    try:
+        return code.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"Program: code is not valid text: {exc}") from None

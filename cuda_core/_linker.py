@@ -12,12 +12,13 @@ import dataclasses
 import functools
 import threading
 import warnings
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core import _ptx
+from cuda_core._checks import check_bool, check_choice, check_int
+from cuda_core._compiler_handles import NvJitLinkHandle
 from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
@@ -108,19 +109,25 @@ class LinkerOptions:
     numba_debug: bool | None = None
 
     def __post_init__(self):
-        cls = "LinkerOptions"
         if self.name is None:
             self.name = "<default linker>"
-        _cu.check_str(cls, "name", self.name)
-        _cu.check_arch(cls, self.arch)
-        _cu.check_int(cls, "max_register_count", self.max_register_count, 1)
-        _cu.check_int(cls, "optimization_level", self.optimization_level, 0, allowed=(0, 3))
-        _cu.check_int(cls, "split_compile", self.split_compile, 0)
-        _cu.check_int(cls, "split_compile_extended", self.split_compile_extended, 0)
+        _cu.check_text(self.name, "LinkerOptions.name")
+        _cu.check_arch(self.arch, "LinkerOptions.arch")
+        self.max_register_count = check_int(self.max_register_count,
+                                            "LinkerOptions.max_register_count", 1,
+                                            allow_none=True)
+        self.optimization_level = check_choice(self.optimization_level,
+                                               "LinkerOptions.optimization_level", (0, 3),
+                                               allow_none=True)
+        self.split_compile = check_int(self.split_compile, "LinkerOptions.split_compile", 0,
+                                       allow_none=True)
+        self.split_compile_extended = check_int(self.split_compile_extended,
+                                                "LinkerOptions.split_compile_extended", 0,
+                                                allow_none=True)
         for field in _BOOL_FIELDS:
-            _cu.check_bool(cls, field, getattr(self, field))
+            check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
         for field in ("kernels_used", "variables_used", "ptxas_options"):
-            _cu.str_list(cls, field, getattr(self, field))
+            _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
         if self.ptx and not self.link_time_optimization:
             raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
                              "nvJitLink emits PTX only from LTO IR")
@@ -154,44 +161,11 @@ class LinkerOptions:
         return [flag.encode() for flag in self._nvjitlink_flags()]
 
     def _nvjitlink_flags(self) -> list[str]:
-        cls = "LinkerOptions"
-        flags = []
-        if self.arch is not None:
-            flags.append(f"-arch={self.arch}")
-        if self.max_register_count is not None:
-            flags.append(f"-maxrregcount={self.max_register_count}")
-        if self.time:
-            flags.append("-time")
-        if self.verbose:
-            flags.append("-verbose")
-        if self.link_time_optimization:
-            flags.append("-lto")
-        if self.ptx:
-            flags.append("-ptx")
-        if self.optimization_level is not None:
-            flags.append(f"-O{self.optimization_level}")
-        if self.debug:
-            flags.append("-g")
-        if self.lineinfo:
-            flags.append("-lineinfo")
-        for field, flag in (("ftz", "-ftz"), ("prec_div", "-prec-div"),
-                            ("prec_sqrt", "-prec-sqrt"), ("fma", "-fma")):
+        flags: list[str] = []
+        for field, render in _NVJITLINK_FLAGS:
             value = getattr(self, field)
             if value is not None:
-                flags.append(f"{flag}={'true' if value else 'false'}")
-        flags += [f"-kernels-used={k}" for k in _cu.str_list(cls, "kernels_used",
-                                                              self.kernels_used)]
-        flags += [f"-variables-used={v}" for v in _cu.str_list(cls, "variables_used",
-                                                                self.variables_used)]
-        if self.optimize_unused_variables:
-            flags.append("-optimize-unused-variables")
-        flags += [f"-Xptxas={o}" for o in _cu.str_list(cls, "ptxas_options", self.ptxas_options)]
-        if self.split_compile is not None:
-            flags.append(f"-split-compile={self.split_compile}")
-        if self.split_compile_extended is not None:
-            flags.append(f"-split-compile-extended={self.split_compile_extended}")
-        if self.no_cache:
-            flags.append("-no-cache")
+                flags += render(value)
         return flags
 
     def _driver_options(self) -> list[tuple[int, int]]:
@@ -210,21 +184,60 @@ class LinkerOptions:
                 f"LinkerOptions.{', LinkerOptions.'.join(unsupported)}; leave them unset, or "
                 f"{_libs.install_hint('nvJitLink')}")
         options = []
-        if self.arch is not None:
-            _, number, suffix = _cu.arch_parts(self.arch)
-            base = {"": 0, "a": 0x10000, "f": 0x20000}[suffix]
-            options.append((JIT_OPTIONS["target"], base + number))
-        if self.max_register_count is not None:
-            options.append((JIT_OPTIONS["max_registers"], self.max_register_count))
-        if self.verbose is not None:
-            options.append((JIT_OPTIONS["log_verbose"], int(self.verbose)))
-        if self.optimization_level is not None:
-            options.append((JIT_OPTIONS["optimization_level"], self.optimization_level))
-        if self.debug is not None:
-            options.append((JIT_OPTIONS["generate_debug_info"], int(self.debug)))
-        if self.lineinfo is not None:
-            options.append((JIT_OPTIONS["generate_line_info"], int(self.lineinfo)))
+        for field, option, convert in _DRIVER_OPTIONS:
+            value = getattr(self, field)
+            if value is not None:
+                options.append((JIT_OPTIONS[option], convert(value)))
         return options
+
+
+def _str_list_flag(flag: str, field: str):
+    what = f"LinkerOptions.{field}"
+    return _cu.each_flag(flag, lambda v: _cu.str_list(v, what))
+
+
+# field -> its nvJitLink flags (for a value that is not None), in the order they are given.
+_NVJITLINK_FLAGS = (
+    ("arch", _cu.value_flag("-arch")),
+    ("max_register_count", _cu.value_flag("-maxrregcount")),
+    ("time", _cu.switch_flag("-time")),
+    ("verbose", _cu.switch_flag("-verbose")),
+    ("link_time_optimization", _cu.switch_flag("-lto")),
+    ("ptx", _cu.switch_flag("-ptx")),
+    ("optimization_level", lambda v: (f"-O{v}",)),
+    ("debug", _cu.switch_flag("-g")),
+    ("lineinfo", _cu.switch_flag("-lineinfo")),
+    ("ftz", _cu.bool_flag("-ftz")),
+    ("prec_div", _cu.bool_flag("-prec-div")),
+    ("prec_sqrt", _cu.bool_flag("-prec-sqrt")),
+    ("fma", _cu.bool_flag("-fma")),
+    ("kernels_used", _str_list_flag("-kernels-used", "kernels_used")),
+    ("variables_used", _str_list_flag("-variables-used", "variables_used")),
+    ("optimize_unused_variables", _cu.switch_flag("-optimize-unused-variables")),
+    ("ptxas_options", _str_list_flag("-Xptxas", "ptxas_options")),
+    ("split_compile", _cu.value_flag("-split-compile")),
+    ("split_compile_extended", _cu.value_flag("-split-compile-extended")),
+    ("no_cache", _cu.switch_flag("-no-cache")),
+)
+
+
+def _jit_target(arch: str) -> int:
+    """``CU_JIT_TARGET``'s value for an arch string: the number, plus the family- or
+    architecture-specific offset."""
+    _, number, suffix = _cu.arch_parts(arch)
+    return {"": 0, "a": 0x10000, "f": 0x20000}[suffix] + number
+
+
+# field -> (its key in the driver linker's JIT_OPTIONS, its value as an int), for a value that
+# is not None.
+_DRIVER_OPTIONS = (
+    ("arch", "target", _jit_target),
+    ("max_register_count", "max_registers", int),
+    ("verbose", "log_verbose", int),
+    ("optimization_level", "optimization_level", int),
+    ("debug", "generate_debug_info", int),
+    ("lineinfo", "generate_line_info", int),
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,15 +279,6 @@ def _nvjitlink_log(nvjitlink: Any, handle: int, which: str) -> str:
     return bytes(buf).rstrip(b"\0").decode(errors="replace")
 
 
-def _destroy_nvjitlink(handle: int) -> None:
-    try:
-        from cuda.bindings import nvjitlink
-
-        nvjitlink.destroy(handle)
-    except BaseException:  # a finalizer never raises
-        pass
-
-
 class Linker:
     """Links :class:`ObjectCode` inputs (cubin, PTX, LTO IR, fatbin, object, library) into one
     cubin, or, with link-time optimization, into PTX.
@@ -300,13 +304,14 @@ class Linker:
     need a current context).
     """
 
-    __slots__ = ("_options", "_backend", "_handle", "_driver", "_finalizer", "_result",
-                 "_error_log", "_info_log", "_lock", "__weakref__")
+    __slots__ = ("_options", "_backend", "_nvjitlink", "_driver", "_result", "_error_log",
+                 "_info_log", "_lock", "__weakref__")
 
     def __init__(self, *object_codes: ObjectCode, options: LinkerOptions | dict | None = None):
-        self._handle: int | None = None  # the nvJitLink handle
-        self._driver: DriverLinker | None = None  # or the driver's linker
-        self._finalizer: weakref.finalize | None = None
+        # The owner of the handle: nvJitLink's, or the driver's linker. Collecting it destroys
+        # the handle (a failure then is a CUDAWarning).
+        self._nvjitlink: NvJitLinkHandle | None = None
+        self._driver: DriverLinker | None = None
         self._result: ObjectCode | None = None
         self._error_log = ""
         self._info_log = ""
@@ -330,10 +335,14 @@ class Linker:
             self._start_driver(object_codes)
 
     def _nvjitlink_handle(self) -> int:
-        """The nvJitLink handle, for a Linker of that backend."""
-        handle = self._handle
-        assert handle is not None, "a Linker on nvJitLink has its handle from __init__ on"
-        return handle
+        """The nvJitLink handle, for an open Linker of that backend."""
+        owner = self._nvjitlink
+        assert owner is not None, "a Linker on nvJitLink has its handle from __init__ on"
+        return owner.handle
+
+    def _owner(self) -> NvJitLinkHandle | DriverLinker | None:
+        """What owns the linker handle (None where __init__ failed before making one)."""
+        return self._driver if self._driver is not None else self._nvjitlink
 
     def _start_nvjitlink(self, object_codes: tuple[ObjectCode, ...]) -> None:
         from cuda.bindings import nvjitlink
@@ -344,9 +353,7 @@ class Linker:
         except nvjitlink.nvJitLinkError as exc:
             raise NVRTCError(f"nvJitLink rejected the options {flags}: {exc}",
                              getattr(exc, "status", None), str(exc), None, "") from None
-        self._handle = handle
-        self._finalizer = weakref.finalize(self, _destroy_nvjitlink, handle)
-        self._finalizer.atexit = False
+        self._nvjitlink = NvJitLinkHandle(handle)
         for i, obj in enumerate(object_codes):
             kind = getattr(nvjitlink.InputType, _NVJITLINK_INPUT[obj.code_type])
             name = obj.name or f"input{i}.{obj.code_type}"
@@ -497,24 +504,27 @@ class Linker:
 
     @property
     def is_closed(self) -> bool:
-        if self._driver is not None:
-            return self._driver.is_closed
-        return self._finalizer is None or not self._finalizer.alive
+        owner = self._owner()
+        return owner is None or owner.is_closed
 
     def close(self) -> None:
-        """Destroy the linker handle; idempotent. Logs stay readable."""
-        if self._driver is not None:
-            if not self._driver.is_closed:
-                self._error_log = self._error_log or self._driver.error_log()
-                self._info_log = self._info_log or self._driver.info_log()
-            self._driver.close()
-        elif self._finalizer is not None and self._finalizer.alive:
-            if self._result is None:
-                from cuda.bindings import nvjitlink
+        """Destroy the linker handle; idempotent. Logs stay readable. Waits for a
+        :meth:`link` in progress on another thread.
 
-                self._error_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
-                self._info_log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "info")
-            self._finalizer()
+        Raises
+        ------
+        NVRTCError, CUDAError
+            The handle could not be destroyed (the message names the call); the Linker is
+            closed all the same.
+        """
+        with self._lock:
+            owner = self._owner()
+            if owner is None or owner.is_closed:
+                return
+            if self._result is None:  # keep the logs: link() did not copy them
+                self._error_log = self.get_error_log()
+                self._info_log = self.get_info_log()
+            owner.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else str(self._backend)

@@ -18,7 +18,7 @@ import warnings
 
 from cuda.bindings cimport cydriver
 
-from cuda_core._errors import CUDAError, CUDAWarning
+from cuda_core._errors import CUDAError, CUDAWarning, NVRTCError
 
 __all__ = []
 
@@ -65,7 +65,10 @@ cdef void warn_release_failed(str what, size_t address, object error) noexcept:
     try:
         if sys.is_finalizing():
             return
-        if isinstance(error, CUDAError) and error.code == cydriver.CUDA_ERROR_DEINITIALIZED:
+        # A driver error only: a compiler's status codes overlap CUresult's (NVRTC's 4 is
+        # NVRTC_ERROR_INVALID_PROGRAM).
+        if (isinstance(error, CUDAError) and not isinstance(error, NVRTCError)
+                and error.code == cydriver.CUDA_ERROR_DEINITIALIZED):
             return
         handle = f" 0x{address:x}" if address else ""
         warnings.warn(f"{what}{handle}: cleanup failed: {error}",

@@ -106,6 +106,16 @@ def test_validation_names_the_field(kwargs, exc, match):
         LinkerOptions(**kwargs)
 
 
+def test_integer_fields_take_numpy_integers_and_keep_ints():
+    import numpy as np
+
+    opts = LinkerOptions(max_register_count=np.int64(64), optimization_level=np.int8(3),
+                         split_compile=np.uint16(2))
+    assert (opts.max_register_count, opts.optimization_level, opts.split_compile) == (64, 3, 2)
+    assert type(opts.max_register_count) is int and type(opts.optimization_level) is int
+    assert opts.as_bytes() == [b"-maxrregcount=64", b"-O3", b"-split-compile=2"]
+
+
 # -- Linker with nvJitLink ----------------------------------------------------------------------
 
 def test_which_backend_is_nvjitlink_here():

@@ -2,8 +2,8 @@
 
 The behaviour checked here is cuda.core 1.2.2's documented one (``cache[key]`` gives bytes,
 ``make_program_cache_key`` refuses the same inputs), plus what docs/migrating.rst lists as
-deliberately stricter. The caches learn the ObjectCode class through the module's one seam,
-``_object_code_class``; most tests replace it with ``FakeObjectCode``.
+deliberately stricter. The values stored are real ObjectCode objects (made from bytes: nothing
+is loaded, so no GPU is needed) and bytes.
 """
 
 import hashlib
@@ -23,39 +23,23 @@ import pytest
 from helpers import run_python
 
 import cuda_core
-from cuda_core import ProgramOptions, utils
+from cuda_core import ObjectCode, ProgramOptions, utils
 from cuda_core.utils import (
     FileStreamProgramCache,
     InMemoryProgramCache,
     ProgramCacheResource,
     make_program_cache_key,
 )
-from cuda_core.utils import _program_cache
+from cuda_core.utils import _file_stream_program_cache, _program_cache_key
 
-REAL_OBJECT_CODE_CLASS = _program_cache._object_code_class
 CODE_TYPES = ("cubin", "ptx", "ltoir", "fatbin", "object", "library")
 
 
-class FakeObjectCode:
-    """Stands in for cuda_core.ObjectCode: the public surface the cache reads, nothing more."""
-
-    def __init__(self, code, code_type="cubin", *, name="", symbol_mapping=None):
-        self.code = code
-        self.code_type = code_type
-        self.name = name
-        self.symbol_mapping = symbol_mapping
-
-    def __repr__(self):
-        return f"FakeObjectCode({self.code_type}, {len(self.code)} bytes)"
-
-
-def install_fake_object_code():
-    _program_cache._object_code_class = lambda: FakeObjectCode
-
-
-@pytest.fixture(autouse=True)
-def fake_object_code(monkeypatch):
-    monkeypatch.setattr(_program_cache, "_object_code_class", lambda: FakeObjectCode)
+def object_code(module, code_type="cubin", *, name="", symbol_mapping=None):
+    """A real ObjectCode from bytes (or a file), through the public factory of its code type;
+    it loads nothing until a kernel is asked for, so no GPU is needed."""
+    factory = getattr(ObjectCode, f"from_{code_type}")
+    return factory(module, name=name, symbol_mapping=symbol_mapping)
 
 
 def code(i):
@@ -64,8 +48,8 @@ def code(i):
 
 
 def obj(i, code_type="cubin"):
-    return FakeObjectCode(code(i), code_type, name=f"prog{i:02d}",
-                          symbol_mapping={f"f<{i:02d}>": f"_Z1fILi{i:02d}EEvv"})
+    return object_code(code(i), code_type, name=f"prog{i:02d}",
+                       symbol_mapping={f"f<{i:02d}>": f"_Z1fILi{i:02d}EEvv"})
 
 
 def entry_size(kind, tmp_path, value):
@@ -340,16 +324,16 @@ def test_the_compiler_version_is_part_of_the_key(monkeypatch, module, attr, fake
         fake = lambda: (mod.nvrtcResult.NVRTC_SUCCESS, 99, 1)  # noqa: E731
     code_type = {"nvrtc": "c++", "nvvm": "nvvm", "nvjitlink": "ptx"}[backend]
     kwargs = dict(code_type=code_type, target_type="ptx", code="src")
-    _program_cache._compiler_identity.cache_clear()
+    _program_cache_key._compiler_identity.cache_clear()
     try:
         before = key(**kwargs)
         with monkeypatch.context() as m:
             m.setattr(mod, attr, fake)
-            _program_cache._compiler_identity.cache_clear()
+            _program_cache_key._compiler_identity.cache_clear()
             after = key(**kwargs)
-            assert "99.1" in _program_cache._compiler_identity(backend)
+            assert "99.1" in _program_cache_key._compiler_identity(backend)
     finally:
-        _program_cache._compiler_identity.cache_clear()
+        _program_cache_key._compiler_identity.cache_clear()
     assert before != after
     assert key(**kwargs) == before
 
@@ -361,14 +345,14 @@ def test_ptx_linked_by_the_driver_is_keyed_by_the_driver(monkeypatch):
     def broken():
         raise RuntimeError("libnvJitLink not found")
 
-    _program_cache._compiler_identity.cache_clear()
+    _program_cache_key._compiler_identity.cache_clear()
     try:
         with monkeypatch.context() as m:
             m.setattr(nvjitlink, "version", broken)
             k = key(code_type="ptx", code=".version 8.0")
-            assert _program_cache._compiler_identity("nvjitlink").startswith("driver linker")
+            assert _program_cache_key._compiler_identity("nvjitlink").startswith("driver linker")
     finally:
-        _program_cache._compiler_identity.cache_clear()
+        _program_cache_key._compiler_identity.cache_clear()
     assert len(k) == 32 and k != key(code_type="ptx", code=".version 8.0")
 
 
@@ -480,8 +464,8 @@ def test_hit_miss_and_lookups_return_bytes(make_cache):
     with pytest.raises(KeyError):
         cache[b"nope"]
     assert b"nope" not in cache
-    value = FakeObjectCode(b"\x7fELF\x00binary", "cubin", name="my_prog",
-                           symbol_mapping={"add<float>": "_Z3addIfEvPT_"})
+    value = object_code(b"\x7fELF\x00binary", "cubin", name="my_prog",
+                        symbol_mapping={"add<float>": "_Z3addIfEvPT_"})
     cache[b"k"] = value
     assert b"k" in cache and len(cache) == 1
     got = cache[b"k"]
@@ -501,15 +485,11 @@ def test_bytes_like_values_come_back_as_bytes(make_cache, value):
 @pytest.mark.parametrize("code_type", CODE_TYPES)
 def test_every_code_type_is_stored(make_cache, code_type):
     cache = make_cache()
-    cache["k"] = FakeObjectCode(bytes(range(256)) * 3, code_type, symbol_mapping={})
+    cache["k"] = object_code(bytes(range(256)) * 3, code_type, symbol_mapping={})
     assert cache["k"] == bytes(range(256)) * 3
 
 
-def test_an_object_code_made_from_a_file_stores_the_files_bytes(make_cache, tmp_path,
-                                                                  monkeypatch):
-    monkeypatch.setattr(_program_cache, "_object_code_class", REAL_OBJECT_CODE_CLASS)
-    from cuda_core import ObjectCode
-
+def test_an_object_code_made_from_a_file_stores_the_files_bytes(make_cache, tmp_path):
     f = tmp_path / "k.cubin"
     f.write_bytes(b"\x7fELF from a file")
     value = ObjectCode.from_cubin(f)
@@ -522,12 +502,15 @@ def test_an_object_code_made_from_a_file_stores_the_files_bytes(make_cache, tmp_
     with pytest.raises(FileNotFoundError, match="no longer exists"):
         cache[b"gone"] = gone
     assert cache.get(b"gone") is None
+    f.write_bytes(b"\x7fELF")
+    emptied = ObjectCode.from_cubin(f)
+    f.write_bytes(b"")  # emptied before it is stored
+    with pytest.raises(ValueError, match="cannot cache an ObjectCode whose code is empty"):
+        cache[b"emptied"] = emptied
+    assert cache.get(b"emptied") is None
 
 
-def test_real_object_code_values(make_cache, monkeypatch):
-    monkeypatch.setattr(_program_cache, "_object_code_class", REAL_OBJECT_CODE_CLASS)
-    from cuda_core import ObjectCode
-
+def test_real_object_code_values(make_cache):
     ptx = b".version 8.0\n.target sm_90\n.address_size 64\n"
     cache = make_cache()
     cache[b"k"] = ObjectCode.from_ptx(ptx, name="prog", symbol_mapping={"k<int>": "_Z1kIiEvv"})
@@ -558,16 +541,14 @@ def test_bad_key_type_is_a_type_error_naming_it(make_cache, bad_key):
 
 
 @pytest.mark.parametrize("value, exc, match", [
-    ("a string", TypeError, "stores FakeObjectCode or bytes values, not str"),
+    ("a string", TypeError, "stores ObjectCode or bytes values, not str"),
     (123, TypeError, "not int"),
     (None, TypeError, "not NoneType"),
     (b"", ValueError, "empty code"),
-    (FakeObjectCode(b"", "cubin"), ValueError, "code is empty"),
-    (FakeObjectCode(None, "cubin"), TypeError, "code must be bytes or a file path"),
-    (FakeObjectCode(b"x", "elf"), ValueError, "code_type 'elf'"),
-    (FakeObjectCode(b"x", "cubin", symbol_mapping=[("a", "b")]), TypeError,
-     "symbol_mapping must be a dict"),
-    (FakeObjectCode(b"x", "cubin", symbol_mapping={"a": 1}), TypeError, "map str to str"),
+    (bytearray(), ValueError, "empty code"),
+    # A stand-in with ObjectCode's attributes is not an ObjectCode.
+    (type("Lookalike", (), {"code": b"x", "code_type": "cubin", "symbol_mapping": {}})(),
+     TypeError, "stores ObjectCode or bytes values, not Lookalike"),
 ])
 def test_bad_values_are_refused_and_store_nothing(make_cache, value, exc, match):
     cache = make_cache()
@@ -661,7 +642,7 @@ def test_in_memory_size_counts_the_code():
     cache = InMemoryProgramCache(max_size_bytes=10)
     cache[b"a"] = b"12345"
     # The symbol mapping is not counted.
-    cache[b"b"] = FakeObjectCode(b"12345", symbol_mapping={"long": "m" * 99})
+    cache[b"b"] = object_code(b"12345", symbol_mapping={"long": "m" * 99})
     assert len(cache) == 2
     cache[b"c"] = b"1"
     assert cache.get(b"a") is None and len(cache) == 2
@@ -686,7 +667,7 @@ def test_an_entry_larger_than_the_limit_is_not_stored(make_cache, kind, tmp_path
     cache = make_cache(max_size_bytes=2 * size)
     cache["a"] = obj(0)
     cache["b"] = obj(1)
-    cache["b"] = FakeObjectCode(b"x" * (2 * size + 1), "cubin")  # too big: not stored
+    cache["b"] = object_code(b"x" * (2 * size + 1), "cubin")  # too big: not stored
     assert "b" not in cache  # and the earlier value under that key is gone
     assert cache["a"] == code(0) and len(cache) == 1
     cache["c"] = obj(2)
@@ -795,8 +776,8 @@ def test_file_layout_and_lazy_directory(tmp_path):
 
 @pytest.mark.parametrize("value, type_id, mapping", [
     (b"raw bytes", 0, None),
-    (FakeObjectCode(b"ptx text", "ptx"), 2, None),
-    (FakeObjectCode(b"\x7fELF", "cubin", symbol_mapping={"f<\u00e9>": "_Z1f"}), 1,
+    (object_code(b"ptx text", "ptx"), 2, None),
+    (object_code(b"\x7fELF", "cubin", symbol_mapping={"f<\u00e9>": "_Z1f"}), 1,
      {"f<\u00e9>": "_Z1f"}),
 ])
 def test_the_record_is_as_documented(tmp_path, value, type_id, mapping):
@@ -859,7 +840,7 @@ def test_default_path_falls_back_to_home_cache(tmp_path, monkeypatch, xdg):
 def test_default_path_on_windows_is_under_localappdata(monkeypatch):
     monkeypatch.setattr(sys, "platform", "win32")
     monkeypatch.setenv("LOCALAPPDATA", "/fake/AppData/Local")
-    assert _program_cache._default_cache_dir() == os.path.join(
+    assert _file_stream_program_cache._default_cache_dir() == os.path.join(
         "/fake/AppData/Local", "cuda-python", "program-cache")
 
 
@@ -1055,8 +1036,8 @@ def test_file_cache_close_keeps_the_files(tmp_path):
 
 def mp_value(writer, i):
     # Sizes vary with i (so a partial file could not pass for a whole one) and with the writer.
-    return FakeObjectCode(f"{writer}:{i}|".encode() * (20 + 7 * i + writer), "cubin",
-                          symbol_mapping={f"f<{i}>": f"_Z{writer}_{i}"})
+    return object_code(f"{writer}:{i}|".encode() * (20 + 7 * i + writer), "cubin",
+                       symbol_mapping={f"f<{i}>": f"_Z{writer}_{i}"})
 
 
 def mp_keys(writer):
@@ -1068,7 +1049,6 @@ def mp_check(got, i):
 
 
 def mp_writer(path, writer, barrier, max_size_bytes):
-    install_fake_object_code()
     cache = FileStreamProgramCache(path, max_size_bytes=max_size_bytes)
     rng = random.Random(writer)
     barrier.wait()

@@ -243,6 +243,19 @@ def test_validation_names_the_field(kwargs, exc, match):
         ProgramOptions(**kwargs)
 
 
+def test_integer_fields_take_numpy_integers():
+    # cuda_core._checks: an int field takes any __index__ object (never a bool).
+    import numpy as np
+
+    opts = ProgramOptions(arch="sm_90", max_register_count=np.int32(32),
+                          split_compile=np.uint8(0), diag_warn=[np.int64(20)])
+    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--maxrregcount=32",
+                                      b"--diag-warn=20", b"--split-compile=0"]
+    with pytest.raises(TypeError, match="ProgramOptions.split_compile must be an int or None, "
+                                        "not bool"):
+        ProgramOptions(split_compile=False)
+
+
 def test_dict_options_are_accepted_and_unknown_keys_named():
     prog = Program(KERNEL, "c++", {"arch": "sm_90", "std": "c++17"})
     assert prog.compile("ptx").code.startswith(b"//")

@@ -6,12 +6,10 @@ program cache.
 
 from cuda_core._memoryview import StridedMemoryView
 from cuda_core._viewable_args import args_viewable_as_strided_memory
-from cuda_core.utils._program_cache import (
-    FileStreamProgramCache,
-    InMemoryProgramCache,
-    ProgramCacheResource,
-    make_program_cache_key,
-)
+from cuda_core.utils._file_stream_program_cache import FileStreamProgramCache
+from cuda_core.utils._in_memory_program_cache import InMemoryProgramCache
+from cuda_core.utils._program_cache import ProgramCacheResource
+from cuda_core.utils._program_cache_key import make_program_cache_key
 
 __all__ = [
     "FileStreamProgramCache",
