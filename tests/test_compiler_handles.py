@@ -102,7 +102,7 @@ def test_a_failed_nvrtc_destroy_when_collected_warns_naming_call_handle_and_erro
         owner = None
 
     message = collect_one_warning(drop)
-    assert message.startswith(f"NvrtcProgram 0x{address:x} was not closed")
+    assert message.startswith(f"NvrtcProgram 0x{address:x}: cleanup failed")
     assert "nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_PROGRAM" in message
 
 
@@ -247,7 +247,7 @@ def test_nvvm_program_destroy_failure_raises_at_close_and_warns_when_collected(m
             owner = None
 
         message = collect_one_warning(drop)
-        assert message.startswith(f"NvvmProgram 0x{second:x} was not closed")
+        assert message.startswith(f"NvvmProgram 0x{second:x}: cleanup failed")
         assert "nvvmDestroyProgram failed" in message and handles == [address, second]
     finally:
         monkeypatch.undo()
@@ -285,7 +285,7 @@ def test_nvjitlink_destroy_failure_raises_at_close_and_warns_when_collected(monk
             owner = None
 
         message = collect_one_warning(drop)
-        assert message.startswith(f"NvJitLinkHandle 0x{second:x} was not closed")
+        assert message.startswith(f"NvJitLinkHandle 0x{second:x}: cleanup failed")
         assert "nvJitLinkDestroy failed" in message and handles == [address, second]
     finally:
         monkeypatch.undo()
