@@ -14,8 +14,6 @@ cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)
 cdef Context current_context()
 cdef int current_ordinal() except -1
-cdef int push_if_needed(CUcontext ctx) except -1 nogil
-cdef int pop_pushed() except -1 nogil
 
 
 # The scoped context guard: ``enter_context(guard, ctx)`` makes ``ctx`` current on the calling

@@ -6,8 +6,8 @@ of every thread hang off it, and other libraries (CuPy, PyTorch, the CUDA runtim
 One :class:`Context` object stands for it in every thread.
 
 Objects created for a device (streams, events) are created in that device's context even when
-another context is current on the calling thread: ``push_if_needed``/``pop_pushed`` bracket the
-driver call, and cost one ``cuCtxGetCurrent`` when the right context is already current.
+another context is current on the calling thread: a ``ContextGuard`` (``_context.pxd``) makes
+it current around the driver call, and costs one ``cuCtxGetCurrent`` when it already is.
 """
 
 import threading
@@ -197,22 +197,6 @@ cdef int current_ordinal() except -1:
         return 0
     HANDLE_RETURN(err)
     return dev
-
-
-cdef int push_if_needed(CUcontext ctx) except -1 nogil:
-    """Make ``ctx`` current for one call; returns 1 when it pushed (pop with pop_pushed)."""
-    cdef CUcontext current = NULL
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
-    if current == ctx:
-        return 0
-    HANDLE_RETURN(cydriver.cuCtxPushCurrent(ctx))
-    return 1
-
-
-cdef int pop_pushed() except -1 nogil:
-    cdef CUcontext ignored
-    HANDLE_RETURN(cydriver.cuCtxPopCurrent(&ignored))
-    return 0
 
 
 cdef CUresult _pop_context(CUcontext* popped) noexcept nogil:

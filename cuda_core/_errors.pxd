@@ -11,5 +11,4 @@ cdef inline int HANDLE_RETURN(CUresult err) except -1 nogil:
     return _raise_driver_error(err)
 
 
-cdef void warn_cleanup(str what, CUresult err) noexcept
 cdef object make_driver_error(CUresult err, str prefix=*)

@@ -6,9 +6,6 @@ failure takes the GIL, looks the code's name and text up in the driver and raise
 :class:`CUDAError` (or :class:`CUDAOutOfMemoryError`, which is also a :class:`MemoryError`).
 """
 
-import sys
-import warnings
-
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUresult
 
@@ -115,20 +112,3 @@ cdef object make_driver_error(CUresult err, str prefix=None):
 cdef int _raise_driver_error(CUresult err) except -1 nogil:
     with gil:
         raise make_driver_error(err)
-
-
-cdef void warn_cleanup(str what, CUresult err) noexcept:
-    """Report a failed release from a finalizer path without ever raising.
-
-    Silent once the interpreter is finalizing or the driver has been torn down: at that point
-    the process is exiting and the resource goes with it.
-    """
-    if err == CUDA_SUCCESS or err == cydriver.CUDA_ERROR_DEINITIALIZED:
-        return
-    try:
-        if sys.is_finalizing():
-            return
-        warnings.warn(f"{what} failed during cleanup: {make_driver_error(err)}", CUDAWarning,
-                      stacklevel=2)
-    except BaseException:
-        pass
