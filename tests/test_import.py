@@ -31,6 +31,16 @@ def test_every_compiled_module_has_a_stub():
     assert not missing
 
 
+@pytest.mark.parametrize("first", ["cuda_core._object_code", "cuda_core._kernel",
+                                   "cuda_core._kernel_views"])
+def test_the_one_cimport_cycle_imports_either_way(first):
+    # _object_code and _kernel cimport each other: each must import first in a fresh process.
+    result = run_python(f"import {first}; import cuda_core; "
+                        f"print(cuda_core.Kernel.__name__, cuda_core.ObjectCode.__name__)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["Kernel", "ObjectCode"]
+
+
 def test_all_names_exist():
     for name in cuda_core.__all__:
         assert hasattr(cuda_core, name), name
