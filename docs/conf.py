@@ -61,6 +61,9 @@ nitpick_ignore = [
     ("py:class", "cuda_core._device._DeviceAttributes"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),
     ("py:class", "cuda_core._resource.Resource"),
+    ("py:class", "cuda_core._memory._mempool._LiveSet"),
+    ("py:class", "cuda_core._memory._mempool._MemoryCounters"),
+    ("py:class", "cuda_core.utils._program_cache._ProgramCache"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),
