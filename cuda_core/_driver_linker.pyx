@@ -12,7 +12,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUjit_option, CUjitInputType, CUlinkState, CUresult
 
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport make_driver_error
+from cuda_core._errors cimport check_call, make_driver_error
 from cuda_core._resource cimport Resource
 
 from cuda_core import _ptx
@@ -103,25 +103,16 @@ cdef class DriverLinker(Resource):
         free(self._vals)
 
     cdef int _release(self) except -1:
-        cdef CUresult err
         if self._state == NULL:
             return 0
-        err = cydriver.cuLinkDestroy(self._state)
-        if err != CUDA_SUCCESS:  # the state keeps its address, for the cleanup warning
-            raise make_driver_error(err, "cuLinkDestroy")
+        # On failure the state keeps its address, for the cleanup warning.
+        check_call(cydriver.cuLinkDestroy(self._state), "cuLinkDestroy")
         self._state = NULL
         self._keep = []  # the state that could read them is gone
         return 0
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._state
-
-    def close(self):
-        """Destroy the link state. Idempotent; raises if ``cuLinkDestroy`` fails.
-
-        .. note:: Calls ``cuLinkDestroy``.
-        """
-        Resource.close(self)
 
     @property
     def handle(self):

@@ -12,3 +12,11 @@ cdef inline int HANDLE_RETURN(CUresult err) except -1 nogil:
 
 
 cdef object make_driver_error(CUresult err, str prefix=*)
+
+
+cdef inline int check_call(CUresult err, str call) except -1:
+    """Check the return code of one named driver call (a release, a creation): the error
+    names it (``"cuStreamDestroy: CUDA_ERROR_...: ..."``)."""
+    if err == CUDA_SUCCESS:
+        return 0
+    raise make_driver_error(err, call)

@@ -4,7 +4,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUevent, CUresult, CUDA_SUCCESS
 
 from cuda_core._context cimport Context, ContextGuard, enter_context
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
 
 from cuda.bindings import driver as _driver_py
@@ -27,11 +27,8 @@ cdef class Event(Resource):
                            "Device.create_event() or Stream.record()")
 
     cdef int _release(self) except -1:
-        cdef CUresult err
         if self._handle != NULL:
-            err = cydriver.cuEventDestroy(self._handle)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "cuEventDestroy")
+            check_call(cydriver.cuEventDestroy(self._handle), "cuEventDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

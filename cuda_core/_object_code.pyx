@@ -17,7 +17,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUkernel, CUlibrary, CUmodule, CUresult
 
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._kernel cimport Kernel, make_kernel
 from cuda_core._resource cimport Resource
 
@@ -200,11 +200,9 @@ cdef class ObjectCode(Resource):
                            "from_object()/from_library(), Program.compile() or Linker.link()")
 
     cdef int _release(self) except -1:
-        cdef CUresult err
         if self._library != NULL and _unload_libraries():
-            err = cydriver.cuLibraryUnload(self._library)
-            if err != CUDA_SUCCESS:  # the handle stays, for the cleanup warning
-                raise make_driver_error(err, "cuLibraryUnload")
+            # On failure the handle stays, for the cleanup warning.
+            check_call(cydriver.cuLibraryUnload(self._library), "cuLibraryUnload")
         self._library = NULL
         return 0
 

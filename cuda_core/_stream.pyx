@@ -8,7 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, current_context,
                                  enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
 from cuda_core._event cimport Event, create_event
 
@@ -33,12 +33,9 @@ cdef class Stream(Resource):
                            "Device.create_stream() or Stream.from_handle()")
 
     cdef int _release(self) except -1:
-        cdef CUresult err
         self._owner = None
         if self._owned:
-            err = cydriver.cuStreamDestroy(self._handle)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "cuStreamDestroy")
+            check_call(cydriver.cuStreamDestroy(self._handle), "cuStreamDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

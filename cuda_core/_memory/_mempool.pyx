@@ -18,7 +18,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
 from cuda_core._checks cimport check_bool, check_int, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._driver cimport device_count
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
                                        stream_context)
 from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
@@ -52,11 +52,8 @@ cdef class _MemPool(MemoryResource):
     created it: ``_release`` (close, or the finalizer) destroys it then."""
 
     cdef int _release(self) except -1:
-        cdef CUresult err
         if self._inited and self._owned:
-            err = cydriver.cuMemPoolDestroy(self._pool)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "cuMemPoolDestroy")
+            check_call(cydriver.cuMemPoolDestroy(self._pool), "cuMemPoolDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

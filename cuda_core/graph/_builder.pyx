@@ -20,7 +20,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
 
 from cuda_core._checks cimport check_int
 from cuda_core._context cimport Context, ContextGuard, enter_context
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
@@ -100,9 +100,7 @@ cdef class GraphBuilder(Resource):
                 raise make_driver_error(err, "cuStreamEndCapture")
         self._state = _ENDED
         if self._owns_graph and self._graph != NULL:
-            err = cydriver.cuGraphDestroy(self._graph)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "cuGraphDestroy")
+            check_call(cydriver.cuGraphDestroy(self._graph), "cuGraphDestroy")
             self._graph = NULL
         return 0
 

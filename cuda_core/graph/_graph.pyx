@@ -8,7 +8,7 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
                                      CUgraph, CUgraphExec, CUresult)
 
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream
 from cuda_core.graph._host_callback cimport hold_for_launch, release_after_failed_launch
@@ -66,11 +66,8 @@ cdef class Graph(Resource):
 
     cdef int _release(self) except -1:
         # Launches already queued complete; their host callbacks hold themselves (launch).
-        cdef CUresult err
         if self._handle != NULL:
-            err = cydriver.cuGraphExecDestroy(self._handle)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "cuGraphExecDestroy")
+            check_call(cydriver.cuGraphExecDestroy(self._handle), "cuGraphExecDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:
