@@ -167,6 +167,38 @@ cdef ObjectCode _from_module(object module, str code_type, object name, object s
     return make_object_code(code, code_type, name, _symbol_mapping(symbol_mapping, what), is_path)
 
 
+_FACTORY_DOC = """{summary}
+
+Parameters
+----------
+module : bytes, str or os.PathLike
+    {module}
+name : str, optional
+    A name for messages and ``repr``.
+symbol_mapping : dict, optional
+    Name expression -> lowered (mangled) name, consulted by :meth:`get_kernel`.
+"""
+
+
+def _factory(str code_type, str summary, str image):
+    """The static method ``ObjectCode.from_<code_type>``: the six factories differ only in
+    the code type they give (and PTX, whose str may also be the text itself)."""
+    cdef str what = f"ObjectCode.from_{code_type}()"
+
+    def factory(module, *, name="", symbol_mapping=None):
+        return _from_module(module, code_type, name, symbol_mapping, what)
+
+    if image is None:  # PTX
+        module = ("The PTX as bytes; or a str: PTX text when it contains a newline, otherwise "
+                  "the path of a file; or a path-like (always a file).")
+    else:
+        module = f"The {image} image (bytes), or the path of a file holding it."
+    factory.__name__ = f"from_{code_type}"
+    factory.__qualname__ = f"ObjectCode.from_{code_type}"
+    factory.__doc__ = _FACTORY_DOC.format(summary=summary, module=module)
+    return staticmethod(factory)
+
+
 def _reconstruct_object_code(code, code_type, name, symbol_mapping):
     """Unpickle an ObjectCode (see ``ObjectCode.__reduce__``)."""
     ct = _code_type_str(code_type)
@@ -234,87 +266,15 @@ cdef class ObjectCode(Resource):
 
     # -- factories --------------------------------------------------------------------------
 
-    @staticmethod
-    def from_cubin(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a cubin.
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The cubin image (bytes), or the path of a file holding it.
-        name : str, optional
-            A name for messages and ``repr``.
-        symbol_mapping : dict, optional
-            Name expression -> lowered (mangled) name, consulted by :meth:`get_kernel`.
-        """
-        return _from_module(module, "cubin", name, symbol_mapping, "ObjectCode.from_cubin()")
-
-    @staticmethod
-    def from_ptx(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for PTX.
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The PTX as bytes; or a str: PTX text when it contains a newline, otherwise the path
-            of a file; or a path-like (always a file).
-        name : str, optional
-        symbol_mapping : dict, optional
-        """
-        return _from_module(module, "ptx", name, symbol_mapping, "ObjectCode.from_ptx()")
-
-    @staticmethod
-    def from_ltoir(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for LTO IR (link it with :class:`Linker` to load it).
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The LTO IR image, or the path of a file holding it.
-        name : str, optional
-        symbol_mapping : dict, optional
-        """
-        return _from_module(module, "ltoir", name, symbol_mapping, "ObjectCode.from_ltoir()")
-
-    @staticmethod
-    def from_fatbin(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a fatbin.
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The fatbin image, or the path of a file holding it.
-        name : str, optional
-        symbol_mapping : dict, optional
-        """
-        return _from_module(module, "fatbin", name, symbol_mapping, "ObjectCode.from_fatbin()")
-
-    @staticmethod
-    def from_object(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a relocatable device object (link it with :class:`Linker`).
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The object image, or the path of a file holding it.
-        name : str, optional
-        symbol_mapping : dict, optional
-        """
-        return _from_module(module, "object", name, symbol_mapping, "ObjectCode.from_object()")
-
-    @staticmethod
-    def from_library(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a device library archive (link it with :class:`Linker`).
-
-        Parameters
-        ----------
-        module : bytes, str or os.PathLike
-            The library image, or the path of a file holding it.
-        name : str, optional
-        symbol_mapping : dict, optional
-        """
-        return _from_module(module, "library", name, symbol_mapping,
-                            "ObjectCode.from_library()")
+    from_cubin = _factory("cubin", "An ObjectCode for a cubin.", "cubin")
+    from_ptx = _factory("ptx", "An ObjectCode for PTX.", None)
+    from_ltoir = _factory("ltoir", "An ObjectCode for LTO IR (link it with :class:`Linker` to load "
+                          "it).", "LTO IR")
+    from_fatbin = _factory("fatbin", "An ObjectCode for a fatbin.", "fatbin")
+    from_object = _factory("object", "An ObjectCode for a relocatable device object (link it "
+                           "with :class:`Linker`).", "object")
+    from_library = _factory("library", "An ObjectCode for a device library archive (link it "
+                            "with :class:`Linker`).", "library")
 
     @staticmethod
     def _init(module, code_type, *, name="", symbol_mapping=None):
