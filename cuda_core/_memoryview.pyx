@@ -374,16 +374,16 @@ cdef class StridedMemoryView:
     def _layout(self):
         """The layout: shape, strides (elements and bytes), itemsize and contiguity flags."""
         cdef _StridedLayout layout = _StridedLayout.__new__(_StridedLayout)
-        layout._shape = self.shape
-        layout._strides = self.strides
-        layout._itemsize = self._itemsize
-        layout._c = not self._has_strides or dense_in_order(self._shape, self._strides,
-                                                            self._ndim, True)
-        layout._f = dense_in_order(self._shape, self._strides, self._ndim, False)
-        layout._any = layout._c or layout._f or is_dense_any(self._shape, self._strides,
-                                                             self._ndim)
+        layout.shape = self.shape
+        layout.strides = self.strides
+        layout.itemsize = self._itemsize
+        layout.is_contiguous_c = not self._has_strides or dense_in_order(
+            self._shape, self._strides, self._ndim, True)
+        layout.is_contiguous_f = dense_in_order(self._shape, self._strides, self._ndim, False)
+        layout.is_contiguous_any = (layout.is_contiguous_c or layout.is_contiguous_f
+                                    or is_dense_any(self._shape, self._strides, self._ndim))
         if self._has_strides:
-            layout._strides_bytes = tuple([s * self._itemsize for s in layout._strides])
+            layout.strides_in_bytes = tuple([s * self._itemsize for s in layout.strides])
         return layout
 
     def __repr__(self):
@@ -428,10 +428,10 @@ cdef class StridedMemoryView:
             shape, strides = self.shape, self.strides
         else:
             lay = <_StridedLayout>layout
-            if lay._itemsize != isz:
+            if lay.itemsize != isz:
                 raise ValueError(f"StridedMemoryView.view(): the layout's itemsize "
-                                 f"({lay._itemsize}) differs from the dtype's ({isz})")
-            shape, strides = lay._shape, lay._strides
+                                 f"({lay.itemsize}) differs from the dtype's ({isz})")
+            shape, strides = lay.shape, lay.strides
         out._dtype = dt
         out._itemsize = isz
         _set_dims(out, shape, strides, 1, "StridedMemoryView.view()", ValueError)

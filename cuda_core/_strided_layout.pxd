@@ -7,11 +7,12 @@ cdef enum:
 
 
 cdef class _StridedLayout:
-    cdef tuple _shape
-    cdef object _strides
-    cdef object _strides_bytes
-    cdef Py_ssize_t _itemsize
-    cdef bint _c, _f, _any
+    # Read-only attributes: this is a snapshot that numba-cuda reads by these names.
+    cdef readonly tuple shape
+    cdef readonly object strides
+    cdef readonly object strides_in_bytes
+    cdef readonly Py_ssize_t itemsize
+    cdef readonly bint is_contiguous_c, is_contiguous_f, is_contiguous_any
 
 
 # The layout arithmetic of a view, on its C arrays: ``ndim`` extents and strides in elements

@@ -16,49 +16,24 @@ __all__ = []
 
 
 cdef class _StridedLayout:
-    """The layout of a view (``StridedMemoryView._layout``): a snapshot, built per access."""
+    """The layout of a view (``StridedMemoryView._layout``): a snapshot, built per access.
+
+    Its read-only fields (``_strided_layout.pxd``): ``shape``; ``strides`` in elements, None
+    when C-contiguous without explicit strides; ``strides_in_bytes``, None when the view has
+    no explicit strides; ``itemsize``; ``is_contiguous_c``, ``is_contiguous_f`` and
+    ``is_contiguous_any`` (dense in some order of the dimensions: C, F, or a permutation).
+    """
 
     def __init__(self, *args, **kwargs):
         raise TypeError("_StridedLayout is read from StridedMemoryView._layout")
 
     @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def strides(self):
-        """In elements; None when C-contiguous without explicit strides."""
-        return self._strides
-
-    @property
-    def strides_in_bytes(self):
-        """In bytes; None when the view has no explicit strides (C-contiguous)."""
-        return self._strides_bytes
-
-    @property
-    def itemsize(self):
-        return self._itemsize
-
-    @property
     def ndim(self):
-        return len(self._shape)
-
-    @property
-    def is_contiguous_c(self):
-        return self._c
-
-    @property
-    def is_contiguous_f(self):
-        return self._f
-
-    @property
-    def is_contiguous_any(self):
-        """Dense in some order of the dimensions (C, F, or a permutation of them)."""
-        return self._any
+        return len(self.shape)
 
     def __repr__(self):
-        return (f"_StridedLayout(shape={self._shape}, strides={self._strides}, "
-                f"itemsize={self._itemsize})")
+        return (f"_StridedLayout(shape={self.shape}, strides={self.strides}, "
+                f"itemsize={self.itemsize})")
 
 
 cdef tuple int_tuple(const int64_t* a, int n):
