@@ -435,6 +435,18 @@ cdef cydriver.CUmemPool_attribute[4] _POOL_COUNTERS = [
     cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT, cydriver.CU_MEMPOOL_ATTR_USED_MEM_HIGH]
 
 
+def _bool_attribute(cydriver.CUmemPool_attribute attr, str name, str doc):
+    """A read-write bool property of :class:`MemoryPoolAttributes`: the pool attribute
+    ``attr``, read and written at each access; ``name`` is the property's, for messages."""
+    def get(MemoryPoolAttributes self):
+        return self._get_bool(attr)
+
+    def set(MemoryPoolAttributes self, value):
+        self._set_bool(attr, value, name)
+
+    return property(get, set, doc=doc)
+
+
 @cython.auto_pickle(False)
 cdef class MemoryPoolAttributes(_MemoryCounters):
     """A pool's attributes, read from and written to the driver at each access. Not
@@ -476,35 +488,16 @@ cdef class MemoryPoolAttributes(_MemoryCounters):
     cdef int _reset_counter(self, int which) except -1:
         return self._set_u64(_POOL_COUNTERS[which], 0)
 
-    @property
-    def reuse_follow_event_dependencies(self):
-        """Reuse memory freed on another stream once an event dependency orders it (bool)."""
-        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
-
-    @reuse_follow_event_dependencies.setter
-    def reuse_follow_event_dependencies(self, value):
-        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, value,
-                       "reuse_follow_event_dependencies")
-
-    @property
-    def reuse_allow_opportunistic(self):
-        """Reuse memory whose free has already completed on another stream (bool)."""
-        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
-
-    @reuse_allow_opportunistic.setter
-    def reuse_allow_opportunistic(self, value):
-        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, value,
-                       "reuse_allow_opportunistic")
-
-    @property
-    def reuse_allow_internal_dependencies(self):
-        """Let the driver insert dependencies to reuse memory freed on another stream (bool)."""
-        return self._get_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
-
-    @reuse_allow_internal_dependencies.setter
-    def reuse_allow_internal_dependencies(self, value):
-        self._set_bool(cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, value,
-                       "reuse_allow_internal_dependencies")
+    reuse_follow_event_dependencies = _bool_attribute(
+        cydriver.CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, "reuse_follow_event_dependencies",
+        "Reuse memory freed on another stream once an event dependency orders it (bool).")
+    reuse_allow_opportunistic = _bool_attribute(
+        cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, "reuse_allow_opportunistic",
+        "Reuse memory whose free has already completed on another stream (bool).")
+    reuse_allow_internal_dependencies = _bool_attribute(
+        cydriver.CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+        "reuse_allow_internal_dependencies",
+        "Let the driver insert dependencies to reuse memory freed on another stream (bool).")
 
     @property
     def release_threshold(self):
