@@ -35,6 +35,7 @@ cdef class Buffer(Resource):
     cdef int _free(self) except -1
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
+    cdef object _memory_kind(self, str name, int flag)
     cdef tuple _dl_device(self)
     cdef int _order_before(self, size_t consumer) except -1
 

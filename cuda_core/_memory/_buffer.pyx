@@ -333,32 +333,29 @@ cdef class Buffer(Resource):
         self._query_attributes()
         return self._attr_device
 
+    cdef object _memory_kind(self, str name, int flag):
+        """The memory resource's property ``name``, or, for a buffer without one, whether the
+        driver's pointer attributes have ``flag`` (an ``_ATTR_*``)."""
+        self._check_open()
+        if self._mr is not None:
+            return getattr(self._mr, name)
+        self._query_attributes()
+        return bool(self._attr_flags & flag)
+
     @property
     def is_device_accessible(self):
         """True if the GPU can access the memory."""
-        self._check_open()
-        if self._mr is not None:
-            return self._mr.is_device_accessible
-        self._query_attributes()
-        return bool(self._attr_flags & _ATTR_DEVICE)
+        return self._memory_kind("is_device_accessible", _ATTR_DEVICE)
 
     @property
     def is_host_accessible(self):
         """True if the CPU can access the memory."""
-        self._check_open()
-        if self._mr is not None:
-            return self._mr.is_host_accessible
-        self._query_attributes()
-        return bool(self._attr_flags & _ATTR_HOST)
+        return self._memory_kind("is_host_accessible", _ATTR_HOST)
 
     @property
     def is_managed(self):
         """True for managed (unified) memory."""
-        self._check_open()
-        if self._mr is not None:
-            return bool(self._mr.is_managed)
-        self._query_attributes()
-        return bool(self._attr_flags & _ATTR_MANAGED)
+        return bool(self._memory_kind("is_managed", _ATTR_MANAGED))
 
     @property
     def is_mapped(self):
