@@ -190,7 +190,7 @@ cdef class Buffer(Resource):
     deallocation stream. ``with buf:`` closes it at the end of the block.
 
     Buffers compare equal, and hash alike, when they have the same address and size. Every
-    method and property of a closed buffer except :attr:`is_closed` raises ``RuntimeError``.
+    method and property of a closed buffer except ``is_closed`` raises ``RuntimeError``.
     While a DLPack export of the buffer is alive, its memory stays valid: closing the buffer
     then only marks it closed, and the memory is freed when the last export is released.
     """
