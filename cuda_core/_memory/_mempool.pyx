@@ -438,13 +438,13 @@ cdef cydriver.CUmemPool_attribute[4] _POOL_COUNTERS = [
 def _bool_attribute(cydriver.CUmemPool_attribute attr, str name, str doc):
     """A read-write bool property of :class:`MemoryPoolAttributes`: the pool attribute
     ``attr``, read and written at each access; ``name`` is the property's, for messages."""
-    def get(MemoryPoolAttributes self):
+    def getter(MemoryPoolAttributes self):
         return self._get_bool(attr)
 
-    def set(MemoryPoolAttributes self, value):
+    def setter(MemoryPoolAttributes self, value):
         self._set_bool(attr, value, name)
 
-    return property(get, set, doc=doc)
+    return property(getter, setter, doc=doc)
 
 
 @cython.auto_pickle(False)
