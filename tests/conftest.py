@@ -36,3 +36,13 @@ def stream(dev):
     s = dev.create_stream()
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def downstream(tmp_path_factory):
+    """tests/helpers/downstream.pyx, a Cython module that cimports the installed cuda_core's
+    .pxd files, built once per session: the directory that holds it (helpers.cython_build's
+    run_downstream calls it in a subprocess)."""
+    from helpers.cython_build import build_downstream
+
+    return build_downstream(tmp_path_factory.mktemp("downstream"))

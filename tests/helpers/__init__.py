@@ -93,14 +93,30 @@ def skip_if_driver_cannot_jit(ptx):
                     f"driver (CUDA {driver[0]}.{driver[1]})")
 
 
-def cuda_include_dir():
-    """The CUDA headers (cuda_fp16.h) for NVRTC: CUDA_HOME, or the nvidia-cuda-runtime wheel."""
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.isfile(os.path.join(home, "include", "cuda_fp16.h")):
-        return os.path.join(home, "include")
-    from cuda.pathfinder import find_nvidia_header_directory
+def wheel_include_dir(distribution, header):
+    """The directory of ``header`` in the installed wheel ``distribution`` (a test dependency,
+    pyproject.toml's test extra); fails the test, naming the wheel, when it is missing.
 
-    found = find_nvidia_header_directory("cudart")
-    if found and os.path.isfile(os.path.join(found, "cuda_fp16.h")):
-        return found
-    pytest.skip("cuda_fp16.h not found: install nvidia-cuda-runtime or set CUDA_HOME")
+    Found through the wheel's file list, in sys.path order, so that a wheel installed with
+    ``pip install --target`` and put first on PYTHONPATH is the one used.
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        pytest.fail(f"{header} not found: the {distribution} wheel is not installed; the tests "
+                    f"need it (pip install '.[test]')", pytrace=False)
+    for f in dist.files or ():
+        if f.name == header and f.parent.name == "include":
+            path = str(dist.locate_file(f))
+            if os.path.isfile(path):
+                return os.path.dirname(path)
+    pytest.fail(f"{header} not found in the installed {distribution} {dist.version} wheel; the "
+                f"tests need the CUDA 13 headers it ships (pip install '.[test]')", pytrace=False)
+
+
+def cuda_include_dir():
+    """The CUDA headers NVRTC compiles the tests' kernels with (cuda_fp16.h): those of the
+    nvidia-cuda-runtime wheel, a test dependency, so that no test is skipped for want of them."""
+    return wheel_include_dir("nvidia-cuda-runtime", "cuda_fp16.h")
