@@ -47,12 +47,15 @@ def _run(cmd, cwd, what):
                     pytrace=False)
 
 
-def build_downstream(build_dir):
-    """Cython and compile downstream.pyx into ``build_dir``; returns ``build_dir``."""
+def build_module(build_dir, name, source, extra_includes=()):
+    """Cython and compile ``source`` (.pyx text) as module ``name`` in ``build_dir``, against
+    the installed cuda_core; ``extra_includes`` are more directories for the C++ compiler.
+    Returns ``build_dir``."""
     build_dir = str(build_dir)
-    pyx = os.path.join(build_dir, MODULE + ".pyx")
-    shutil.copyfile(_SOURCE, pyx)
-    cpp = os.path.join(build_dir, MODULE + ".cpp")
+    pyx = os.path.join(build_dir, name + ".pyx")
+    with open(pyx, "w", encoding="utf-8") as f:
+        f.write(source)
+    cpp = os.path.join(build_dir, name + ".cpp")
     # The installed package first on Cython's include path; cuda.bindings' .pxd files are found
     # on sys.path, as Cython looks for cimported modules there too.
     _run([sys.executable, "-m", "cython", "--cplus", "-3", "-I", installed_root(), "-o", cpp,
@@ -61,22 +64,28 @@ def build_downstream(build_dir):
     if not os.path.isfile(os.path.join(python_include, "Python.h")):
         pytest.fail(f"Python.h is not in {python_include}: building a Cython module needs the "
                     f"Python development headers", pytrace=False)
-    includes = {wheel_include_dir("nvidia-cuda-runtime", "cuda.h"),
-                wheel_include_dir("nvidia-cuda-profiler-api", "cudaProfiler.h")}
-    out = os.path.join(build_dir, MODULE + sysconfig.get_config_var("EXT_SUFFIX"))
+    includes = sorted({wheel_include_dir("nvidia-cuda-runtime", "cuda.h"),
+                       wheel_include_dir("nvidia-cuda-profiler-api", "cudaProfiler.h")})
+    out = os.path.join(build_dir, name + sysconfig.get_config_var("EXT_SUFFIX"))
     cmd = _cxx() + ["-std=c++17", "-shared", "-fPIC", "-O0", "-w", "-I", python_include]
-    for inc in sorted(includes):
+    for inc in [*includes, *extra_includes]:
         cmd += ["-I", inc]
     _run(cmd + [cpp, "-o", out], build_dir, "compiling the Cython module")
     return build_dir
 
 
-def run_downstream(build_dir, code, timeout=120):
-    """Run ``code`` in a fresh interpreter that imports the built module as ``downstream``;
-    the code sets ``result`` to something JSON can hold, which is returned. A crash, or any
-    output on stderr (a warning included), fails the calling test."""
+def build_downstream(build_dir):
+    """downstream.pyx, built in ``build_dir``; returns ``build_dir``."""
+    with open(_SOURCE, encoding="utf-8") as f:
+        return build_module(build_dir, MODULE, f.read())
+
+
+def run_downstream(build_dir, code, timeout=120, module=MODULE):
+    """Run ``code`` in a fresh interpreter that imports the built ``module`` (``downstream``
+    unless told); the code sets ``result`` to something JSON can hold, which is returned. A
+    crash, or any output on stderr (a warning included), fails the calling test."""
     script = (f"import sys\nsys.path.insert(0, {str(build_dir)!r})\nimport json\n"
-              f"import {MODULE}\n" + textwrap.dedent(code) +
+              f"import {module}\n" + textwrap.dedent(code) +
               "\nprint('RESULT ' + json.dumps(result))\n")
     r = run_python(script, timeout=timeout)
     assert r.returncode == 0 and not r.stderr, (

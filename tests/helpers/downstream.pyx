@@ -14,7 +14,7 @@ from cuda_core._checks cimport (check_address, check_bool, check_choice, check_i
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._event cimport Event
-from cuda_core._resource cimport Resource
+from cuda_core._resource cimport Resource, raise_closed, warn_release_failed
 from cuda_core._stream cimport Stream, is_default_handle
 
 
@@ -82,23 +82,38 @@ def is_resource(obj):
     return isinstance(obj, Resource)
 
 
+def check_open(Resource obj not None):
+    """The check every method of a Resource makes, called from outside cuda_core."""
+    obj._check_open()
+
+
+def closed_error(Resource obj not None):
+    """raise_closed: the error a closed object's methods raise."""
+    raise_closed(obj)
+
+
+def release_failed(str what, size_t address, error):
+    """The cleanup policy a finalizer applies to a failed release."""
+    warn_release_failed(what, address, error)
+
+
 # Streams and events through their C fields.
 
-def stream_handle(Stream s):
+def stream_handle(Stream s not None):
     s._check_open()
     return <size_t>s._handle
 
 
-def stream_is_default(Stream s):
+def stream_is_default(Stream s not None):
     return is_default_handle(s._handle)
 
 
-def event_handle(Event e):
+def event_handle(Event e not None):
     e._check_open()
     return <size_t>e._handle
 
 
-def stream_sync_in_its_context(Stream s):
+def stream_sync_in_its_context(Stream s not None):
     """Synchronize ``s`` through the driver, its context made current by the scoped guard for
     the call; returns the address of the context current inside the guard."""
     cdef ContextGuard guard
@@ -115,7 +130,7 @@ def stream_sync_in_its_context(Stream s):
     return <size_t>inside
 
 
-def query_event_after_exit(Event e):
+def query_event_after_exit(Event e not None):
     """Enter the event's context, leave it early with exit_context, then query the event:
     returns (context inside, context after the exit)."""
     cdef ContextGuard guard
