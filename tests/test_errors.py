@@ -37,7 +37,7 @@ def test_the_cleanup_warning_policy(downstream):
     assert issubclass(CUDAWarning, RuntimeWarning)
     result = run_downstream(downstream, """
         import warnings
-        from cuda_core import CUDAError, CUDAWarning
+        from cuda_core import CUDAError, CUDAWarning, NVRTCError
 
         def warned(*args):
             with warnings.catch_warnings(record=True) as caught:
@@ -49,6 +49,9 @@ def test_the_cleanup_warning_policy(downstream):
                             "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access")
         gone = CUDAError("CUDA_ERROR_DEINITIALIZED: driver shutting down", 4,
                          "CUDA_ERROR_DEINITIALIZED", "driver shutting down")
+        # NVRTC's status 4 is NVRTC_ERROR_INVALID_PROGRAM, not a deinitialized driver.
+        nvrtc = NVRTCError("NVRTC_ERROR_INVALID_PROGRAM: invalid program", 4,
+                           "NVRTC_ERROR_INVALID_PROGRAM", "invalid program")
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             downstream.release_failed("Stream", 0x10, illegal)  # must not raise
@@ -56,18 +59,14 @@ def test_the_cleanup_warning_policy(downstream):
             "driver": warned("Stream", 0x7F0010, illegal),
             "other": warned("Program", 0, RuntimeError("nvrtcDestroyProgram: bad program")),
             "deinitialized": warned("Event", 0x20, gone),
+            "compiler": warned("Program", 0x30, nvrtc),
         }
     """)
     assert result == {
-        "driver": [[True, "Stream 0x7f0010 was not closed, and its cleanup failed: "
+        "driver": [[True, "Stream 0x7f0010: cleanup failed: "
                           "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"]],
-        "other": [[True, "Program was not closed, and its cleanup failed: "
-                         "nvrtcDestroyProgram: bad program"]],
+        "other": [[True, "Program: cleanup failed: nvrtcDestroyProgram: bad program"]],
         "deinitialized": [],
+        "compiler": [[True, "Program 0x30: cleanup failed: "
+                            "NVRTC_ERROR_INVALID_PROGRAM: invalid program"]],
     }
-
-
-def test_errors_are_importable_from_the_top_level():
-    import cuda_core
-
-    assert cuda_core.CUDAError is CUDAError and cuda_core.NVRTCError is NVRTCError

@@ -121,11 +121,10 @@ result = {
 }
 """)
     assert result == {
-        "driver": [["CUDAWarning", True, "Handle 0xdead0000 was not closed, and its cleanup "
-                                         "failed: CUDA_ERROR_ILLEGAL_ADDRESS: in a test"]],
-        "other": [["CUDAWarning", True, "Handle 0x40 was not closed, and its cleanup failed: "
-                                        "bad state"]],
-        "no_handle": [["CUDAWarning", True, "Handle was not closed, and its cleanup failed: "
+        "driver": [["CUDAWarning", True, "Handle 0xdead0000: cleanup failed: "
+                                         "CUDA_ERROR_ILLEGAL_ADDRESS: in a test"]],
+        "other": [["CUDAWarning", True, "Handle 0x40: cleanup failed: bad state"]],
+        "no_handle": [["CUDAWarning", True, "Handle: cleanup failed: "
                                             "CUDA_ERROR_ILLEGAL_ADDRESS: in a test"]],
         "released": [0xDEAD0000, 0x40, 0],
     }
@@ -150,8 +149,7 @@ def make():
 
 result = {"warnings": collected(make), "released": released}
 """)
-    assert result == {"warnings": [["CUDAWarning", True, "Handle 0x60 was not closed, and its "
-                                                         "cleanup failed: cyclic"]],
+    assert result == {"warnings": [["CUDAWarning", True, "Handle 0x60: cleanup failed: cyclic"]],
                       "released": [0x60]}
 
 
@@ -196,7 +194,7 @@ def test_an_unclosed_object_at_interpreter_exit_gives_no_warning(downstream):
                    env={"PYTHONWARNINGS": "always::RuntimeWarning"})
     assert r.returncode == 0 and r.stdout == "exiting\n", r.stderr
     assert r.stderr.count("CUDAWarning: Handle 0x") == 2, r.stderr
-    assert "Handle 0x80 was not closed" in r.stderr and "Handle 0x90 was not closed" in r.stderr
+    assert "Handle 0x80: cleanup failed" in r.stderr and "Handle 0x90: cleanup failed" in r.stderr
 
 
 @pytest.mark.gpu
