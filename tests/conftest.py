@@ -11,6 +11,14 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 from helpers import gpu_probe  # noqa: E402
 
 
+def pytest_configure(config):
+    # A CUDAWarning fails the test that caused it. The filter is added here rather than in
+    # pyproject.toml: pytest resolves the class by importing cuda_core, and it applies the ini
+    # file's filters once before this file has run, when ``python -m pytest`` from the
+    # repository root would import the uncompiled sources.
+    config.addinivalue_line("filterwarnings", "error::cuda_core.CUDAWarning")
+
+
 def pytest_collection_modifyitems(config, items):
     available, reason = gpu_probe()
     if available:
@@ -36,3 +44,13 @@ def stream(dev):
     s = dev.create_stream()
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def downstream(tmp_path_factory):
+    """tests/helpers/downstream.pyx, a Cython module that cimports the installed cuda_core's
+    .pxd files, built once per session: the directory that holds it (helpers.cython_build's
+    run_downstream calls it in a subprocess)."""
+    from helpers.cython_build import build_downstream
+
+    return build_downstream(tmp_path_factory.mktemp("downstream"))

@@ -1,11 +1,9 @@
-"""Error types: fields, hierarchy, pickling (CPU)."""
+"""Error types: fields, hierarchy, pickling; the cleanup-warning policy (CPU)."""
 
 import pickle
-import warnings
-
-import pytest
 
 from cuda_core import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRTCError
+from helpers.cython_build import run_downstream
 
 
 def test_cuda_error_fields_and_pickle():
@@ -33,13 +31,42 @@ def test_nvrtc_error_carries_the_log():
     assert back.log == err.log and str(back) == "compilation failed"
 
 
-def test_cuda_warning_is_a_runtime_warning():
+def test_the_cleanup_warning_policy(downstream):
+    # _resource.warn_release_failed, what every finalizer does with a release that failed,
+    # called through its C signature by a module built against the installed .pxd files.
     assert issubclass(CUDAWarning, RuntimeWarning)
-    with pytest.warns(CUDAWarning):
-        warnings.warn("x", CUDAWarning)
+    result = run_downstream(downstream, """
+        import warnings
+        from cuda_core import CUDAError, CUDAWarning, NVRTCError
 
+        def warned(*args):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                downstream.release_failed(*args)
+            return [[issubclass(w.category, CUDAWarning), str(w.message)] for w in caught]
 
-def test_errors_are_importable_from_the_top_level():
-    import cuda_core
-
-    assert cuda_core.CUDAError is CUDAError and cuda_core.NVRTCError is NVRTCError
+        illegal = CUDAError("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access", 700,
+                            "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access")
+        gone = CUDAError("CUDA_ERROR_DEINITIALIZED: driver shutting down", 4,
+                         "CUDA_ERROR_DEINITIALIZED", "driver shutting down")
+        # NVRTC's status 4 is NVRTC_ERROR_INVALID_PROGRAM, not a deinitialized driver.
+        nvrtc = NVRTCError("NVRTC_ERROR_INVALID_PROGRAM: invalid program", 4,
+                           "NVRTC_ERROR_INVALID_PROGRAM", "invalid program")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            downstream.release_failed("Stream", 0x10, illegal)  # must not raise
+        result = {
+            "driver": warned("Stream", 0x7F0010, illegal),
+            "other": warned("Program", 0, RuntimeError("nvrtcDestroyProgram: bad program")),
+            "deinitialized": warned("Event", 0x20, gone),
+            "compiler": warned("Program", 0x30, nvrtc),
+        }
+    """)
+    assert result == {
+        "driver": [[True, "Stream 0x7f0010: cleanup failed: "
+                          "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"]],
+        "other": [[True, "Program: cleanup failed: nvrtcDestroyProgram: bad program"]],
+        "deinitialized": [],
+        "compiler": [[True, "Program 0x30: cleanup failed: "
+                            "NVRTC_ERROR_INVALID_PROGRAM: invalid program"]],
+    }

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cuda_core._kernel_args import _packed_arguments as packed
+from helpers import assert_no_c_heap_leak
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -141,11 +142,18 @@ def test_a_cuda_array_interface_pointer_that_is_not_an_integer_is_refused(pointe
         packed(DeviceArray())
 
 
+# The heap block for n arguments: a 16-byte slot, a pointer and a size each.
+def heap_block(n):
+    return n * (16 + 2 * ctypes.sizeof(ctypes.c_void_p))
+
+
 def test_many_arguments_use_the_heap_block():
     args = [np.int32(i) for i in range(33)] + [float(i) for i in range(300)]
     out = packed(*args)
     assert out[:33] == [struct.pack("<i", i) for i in range(33)]
     assert out[33:] == [struct.pack("<d", i) for i in range(300)]
+    # The block is released after every call (test hook and launch share holder_release).
+    assert_no_c_heap_leak(lambda: packed(*args), 300, heap_block(len(args)))
 
 
 @pytest.mark.parametrize("bad, exc, msg", [
@@ -162,10 +170,18 @@ def test_bad_arguments_name_the_index(bad, exc, msg):
 
 
 def test_failure_in_the_heap_path_raises_cleanly():
-    args = [np.int32(1)] * 40 + [object()]
-    for _ in range(1000):  # the heap block is released on the error path too
-        with pytest.raises(TypeError, match="kernel argument 40"):
+    args = [np.int32(1)] * 400 + [object()]
+    with pytest.raises(TypeError, match="kernel argument 400"):
+        packed(*args)
+
+    def fail():
+        try:
             packed(*args)
+        except TypeError:
+            pass
+
+    # The heap block is released on the error path too.
+    assert_no_c_heap_leak(fail, 300, heap_block(len(args)))
 
 
 def test_buffer_gives_its_pointer_and_a_closed_one_is_refused():
@@ -333,10 +349,18 @@ def test_declared_types_in_the_heap_path():
     types = ["int"] * (n - 1) + ["float const*"]
     args = [np.int32(i) for i in range(n - 1)]
     assert len(packed(*args, 0x1000, declared=types)) == n
-    for _ in range(200):  # the heap block is released on the error path too
-        with pytest.raises(TypeError, match=f"kernel argument {n - 1}: float given for parameter "
-                                            f"{n - 1} declared 'float const\\*'"):
+    with pytest.raises(TypeError, match=f"kernel argument {n - 1}: float given for parameter "
+                                        f"{n - 1} declared 'float const\\*'"):
+        packed(*args, 2.5, declared=types)
+
+    def fail():
+        try:
             packed(*args, 2.5, declared=types)
+        except TypeError:
+            pass
+
+    # The heap block is released on the error path too.
+    assert_no_c_heap_leak(fail, 300, heap_block(n))
 
 
 def test_declared_and_sizes_must_match_the_arguments():

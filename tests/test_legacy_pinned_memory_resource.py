@@ -59,10 +59,24 @@ def test_round_trip_without_stream(dev, stream):
 
 @pytest.mark.gpu
 def test_gc_frees(dev):
+    from cuda.bindings import driver
+
+    def is_pinned(address):
+        # cuMemHostGetFlags fails on any pointer outside a live cuMemAllocHost allocation.
+        err, _ = driver.cuMemHostGetFlags(address)
+        return err == driver.CUresult.CUDA_SUCCESS
+
     mr = LegacyPinnedMemoryResource()
-    for _ in range(100):
-        mr.allocate(1 << 16)
+    bufs = [mr.allocate(1 << 16) for _ in range(100)]
+    addresses = [int(b.handle) for b in bufs]
+    assert len(set(addresses)) == 100 and all(map(is_pinned, addresses))
+    cycle = [mr.allocate(1 << 16)]
+    cycle.append(cycle)  # freed only by the cyclic collector
+    addresses.append(int(cycle[0].handle))
+    assert is_pinned(addresses[-1])
+    del bufs, cycle
     gc.collect()
+    assert not any(map(is_pinned, addresses))
 
 
 @pytest.mark.gpu

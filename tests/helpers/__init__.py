@@ -93,14 +93,82 @@ def skip_if_driver_cannot_jit(ptx):
                     f"driver (CUDA {driver[0]}.{driver[1]})")
 
 
-def cuda_include_dir():
-    """The CUDA headers (cuda_fp16.h) for NVRTC: CUDA_HOME, or the nvidia-cuda-runtime wheel."""
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.isfile(os.path.join(home, "include", "cuda_fp16.h")):
-        return os.path.join(home, "include")
-    from cuda.pathfinder import find_nvidia_header_directory
+def wheel_include_dir(distribution, header):
+    """The directory of ``header`` in the installed wheel ``distribution`` (a test dependency,
+    pyproject.toml's test extra); fails the test, naming the wheel, when it is missing.
 
-    found = find_nvidia_header_directory("cudart")
-    if found and os.path.isfile(os.path.join(found, "cuda_fp16.h")):
-        return found
-    pytest.skip("cuda_fp16.h not found: install nvidia-cuda-runtime or set CUDA_HOME")
+    Found through the wheel's file list, in sys.path order, so that a wheel installed with
+    ``pip install --target`` and put first on PYTHONPATH is the one used.
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        pytest.fail(f"{header} not found: the {distribution} wheel is not installed; the tests "
+                    f"need it (pip install '.[test]')", pytrace=False)
+    for f in dist.files or ():
+        if f.name == header and f.parent.name == "include":
+            path = str(dist.locate_file(f))
+            if os.path.isfile(path):
+                return os.path.dirname(path)
+    pytest.fail(f"{header} not found in the installed {distribution} {dist.version} wheel; the "
+                f"tests need the CUDA 13 headers it ships (pip install '.[test]')", pytrace=False)
+
+
+def cuda_include_dir():
+    """The CUDA headers NVRTC compiles the tests' kernels with (cuda_fp16.h): those of the
+    nvidia-cuda-runtime wheel, a test dependency, so that no test is skipped for want of them."""
+    return wheel_include_dir("nvidia-cuda-runtime", "cuda_fp16.h")
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def malloc_in_use():
+    """Bytes the C heap (glibc malloc) holds allocated: its arena chunks in use plus its
+    mmap-ed blocks. Python's small objects come from pymalloc's own arenas, not from here."""
+    libc = ctypes.CDLL(None)
+    mallinfo2 = libc.mallinfo2  # glibc 2.33; this package supports Linux (glibc) only
+    mallinfo2.restype = _Mallinfo2
+    info = mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
+def c_heap_growth(call, rounds):
+    """How many bytes of C heap ``rounds`` calls of ``call`` leave allocated (after one call
+    to warm caches up)."""
+    import gc
+
+    call()
+    gc.collect()
+    before = malloc_in_use()
+    for _ in range(rounds):
+        call()
+    gc.collect()
+    return malloc_in_use() - before
+
+
+def assert_no_c_heap_leak(call, rounds, leak_per_call):
+    """Fail if ``rounds`` calls of ``call`` keep a quarter of what leaking ``leak_per_call``
+    bytes each time would keep. First checks, with real malloc'ed blocks of that size left
+    allocated, that the measure sees such a leak at all."""
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    held = []
+    try:
+        seen = c_heap_growth(lambda: held.append(libc.malloc(leak_per_call)), rounds)
+    finally:
+        for p in held:
+            libc.free(p)
+    assert seen >= rounds * leak_per_call * 0.9, (
+        f"the C heap measure does not see a leak: {rounds} blocks of {leak_per_call} bytes "
+        f"showed as {seen} bytes")
+    growth = c_heap_growth(call, rounds)
+    assert growth < rounds * leak_per_call / 4, (
+        f"{rounds} calls left {growth} bytes of C heap allocated (a leak of {leak_per_call} "
+        f"bytes a call would be {rounds * leak_per_call})")

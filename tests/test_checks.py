@@ -1,0 +1,264 @@
+"""cuda_core._checks, the argument checks every module uses (CPU).
+
+Each check takes the value, then ``what`` (the argument as the message names it), then its
+bounds; it returns the value as the C type needs it, raises TypeError for a wrong type and
+ValueError for a value out of range, and every message starts with ``what``. A bool is never an
+int; an object with ``__index__`` (a NumPy integer) is one. The ``cpdef`` checks are called here
+from Python; the ``cdef`` ones (check_size, check_address, check_ordinal) exist only in C, so a
+Cython module built against the installed ``.pxd`` files (tests/helpers/downstream.pyx) calls
+them, in a subprocess, and the ``cpdef`` ones again through their C signatures.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from cuda.bindings import driver
+
+from cuda_core._checks import check_bool, check_choice, check_int
+from helpers.cython_build import run_downstream
+
+
+class Index:
+    """An integer-like object (``__index__``), as NumPy integers and user types are."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+class BadIndex:
+    """``__index__`` that breaks its contract: Python's operator.index refuses the result."""
+
+    def __index__(self):
+        return "7"
+
+
+_NAMESPACE = {"np": np, "driver": driver, "Index": Index, "BadIndex": BadIndex}
+# The same helpers, defined again in the subprocess that calls the cdef checks.
+_PRELUDE = """
+import numpy as np
+from cuda.bindings import driver
+
+class Index:
+    def __init__(self, value):
+        self.value = value
+    def __index__(self):
+        return self.value
+
+class BadIndex:
+    def __index__(self):
+        return "7"
+"""
+
+_BAD_INDEX = pytest.mark.xfail(
+    strict=True, reason="product: _checks._as_int calls value.__index__() itself and keeps a "
+                        "result that is not an int; operator.index would refuse it (TypeError)")
+
+
+def ok(value):
+    return ("ok", value)
+
+
+def refused(exc, message):
+    """``message`` is a regular expression for the whole message."""
+    return (exc.__name__, message)
+
+
+def case(func, value, what, expect, extra="", marks=()):
+    call = f"{func}({value}, {what!r}{', ' + extra if extra else ''})"
+    return pytest.param(call, what, expect, id=call, marks=marks)
+
+
+U64_MAX = 2**64 - 1
+
+# The cpdef checks, called from Python.
+PY_CASES = [
+    case("check_bool", "True", "O.flag", ok(True)),
+    case("check_bool", "False", "O.flag", ok(False)),
+    case("check_bool", "None", "O.flag", ok(None), "allow_none=True"),
+    case("check_bool", "None", "O.flag", refused(TypeError, r"O.flag must be a bool, not NoneType")),
+    case("check_bool", "1", "O.flag", refused(TypeError, r"O.flag must be a bool, not int")),
+    case("check_bool", "0", "O.flag", refused(TypeError, r"O.flag must be a bool or None, not int"),
+         "allow_none=True"),
+    case("check_bool", "np.bool_(True)", "O.flag", refused(TypeError, r"O.flag must be a bool, .*")),
+    case("check_bool", "'yes'", "O.flag", refused(TypeError, r"O.flag must be a bool, not str")),
+
+    case("check_int", "5", "n", ok(5)),
+    case("check_int", "-(2**70)", "n", ok(-(2**70))),
+    case("check_int", "Index(7)", "n", ok(7)),
+    case("check_int", "np.int32(-3)", "n", ok(-3)),
+    case("check_int", "np.uint64(2**64 - 1)", "n", ok(U64_MAX)),
+    case("check_int", "None", "n", ok(None), "allow_none=True"),
+    case("check_int", "True", "n", refused(TypeError, r"n must be an int, not bool")),
+    case("check_int", "np.True_", "n", refused(TypeError, r"n must be an int, not bool")),
+    case("check_int", "1.0", "n", refused(TypeError, r"n must be an int, not float")),
+    case("check_int", "np.float32(1)", "n", refused(TypeError, r"n must be an int, not float32")),
+    case("check_int", "'1'", "n", refused(TypeError, r"n must be an int, not str")),
+    case("check_int", "None", "n", refused(TypeError, r"n must be an int, not NoneType")),
+    case("check_int", "'1'", "n", refused(TypeError, r"n must be an int or None, not str"),
+         "allow_none=True"),
+    case("check_int", "False", "n", refused(TypeError, r"n must be an int or None, not bool"),
+         "allow_none=True"),
+    case("check_int", "BadIndex()", "n", refused(TypeError, r"n .*"), marks=_BAD_INDEX),
+    # Bounds: inclusive, either one open.
+    case("check_int", "0", "S.priority", ok(0), "minimum=0"),
+    case("check_int", "-1", "S.priority", refused(ValueError, r"S.priority must be >= 0, got -1"),
+         "minimum=0"),
+    case("check_int", "9", "S.priority", ok(9), "maximum=9"),
+    case("check_int", "10", "S.priority", refused(ValueError, r"S.priority must be <= 9, got 10"),
+         "maximum=9"),
+    case("check_int", "1", "S.priority", ok(1), "minimum=1, maximum=2"),
+    case("check_int", "2", "S.priority", ok(2), "minimum=1, maximum=2"),
+    case("check_int", "0", "S.priority",
+         refused(ValueError, r"S.priority must be between 1 and 2, got 0"), "minimum=1, maximum=2"),
+    case("check_int", "3", "S.priority",
+         refused(ValueError, r"S.priority must be between 1 and 2, got 3"), "minimum=1, maximum=2"),
+    case("check_int", "Index(5)", "S.priority", refused(ValueError, r"S.priority must be <= 4, got 5"),
+         "maximum=4"),
+    case("check_int", "np.int64(-1)", "S.priority",
+         refused(ValueError, r"S.priority must be >= 0, got -1"), "minimum=0"),
+    case("check_int", "None", "S.priority", ok(None), "minimum=0, maximum=1, allow_none=True"),
+
+    case("check_choice", "2", "O.kind", ok(2), "(1, 2, 4)"),
+    case("check_choice", "Index(4)", "O.kind", ok(4), "(1, 2, 4)"),
+    case("check_choice", "np.uint8(1)", "O.kind", ok(1), "(1, 2, 4)"),
+    case("check_choice", "3", "O.kind", refused(ValueError, r"O.kind must be one of 1, 2, 4, got 3"),
+         "(1, 2, 4)"),
+    case("check_choice", "True", "O.kind", refused(TypeError, r"O.kind must be an int, not bool"),
+         "(0, 1)"),
+    case("check_choice", "1.0", "O.kind", refused(TypeError, r"O.kind must be an int, not float"),
+         "(1,)"),
+    case("check_choice", "None", "O.kind", refused(TypeError, r"O.kind must be an int, not NoneType"),
+         "(1,)"),
+    case("check_choice", "None", "O.kind", ok(None), "(1,), allow_none=True"),
+    case("check_choice", "'a'", "O.kind",
+         refused(TypeError, r"O.kind must be an int or None, not str"), "(1,), allow_none=True"),
+]
+
+# The cdef checks, called from C (downstream.size is check_size, and so on).
+C_CASES = [
+    case("size", "0", "B.from_handle(): size", ok(0)),
+    case("size", "4096", "B.from_handle(): size", ok(4096)),
+    case("size", "2**64 - 1", "B.from_handle(): size", ok(U64_MAX)),
+    case("size", "np.uint64(2**64 - 1)", "B.from_handle(): size", ok(U64_MAX)),
+    case("size", "Index(10)", "B.from_handle(): size", ok(10)),
+    case("size", "-1", "B.from_handle(): size",
+         refused(ValueError, r"B.from_handle\(\): size must be >= 0, got -1")),
+    case("size", "2**64", "B.from_handle(): size",
+         refused(ValueError, r"B.from_handle\(\): size 18446744073709551616 does not fit in 64 bits")),
+    case("size", "Index(-5)", "B.from_handle(): size",
+         refused(ValueError, r"B.from_handle\(\): size must be >= 0, got -5")),
+    case("size", "True", "B.from_handle(): size",
+         refused(TypeError, r"B.from_handle\(\): size must be an int, not bool")),
+    case("size", "1.5", "B.from_handle(): size",
+         refused(TypeError, r"B.from_handle\(\): size must be an int, not float")),
+    case("size", "None", "B.from_handle(): size",
+         refused(TypeError, r"B.from_handle\(\): size must be an int, not NoneType")),
+    case("size", "'8'", "B.from_handle(): size",
+         refused(TypeError, r"B.from_handle\(\): size must be an int, not str")),
+    case("size", "BadIndex()", "B.from_handle(): size", refused(TypeError, r"B.from_handle.*"),
+         marks=_BAD_INDEX),
+
+    case("address", "0", "ptr", ok(0)),
+    case("address", "0x7F00DEAD0000", "ptr", ok(0x7F00DEAD0000)),
+    case("address", "2**64 - 1", "ptr", ok(U64_MAX)),
+    case("address", "driver.CUdeviceptr(0x1000)", "ptr", ok(0x1000)),
+    case("address", "Index(0x2000)", "ptr", ok(0x2000)),
+    case("address", "np.uint64(2**64 - 1)", "ptr", ok(U64_MAX)),
+    case("address", "-1", "ptr", refused(ValueError, r"ptr=-1 is not a valid address")),
+    case("address", "2**64", "ptr",
+         refused(ValueError, r"ptr=18446744073709551616 is not a valid address")),
+    case("address", "True", "ptr", refused(
+        TypeError, r"ptr must be an int \(an address\) or a cuda.bindings.driver.CUdeviceptr, "
+                   r"not bool")),
+    case("address", "1.0", "ptr", refused(TypeError, r"ptr must be an int \(an address\).*not float")),
+    case("address", "None", "ptr",
+         refused(TypeError, r"ptr must be an int \(an address\).*not NoneType")),
+    case("address", "'0x10'", "ptr", refused(TypeError, r"ptr must be an int \(an address\).*not str")),
+    case("address", "BadIndex()", "ptr", refused(TypeError, r"ptr .*"), marks=_BAD_INDEX),
+
+    case("ordinal", "0", "device_id", ok(0)),
+    case("ordinal", "3", "device_id", ok(3)),
+    case("ordinal", "0x7FFFFFFF", "device_id", ok(0x7FFFFFFF)),
+    case("ordinal", "Index(1)", "device_id", ok(1)),
+    case("ordinal", "np.int32(2)", "device_id", ok(2)),
+    case("ordinal", "-1", "device_id", refused(ValueError, r"device_id must be >= 0, got -1")),
+    case("ordinal", "2**31", "device_id", refused(ValueError, r"device_id 2147483648 is out of range")),
+    case("ordinal", "2**64", "device_id",
+         refused(ValueError, r"device_id 18446744073709551616 is out of range")),
+    case("ordinal", "True", "device_id",
+         refused(TypeError, r"device_id must be an int, a Device or None, not bool")),
+    case("ordinal", "1.0", "device_id", refused(TypeError, r"device_id must be an int, .*not float")),
+    case("ordinal", "'0'", "device_id", refused(TypeError, r"device_id must be an int, .*not str")),
+    case("ordinal", "BadIndex()", "device_id", refused(TypeError, r"device_id .*"),
+         marks=_BAD_INDEX),
+]
+
+
+def outcome(call, namespace):
+    """What ``call`` did: ("ok", type name, value) or (exception type name, message)."""
+    try:
+        value = eval(call, namespace)
+    except Exception as e:  # the outcome under test, compared below
+        return (type(e).__name__, str(e))
+    return ("ok", type(value).__name__, value)
+
+
+def check_outcome(got, what, expect):
+    kind, detail = expect
+    if kind == "ok":
+        # The value comes back as the exact type the C side holds (an int, never a NumPy
+        # integer or the __index__ object).
+        assert tuple(got) == ("ok", type(detail).__name__, detail)
+    else:
+        assert got[0] == kind, got
+        assert got[1].startswith(what), got
+        assert re.fullmatch(detail, got[1]), got
+
+
+@pytest.mark.parametrize("call, what, expect", PY_CASES)
+def test_python_checks(call, what, expect):
+    namespace = dict(_NAMESPACE, check_bool=check_bool, check_int=check_int,
+                     check_choice=check_choice)
+    check_outcome(outcome(call, namespace), what, expect)
+
+
+def _in_downstream(downstream, calls):
+    """The outcomes of ``calls`` (source text), made in one subprocess in which the names
+    size/address/ordinal/check_int/check_bool/check_choice are downstream's C calls."""
+    code = _PRELUDE + f"""
+from downstream import size, address, ordinal
+check_int, check_bool, check_choice = downstream.integer, downstream.flag, downstream.choice
+
+def outcome(call):
+    try:
+        value = eval(call)
+    except Exception as e:
+        return (type(e).__name__, str(e))
+    return ("ok", type(value).__name__, value)
+
+result = [outcome(call) for call in {list(calls)!r}]
+"""
+    return dict(zip(calls, run_downstream(downstream, code)))
+
+
+@pytest.fixture(scope="module")
+def c_outcomes(downstream):
+    calls = [p.values[0] for p in C_CASES] + [p.values[0] for p in PY_CASES]
+    return _in_downstream(downstream, calls)
+
+
+@pytest.mark.parametrize("call, what, expect", C_CASES)
+def test_c_checks(c_outcomes, call, what, expect):
+    check_outcome(c_outcomes[call], what, expect)
+
+
+@pytest.mark.parametrize("call, what, expect", PY_CASES)
+def test_python_checks_called_from_c(c_outcomes, call, what, expect):
+    # The same cpdef checks through their C entry points, as a Cython caller makes them.
+    check_outcome(c_outcomes[call], what, expect)
+
