@@ -7,6 +7,8 @@ it), then the bounds. A check raises ``TypeError`` for a value of the wrong type
 
 from cuda.bindings.cydriver cimport CUdeviceptr
 
+import builtins
+
 from cuda.bindings import driver as _driver_py
 
 __all__ = []
@@ -14,12 +16,26 @@ __all__ = []
 cdef object _U64_END = 1 << 64
 
 
+cdef str _type_name(object value):
+    """The type's name, qualified by its module where it would read as a builtin's (NumPy's bool
+    is not ``bool``)."""
+    t = type(value)
+    if t.__module__ == "builtins" or not hasattr(builtins, t.__name__):
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
 cdef inline object _as_int(object value, str what, str expected):
+    # operator.index's rule (the type's __index__, whose result must be an int), bools refused.
     if type(value) is int:
         return value
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{what} must be {expected}, not {type(value).__name__}")
-    return value.__index__()
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
+    result = type(value).__index__(value)
+    if not isinstance(result, int):
+        raise TypeError(f"{what} must be {expected}: {_type_name(value)}.__index__ returned "
+                        f"{_type_name(result)}")
+    return int(result)
 
 
 cpdef object check_bool(object value, str what, bint allow_none=False):
@@ -27,7 +43,7 @@ cpdef object check_bool(object value, str what, bint allow_none=False):
     if type(value) is bool or (allow_none and value is None):
         return value
     raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
-                    f"{type(value).__name__}")
+                    f"{_type_name(value)}")
 
 
 cpdef object check_int(object value, str what, object minimum=None, object maximum=None,
@@ -69,7 +85,7 @@ cpdef object check_enum(object value, str what, object enum_cls, bint allow_none
             pass
     words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"{what} must be one of {words}, not {type(value).__name__}")
+        raise TypeError(f"{what} must be one of {words}, not {_type_name(value)}")
     raise ValueError(f"{what} must be one of {words}, got {value!r}")
 
 
@@ -88,10 +104,11 @@ cdef CUdeviceptr check_address(object value, str what) except? 0:
     if isinstance(value, _driver_py.CUdeviceptr):
         value = int(value)
     elif type(value) is not int:
-        if isinstance(value, bool) or not hasattr(value, "__index__"):
-            raise TypeError(f"{what} must be an int (an address) or a "
-                            f"cuda.bindings.driver.CUdeviceptr, not {type(value).__name__}")
-        value = value.__index__()
+        expected = "an int (an address) or a cuda.bindings.driver.CUdeviceptr"
+        if type(value).__module__.startswith("cuda.bindings"):
+            # Its other handles (CUstream, CUevent, ...) have __index__ but are not addresses.
+            raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
+        value = _as_int(value, what, expected)
     if value < 0 or value >= _U64_END:
         raise ValueError(f"{what}={value} is not a valid address")
     return <CUdeviceptr>value

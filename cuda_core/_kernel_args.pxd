@@ -1,7 +1,17 @@
 from cpython.ref cimport PyObject
 
 
-cdef extern from "_kernel_args_arena.h":
+# One argument's inline storage: 16 bytes, 16-byte aligned (fits a complex<double>). Declared
+# verbatim here, not in a header, so a module that cimports this .pxd needs no include path.
+cdef extern from *:
+    """
+    #ifndef CUDA_CORE_ARG_SLOT_DEFINED
+    #define CUDA_CORE_ARG_SLOT_DEFINED
+    struct alignas(16) cuda_core_arg_slot {
+        unsigned char bytes[16];
+    };
+    #endif
+    """
     cdef struct cuda_core_arg_slot:
         unsigned char bytes[16]
 

@@ -47,10 +47,9 @@ def _run(cmd, cwd, what):
                     pytrace=False)
 
 
-def build_module(build_dir, name, source, extra_includes=()):
+def build_module(build_dir, name, source):
     """Cython and compile ``source`` (.pyx text) as module ``name`` in ``build_dir``, against
-    the installed cuda_core; ``extra_includes`` are more directories for the C++ compiler.
-    Returns ``build_dir``."""
+    the installed cuda_core. Returns ``build_dir``."""
     build_dir = str(build_dir)
     pyx = os.path.join(build_dir, name + ".pyx")
     with open(pyx, "w", encoding="utf-8") as f:
@@ -68,7 +67,7 @@ def build_module(build_dir, name, source, extra_includes=()):
                        wheel_include_dir("nvidia-cuda-profiler-api", "cudaProfiler.h")})
     out = os.path.join(build_dir, name + sysconfig.get_config_var("EXT_SUFFIX"))
     cmd = _cxx() + ["-std=c++17", "-shared", "-fPIC", "-O0", "-w", "-I", python_include]
-    for inc in [*includes, *extra_includes]:
+    for inc in includes:
         cmd += ["-I", inc]
     _run(cmd + [cpp, "-o", out], build_dir, "compiling the Cython module")
     return build_dir
