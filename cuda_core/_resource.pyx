@@ -16,6 +16,7 @@ Python objects it needs (a buffer's memory resource).
 import sys
 import warnings
 
+from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cuda.bindings cimport cydriver
 
 from cuda_core._errors import CUDAError, CUDAWarning, NVRTCError
@@ -61,17 +62,21 @@ cdef int raise_closed(Resource obj) except -1:
 
 cdef void warn_release_failed(str what, size_t address, object error) noexcept:
     """The cleanup policy: a failed release on a finalizer path is a CUDAWarning, never an
-    exception, and nothing at all once the process is tearing down."""
+    exception, and nothing at all once the process is tearing down. A warning filter that
+    turns it into an error reaches ``sys.unraisablehook``, as an exception in ``__del__``
+    would."""
+    if sys.is_finalizing():
+        return
+    # A driver error only: a compiler's status codes overlap CUresult's (NVRTC's 4 is
+    # NVRTC_ERROR_INVALID_PROGRAM).
+    if (isinstance(error, CUDAError) and not isinstance(error, NVRTCError)
+            and error.code == cydriver.CUDA_ERROR_DEINITIALIZED):
+        return
+    handle = f" 0x{address:x}" if address else ""
     try:
-        if sys.is_finalizing():
-            return
-        # A driver error only: a compiler's status codes overlap CUresult's (NVRTC's 4 is
-        # NVRTC_ERROR_INVALID_PROGRAM).
-        if (isinstance(error, CUDAError) and not isinstance(error, NVRTCError)
-                and error.code == cydriver.CUDA_ERROR_DEINITIALIZED):
-            return
-        handle = f" 0x{address:x}" if address else ""
-        warnings.warn(f"{what}{handle}: cleanup failed: {error}",
-                      CUDAWarning, stacklevel=2)
-    except BaseException:
-        pass  # a warning filter that raises must not escape a finalizer
+        warnings.warn(f"{what}{handle}: cleanup failed: {error}", CUDAWarning, stacklevel=2)
+    except BaseException as exc:
+        # Reported as Python reports an exception in __del__ (Cython's own noexcept handling
+        # would also print it to stderr, past the hook).
+        PyErr_SetObject(type(exc), exc)
+        PyErr_WriteUnraisable(what)

@@ -52,10 +52,15 @@ def test_the_cleanup_warning_policy(downstream):
         # NVRTC's status 4 is NVRTC_ERROR_INVALID_PROGRAM, not a deinitialized driver.
         nvrtc = NVRTCError("NVRTC_ERROR_INVALID_PROGRAM: invalid program", 4,
                            "NVRTC_ERROR_INVALID_PROGRAM", "invalid program")
+        # A filter that makes the warning an error: nothing raises, the hook gets it.
+        unraisable = []
+        sys.unraisablehook = lambda u: unraisable.append(type(u.exc_value).__name__)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            downstream.release_failed("Stream", 0x10, illegal)  # must not raise
+            downstream.release_failed("Stream", 0x10, illegal)
+        sys.unraisablehook = sys.__unraisablehook__
         result = {
+            "unraisable": unraisable,
             "driver": warned("Stream", 0x7F0010, illegal),
             "other": warned("Program", 0, RuntimeError("nvrtcDestroyProgram: bad program")),
             "deinitialized": warned("Event", 0x20, gone),
@@ -63,6 +68,7 @@ def test_the_cleanup_warning_policy(downstream):
         }
     """)
     assert result == {
+        "unraisable": ["CUDAWarning"],
         "driver": [[True, "Stream 0x7f0010: cleanup failed: "
                           "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access"]],
         "other": [[True, "Program: cleanup failed: nvrtcDestroyProgram: bad program"]],
