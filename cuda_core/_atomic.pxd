@@ -1,23 +1,28 @@
-# Atomic loads and stores for the few process-wide C variables that are read without a lock:
-# each is written once (or only grows) under a lock and read on hot paths. A plain load racing
-# with that write is a data race under free-threaded CPython; these make it well-defined
-# (acquire/release: whoever sees the new value also sees what was written before it).
+from cuda.bindings.cydriver cimport CUfunction
+
+# Atomic loads and stores for the C state read without a lock: the process-wide variables
+# (the driver's ready flag, the primary-context table, the managed pool's advice flag), each
+# written once (or only grown) under a lock, and the fields a Kernel fills lazily. A plain load
+# racing with such a write is a data race under free-threaded CPython; these make it
+# well-defined (acquire/release: whoever sees the new value also sees what was written before
+# it), also on weakly ordered CPUs. On x86 both are plain moves.
 cdef extern from *:
     """
-    static inline int cuda_core_load_int(const int* p) {
+    template <typename T> static inline T cuda_core_load_acquire(T* p) {
         return __atomic_load_n(p, __ATOMIC_ACQUIRE);
     }
-    static inline void cuda_core_store_int(int* p, int v) {
-        __atomic_store_n(p, v, __ATOMIC_RELEASE);
-    }
-    static inline void* cuda_core_load_ptr(void* const* p) {
-        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    }
-    static inline void cuda_core_store_ptr(void** p, void* v) {
-        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+    template <typename T, typename V> static inline void cuda_core_store_release(T* p, V value) {
+        __atomic_store_n(p, static_cast<T>(value), __ATOMIC_RELEASE);
     }
     """
-    int load_int "cuda_core_load_int"(const int* p) noexcept nogil
-    void store_int "cuda_core_store_int"(int* p, int v) noexcept nogil
-    void* load_ptr "cuda_core_load_ptr"(void* const* p) noexcept nogil
-    void store_ptr "cuda_core_store_ptr"(void** p, void* v) noexcept nogil
+    int load_int "cuda_core_load_acquire"(int* p) noexcept nogil
+    void store_int "cuda_core_store_release"(int* p, int v) noexcept nogil
+    void* load_ptr "cuda_core_load_acquire"(void** p) noexcept nogil
+    void store_ptr "cuda_core_store_release"(void** p, void* v) noexcept nogil
+    Py_ssize_t load_count "cuda_core_load_acquire"(Py_ssize_t* p) noexcept nogil
+    void store_count "cuda_core_store_release"(Py_ssize_t* p, Py_ssize_t value) noexcept nogil
+    CUfunction* load_functions "cuda_core_load_acquire"(CUfunction** p) noexcept nogil
+    void store_functions "cuda_core_store_release"(CUfunction** p,
+                                                   CUfunction* value) noexcept nogil
+    CUfunction load_function "cuda_core_load_acquire"(CUfunction* p) noexcept nogil
+    void store_function "cuda_core_store_release"(CUfunction* p, CUfunction value) noexcept nogil

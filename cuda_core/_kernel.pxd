@@ -1,30 +1,9 @@
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUfunction, CUkernel
 
+from cuda_core._atomic cimport load_count, load_function, load_functions
 from cuda_core._context cimport Context, primary_ordinal
 from cuda_core._object_code cimport ObjectCode
-
-
-# The fields a Kernel fills lazily (its parameter layout, its CUfunctions) are published with a
-# release store after everything they point at, and read with an acquire load, so that a
-# thread that sees one sees what it points at, also without the GIL (free-threaded CPython) and
-# on weakly ordered CPUs. On x86 both are plain moves.
-cdef extern from *:
-    """
-    template <typename T> static inline T cuda_core_load_acquire(T* p) {
-        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    }
-    template <typename T> static inline void cuda_core_store_release(T* p, T value) {
-        __atomic_store_n(p, value, __ATOMIC_RELEASE);
-    }
-    """
-    Py_ssize_t load_count "cuda_core_load_acquire"(Py_ssize_t* p) noexcept nogil
-    void store_count "cuda_core_store_release"(Py_ssize_t* p, Py_ssize_t value) noexcept nogil
-    CUfunction* load_functions "cuda_core_load_acquire"(CUfunction** p) noexcept nogil
-    void store_functions "cuda_core_store_release"(CUfunction** p,
-                                                   CUfunction* value) noexcept nogil
-    CUfunction load_function "cuda_core_load_acquire"(CUfunction* p) noexcept nogil
-    void store_function "cuda_core_store_release"(CUfunction* p, CUfunction value) noexcept nogil
 
 
 # Kernels with at most this many parameters keep their layout inline, without a heap block.

@@ -13,6 +13,7 @@ from libcpp.vector cimport vector
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUcontext, CUfunction, CUkernel, CUresult
 
+from cuda_core._atomic cimport store_count, store_function, store_functions
 from cuda_core._checks cimport check_int
 from cuda_core._context cimport (Context, ContextGuard, adopt_primary, enter_context,
                                  exit_context, primary_context)
