@@ -25,11 +25,17 @@ cdef str _type_name(object value):
     return f"{t.__module__}.{t.__name__}"
 
 
+cdef inline bint _is_bool(object value):
+    # NumPy's bool is not a subclass of bool, and some NumPy builds still give it __index__.
+    return isinstance(value, bool) or (type(value).__module__ == "numpy"
+                                       and type(value).__name__ in ("bool", "bool_"))
+
+
 cdef inline object _as_int(object value, str what, str expected):
     # operator.index's rule (the type's __index__, whose result must be an int), bools refused.
     if type(value) is int:
         return value
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+    if _is_bool(value) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
     result = type(value).__index__(value)
     if not isinstance(result, int):
