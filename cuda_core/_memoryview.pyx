@@ -36,7 +36,7 @@ from cuda.bindings.cydriver cimport CUdeviceptr
 
 from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
-from cuda_core._memory._buffer cimport Buffer
+from cuda_core._memory._buffer cimport Buffer, as_buffer
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
@@ -280,10 +280,7 @@ cdef class StridedMemoryView:
         cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
         cdef Buffer buf
         cdef Py_ssize_t isz
-        if not isinstance(buffer, Buffer):
-            raise TypeError(f"StridedMemoryView.from_buffer(): buffer must be a Buffer, not "
-                            f"{type(buffer).__name__}")
-        buf = <Buffer>buffer
+        buf = as_buffer(buffer, "StridedMemoryView.from_buffer(): buffer")
         if buf._closed:
             raise ValueError("StridedMemoryView.from_buffer(): the buffer is closed")
         if dtype is not None:

@@ -1,5 +1,5 @@
 import os
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from cuda.bindings import driver
 
@@ -9,19 +9,18 @@ from cuda_core.typing import ObjectCodeFormatType
 
 _Module = bytes | bytearray | memoryview | str | os.PathLike[str]
 
+# ObjectCode.from_cubin ... from_library: the six static factories share this signature.
+class _Factory(Protocol):
+    def __call__(self, module: _Module, *, name: str = ...,
+                 symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
+
 class ObjectCode(Resource):
-    @staticmethod
-    def from_cubin(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
-    @staticmethod
-    def from_ptx(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
-    @staticmethod
-    def from_ltoir(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
-    @staticmethod
-    def from_fatbin(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
-    @staticmethod
-    def from_object(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
-    @staticmethod
-    def from_library(module: _Module, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
+    from_cubin: ClassVar[_Factory]
+    from_ptx: ClassVar[_Factory]
+    from_ltoir: ClassVar[_Factory]
+    from_fatbin: ClassVar[_Factory]
+    from_object: ClassVar[_Factory]
+    from_library: ClassVar[_Factory]
     @staticmethod
     def _init(module: bytes, code_type: ObjectCodeFormatType | str, *, name: str = ..., symbol_mapping: dict[str, str] | None = ...) -> ObjectCode: ...
     @property

@@ -40,6 +40,7 @@ cdef class Buffer(Resource):
     cdef int _order_before(self, size_t consumer) except -1
 
 
+cdef Buffer as_buffer(object obj, str what)
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream)
 cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
                      Stream stream) except -1

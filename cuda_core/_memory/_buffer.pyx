@@ -151,6 +151,14 @@ cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object s
 
 # -- Buffer -----------------------------------------------------------------------------------
 
+cdef Buffer as_buffer(object obj, str what):
+    """``obj`` if it is a Buffer, else a TypeError; ``what`` names the argument
+    (``"<call>: <name>"``)."""
+    if not isinstance(obj, Buffer):
+        raise TypeError(f"{what} must be a Buffer, not {type(obj).__name__}")
+    return <Buffer>obj
+
+
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream):
     """A new owning Buffer (or view when ``mr`` is None); the allocators' fast path."""
     cdef Buffer buf = Buffer.__new__(Buffer)
@@ -554,10 +562,7 @@ cdef class Buffer(Resource):
         cdef Buffer sb
         self._check_open()
         s._check_open()
-        if not isinstance(src, Buffer):
-            raise TypeError(f"Buffer.copy_from(): src must be a Buffer, not "
-                            f"{type(src).__name__}")
-        sb = <Buffer>src
+        sb = as_buffer(src, "Buffer.copy_from(): src")
         sb._check_open()
         if sb._size != self._size:
             raise ValueError(f"Buffer.copy_from(): size mismatch: this buffer has "

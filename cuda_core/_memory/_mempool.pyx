@@ -376,6 +376,30 @@ class PeerAccessibleBySetProxy(_LiveSet):
         self._owner._set_peer_access([ordinal], False)
 
 
+def _counter_property(int which, str doc):
+    """A read-only property of :class:`_MemoryCounters`: the counter ``which`` (a
+    ``_COUNTER_*`` index), read at each access."""
+    def getter(_MemoryCounters self):
+        return self._counter(which)
+
+    return property(getter, doc=doc)
+
+
+def _high_mark_property(int which, str stem):
+    """The property ``<stem>_high`` of :class:`_MemoryCounters`: the high mark ``which`` of
+    the counter ``<stem>_current``, read at each access; setting it to 0 resets it."""
+    cdef str name = f"{stem}_high"
+
+    def getter(_MemoryCounters self):
+        return self._counter(which)
+
+    def setter(_MemoryCounters self, value):
+        self._reset(which, value, name)
+
+    return property(getter, setter, doc=f"The high mark of ``{stem}_current`` (int); set it "
+                                        f"to 0 to reset it.")
+
+
 @cython.auto_pickle(False)
 cdef class _MemoryCounters:
     """The usage counters that a memory pool and a device's graph memory both keep, read from
@@ -400,33 +424,12 @@ cdef class _MemoryCounters:
             raise ValueError(f"{name} can only be reset, to 0; got {value}")
         return self._reset_counter(which)
 
-    @property
-    def reserved_mem_current(self):
-        """Bytes of memory reserved now (int)."""
-        return self._counter(_COUNTER_RESERVED_CURRENT)
-
-    @property
-    def reserved_mem_high(self):
-        """The high mark of ``reserved_mem_current`` (int); set it to 0 to reset it."""
-        return self._counter(_COUNTER_RESERVED_HIGH)
-
-    @reserved_mem_high.setter
-    def reserved_mem_high(self, value):
-        self._reset(_COUNTER_RESERVED_HIGH, value, "reserved_mem_high")
-
-    @property
-    def used_mem_current(self):
-        """Bytes in use now (int): allocated to buffers from the pool, or to graphs."""
-        return self._counter(_COUNTER_USED_CURRENT)
-
-    @property
-    def used_mem_high(self):
-        """The high mark of ``used_mem_current`` (int); set it to 0 to reset it."""
-        return self._counter(_COUNTER_USED_HIGH)
-
-    @used_mem_high.setter
-    def used_mem_high(self, value):
-        self._reset(_COUNTER_USED_HIGH, value, "used_mem_high")
+    reserved_mem_current = _counter_property(_COUNTER_RESERVED_CURRENT,
+                                             "Bytes of memory reserved now (int).")
+    reserved_mem_high = _high_mark_property(_COUNTER_RESERVED_HIGH, "reserved_mem")
+    used_mem_current = _counter_property(_COUNTER_USED_CURRENT, "Bytes in use now (int): "
+                                         "allocated to buffers from the pool, or to graphs.")
+    used_mem_high = _high_mark_property(_COUNTER_USED_HIGH, "used_mem")
 
 
 # The pool attributes of the counters, in _COUNTER_* order.

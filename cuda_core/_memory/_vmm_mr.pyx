@@ -24,7 +24,8 @@ from cuda_core._context cimport ContextGuard, enter_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._memory._alloc cimport (device_supports, optional_stream, raise_alloc_error,
                                        sync_context, sync_stream)
-from cuda_core._memory._buffer cimport Buffer, MemoryResource, deallocate_checked, new_buffer
+from cuda_core._memory._buffer cimport (Buffer, MemoryResource, as_buffer, deallocate_checked,
+                                        new_buffer)
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
@@ -420,10 +421,7 @@ cdef class VirtualMemoryResource(MemoryResource):
         cdef size_t extra
         cdef _Allocation rec
         cdef ContextGuard guard
-        if not isinstance(buf, Buffer):
-            raise TypeError(f"VirtualMemoryResource.modify_allocation(): buf must be a Buffer, "
-                            f"not {type(buf).__name__}")
-        old = <Buffer>buf
+        old = as_buffer(buf, "VirtualMemoryResource.modify_allocation(): buf")
         old._check_open()
         if old._mr is not self or old._ptr not in self._allocations:
             raise ValueError("VirtualMemoryResource.modify_allocation(): buf was not "
