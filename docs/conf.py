@@ -60,6 +60,7 @@ nitpick_ignore = [
     # Private base classes that show-inheritance names.
     ("py:class", "cuda_core._device._DeviceAttributes"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),
+    ("py:class", "cuda_core._memory._buffer._DeviceOnlyMemoryResource"),
     ("py:class", "cuda_core._resource.Resource"),
     ("py:class", "cuda_core._memory._mempool._LiveSet"),
     ("py:class", "cuda_core._memory._mempool._MemoryCounters"),

@@ -13,6 +13,11 @@ cdef class MemoryResource(Resource):
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1
 
 
+cdef class _DeviceOnlyMemoryResource(MemoryResource):
+    # The device whose memory the resource allocates.
+    cdef int _dev_id
+
+
 cdef class Buffer(Resource):
     # The device pointer, readable from Cython without a Python call (the launcher's path).
     # Resource's _closed sits just before it, in the same cache line: a launch reads one cache

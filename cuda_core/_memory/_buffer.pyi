@@ -19,6 +19,8 @@ class MemoryResource(Resource):
     @property
     def device_id(self) -> int: ...
 
+class _DeviceOnlyMemoryResource(MemoryResource): ...
+
 class Buffer(Resource):
     @classmethod
     def from_handle(cls, ptr: int | driver.CUdeviceptr, size: int,

@@ -139,6 +139,26 @@ cdef class MemoryResource(Resource):
         return 0
 
 
+cdef class _DeviceOnlyMemoryResource(MemoryResource):
+    """Base of the built-in resources whose memory is one device's and only the device's (not
+    public): the synchronous ``cuMemAlloc`` resource and GraphMemoryResource."""
+
+    @property
+    def device_id(self):
+        """The device whose memory the resource allocates."""
+        return self._dev_id
+
+    @property
+    def is_device_accessible(self):
+        """True: the memory is the device's."""
+        return True
+
+    @property
+    def is_host_accessible(self):
+        """False: the memory is the device's only."""
+        return False
+
+
 cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object stream,
                             str what) except -1:
     """A built-in resource's ``deallocate(ptr, size, *, stream=None)``: the arguments checked,

@@ -1,10 +1,10 @@
 from cuda_core._device import Device
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer, _DeviceOnlyMemoryResource
 from cuda_core._memory._mempool import _MemoryCounters
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType
 
-class GraphMemoryResource(MemoryResource):
+class GraphMemoryResource(_DeviceOnlyMemoryResource):
     def __new__(cls, device: Device | int) -> GraphMemoryResource: ...
     def __init__(self, device: Device | int) -> None: ...
     def allocate(self, size: int, *, stream: Stream | IsStreamType) -> Buffer: ...  # type: ignore[override]

@@ -15,7 +15,7 @@ from cuda_core._context cimport ContextGuard, enter_context, exit_context, prima
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport (optional_stream, raise_alloc_error, require_stream,
                                        stream_context)
-from cuda_core._memory._buffer cimport MemoryResource, new_buffer
+from cuda_core._memory._buffer cimport _DeviceOnlyMemoryResource, new_buffer
 from cuda_core._memory._mempool cimport _MemoryCounters
 from cuda_core._stream cimport Stream
 
@@ -88,7 +88,7 @@ cdef int _graph_free(CUdeviceptr ptr, Stream s, int device_id) except -1:
     return HANDLE_RETURN(err)
 
 
-class GraphMemoryResource(MemoryResource):
+class GraphMemoryResource(_DeviceOnlyMemoryResource):
     """Memory owned by CUDA graphs, allocated while a stream is capturing. One object per
     device: ``GraphMemoryResource(dev) is GraphMemoryResource(dev)``.
 
@@ -107,14 +107,15 @@ class GraphMemoryResource(MemoryResource):
     ``cuStreamGetCaptureInfo``; frees with ``cuMemFreeAsync``.
     """
 
-    __slots__ = ("_device_id",)
+    __slots__ = ()
 
     def __new__(cls, device):
+        cdef _DeviceOnlyMemoryResource mr
         ordinal = Device(device).device_id
         mr = _by_device.get(ordinal)
         if mr is None:
-            mr = MemoryResource.__new__(cls)
-            mr._device_id = ordinal
+            mr = _DeviceOnlyMemoryResource.__new__(cls)
+            mr._dev_id = ordinal
             mr = _by_device.setdefault(ordinal, mr)
         return mr
 
@@ -131,7 +132,7 @@ class GraphMemoryResource(MemoryResource):
         """
         cdef size_t n = check_size(size, "GraphMemoryResource.allocate(): size")
         cdef Stream s = require_stream(stream, "GraphMemoryResource.allocate()")
-        cdef CUdeviceptr ptr = _graph_alloc(n, s, self._device_id)
+        cdef CUdeviceptr ptr = _graph_alloc(n, s, self.device_id)
         return new_buffer(ptr, n, self, s)
 
     def deallocate(self, ptr, size, *, stream=None):
@@ -141,28 +142,13 @@ class GraphMemoryResource(MemoryResource):
         cdef Stream s = optional_stream(stream, "GraphMemoryResource.deallocate()")
         cdef CUdeviceptr p = check_address(ptr, "GraphMemoryResource.deallocate(): ptr")
         check_size(size, "GraphMemoryResource.deallocate(): size")
-        _graph_free(p, s, self._device_id)
-
-    @property
-    def device_id(self):
-        """The device."""
-        return self._device_id
-
-    @property
-    def is_device_accessible(self):
-        """True."""
-        return True
-
-    @property
-    def is_host_accessible(self):
-        """False."""
-        return False
+        _graph_free(p, s, self.device_id)
 
     @property
     def attributes(self):
         """:class:`GraphMemoryAttributes` of the device's graph memory."""
         cdef GraphMemoryAttributes attrs = GraphMemoryAttributes.__new__(GraphMemoryAttributes)
-        attrs._device_id = self._device_id
+        attrs._device_id = self.device_id
         return attrs
 
     def trim(self):
@@ -171,14 +157,14 @@ class GraphMemoryResource(MemoryResource):
         .. note:: Calls ``cuDeviceGraphMemTrim``.
         """
         cdef ContextGuard guard
-        enter_context(guard, primary_context(self._device_id)._handle)
-        HANDLE_RETURN(cydriver.cuDeviceGraphMemTrim(self._device_id))
+        enter_context(guard, primary_context(self.device_id)._handle)
+        HANDLE_RETURN(cydriver.cuDeviceGraphMemTrim(self.device_id))
 
     def __repr__(self):
-        return f"<GraphMemoryResource device {self._device_id}>"
+        return f"<GraphMemoryResource device {self.device_id}>"
 
     def __reduce__(self):
-        return (GraphMemoryResource, (self._device_id,))
+        return (GraphMemoryResource, (self.device_id,))
 
 
 # The graph memory attributes of the counters, in _COUNTER_* order.

@@ -1,8 +1,8 @@
 from cuda_core._device import Device
-from cuda_core._memory._buffer import MemoryResource
+from cuda_core._memory._buffer import MemoryResource, _DeviceOnlyMemoryResource
 
 class LegacyPinnedMemoryResource(MemoryResource):
     def __init__(self) -> None: ...
 
-class _SynchronousMemoryResource(MemoryResource):
+class _SynchronousMemoryResource(_DeviceOnlyMemoryResource):
     def __init__(self, device_id: Device | int) -> None: ...

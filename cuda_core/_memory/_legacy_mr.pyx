@@ -10,7 +10,8 @@ from cuda_core._context cimport ContextGuard, enter_context, exit_context, prima
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
                                        stream_context)
-from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
+from cuda_core._memory._buffer cimport (MemoryResource, _DeviceOnlyMemoryResource,
+                                        deallocate_checked, new_buffer)
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
@@ -100,11 +101,9 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
 
 
 @cython.auto_pickle(False)
-cdef class _SynchronousMemoryResource(MemoryResource):
+cdef class _SynchronousMemoryResource(_DeviceOnlyMemoryResource):
     """Device memory from ``cuMemAlloc``/``cuMemFree``: what Device.allocate uses on a device
     without memory pools. Synchronous; a free with a stream first waits for its work."""
-
-    cdef int _dev_id
 
     def __init__(self, device_id):
         self._dev_id = Device(device_id).device_id
@@ -136,18 +135,6 @@ cdef class _SynchronousMemoryResource(MemoryResource):
 
     def deallocate(self, ptr, size, *, stream=None):
         deallocate_checked(self, ptr, size, stream, "deallocate()")
-
-    @property
-    def is_device_accessible(self):
-        return True
-
-    @property
-    def is_host_accessible(self):
-        return False
-
-    @property
-    def device_id(self):
-        return self._dev_id
 
     def __repr__(self):
         return f"<synchronous memory resource of device {self._dev_id}>"
