@@ -10,13 +10,36 @@ from cuda_core._context cimport ContextGuard, enter_context, exit_context, prima
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
                                        stream_context)
-from cuda_core._memory._buffer cimport (MemoryResource, _DeviceOnlyMemoryResource,
+from cuda_core._memory._buffer cimport (Buffer, MemoryResource, _DeviceOnlyMemoryResource,
                                         deallocate_checked, new_buffer)
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
 
 __all__ = ["LegacyPinnedMemoryResource"]
+
+
+cdef Buffer _alloc_sync(MemoryResource mr, size_t n, Stream s, CUcontext ctx, bint host,
+                       str what):
+    """A buffer of ``mr`` with ``n`` bytes from ``cuMemAllocHost`` (``host``) or ``cuMemAlloc``,
+    made in ``ctx`` (NULL: the current context); ``s`` becomes its deallocation stream."""
+    cdef CUdeviceptr ptr = 0
+    cdef void* host_ptr = NULL
+    cdef CUresult err
+    cdef ContextGuard guard
+    if n == 0:
+        return new_buffer(0, 0, mr, s)
+    with nogil:
+        enter_context(guard, ctx)
+        if host:
+            err = cydriver.cuMemAllocHost(&host_ptr, n)
+            ptr = <CUdeviceptr>host_ptr
+        else:
+            err = cydriver.cuMemAlloc(&ptr, n)
+        exit_context(guard)
+    if err != cydriver.CUDA_SUCCESS:
+        raise_alloc_error(err, n, what)
+    return new_buffer(ptr, n, mr, s)
 
 
 @cython.auto_pickle(False)
@@ -54,22 +77,11 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
         """
         cdef size_t n = check_size(size, "LegacyPinnedMemoryResource.allocate(): size")
         cdef Stream s = optional_stream(stream, "LegacyPinnedMemoryResource.allocate()")
-        cdef void* host = NULL
         cdef CUcontext ctx = NULL
-        cdef CUresult err
-        cdef ContextGuard guard
         if s is not None:
             s._check_open()
             ctx = stream_context(s)
-        if n == 0:
-            return new_buffer(0, 0, self, s)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuMemAllocHost(&host, n)
-            exit_context(guard)
-        if err != cydriver.CUDA_SUCCESS:
-            raise_alloc_error(err, n, "LegacyPinnedMemoryResource.allocate()")
-        return new_buffer(<CUdeviceptr>host, n, self, s)
+        return _alloc_sync(self, n, s, ctx, True, "LegacyPinnedMemoryResource.allocate()")
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         return free_after(ptr, stream, NULL, True)
@@ -115,20 +127,9 @@ cdef class _SynchronousMemoryResource(_DeviceOnlyMemoryResource):
         cdef size_t n = check_size(size, "Device.allocate(): size")
         cdef Stream s = optional_stream(stream, "Device.allocate()")
         cdef CUcontext ctx = primary_context(self._dev_id)._handle
-        cdef CUdeviceptr ptr = 0
-        cdef CUresult err
-        cdef ContextGuard guard
         if s is not None:
             s._check_open()
-        if n == 0:
-            return new_buffer(0, 0, self, s)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuMemAlloc(&ptr, n)
-            exit_context(guard)
-        if err != cydriver.CUDA_SUCCESS:
-            raise_alloc_error(err, n, "Device.allocate()")
-        return new_buffer(ptr, n, self, s)
+        return _alloc_sync(self, n, s, ctx, False, "Device.allocate()")
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         return free_after(ptr, stream, primary_context(self._dev_id)._handle, False)
