@@ -7,7 +7,6 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._checks cimport check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
-from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
                                        stream_context)
 from cuda_core._memory._buffer cimport (Buffer, MemoryResource, _DeviceOnlyMemoryResource,
