@@ -19,6 +19,17 @@ def test_version_and_typed():
     assert importlib.resources.files("cuda_core").joinpath("py.typed").is_file()
 
 
+def test_installed_metadata():
+    from importlib.metadata import metadata
+
+    meta = metadata("cuda-core-cy")
+    assert meta["Version"] == cuda_core.__version__
+    assert meta["License-Expression"] == "Apache-2.0"
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert urls["API specification (NVIDIA cuda.core)"].startswith("https://nvidia.github.io/")
+    assert "Programming Language :: Python :: 3.12" in meta.get_all("Classifier")
+
+
 def test_every_compiled_module_has_a_stub():
     import pathlib
 
