@@ -23,6 +23,10 @@ construction at most 0.5x cuda.core's, each launch at most cuda.core's):
   refuses a view, so its row passes ``view.ptr``, as its users do. Target: at most cuda.core's
   time (a view argument costs no more than cuda.core's plain pointer).
 
+``producer floor`` (CuPy's DLPack cases and the CAI cases): what the producer itself charges any
+consumer, its ``__dlpack__`` export (the capsule freed unconsumed) or its
+``__cuda_array_interface__`` dict; ``over producer floor`` is each library's own work.
+
 A peer library that is not installed, or a GPU case on a machine without a GPU, shows ``n/a``.
 """
 
@@ -39,6 +43,7 @@ from _harness import (Case, Contender, Prepared, Target, Unavailable, add_argume
 
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
+FLOOR = "producer floor"
 RATIO = 0.5
 N = 1 << 16
 
@@ -157,12 +162,28 @@ def _launch_setup(lib, producer, method):
     return setup
 
 
-def _pair(name, make, stmt, requires, note="", nvidia_stmt=None):
-    return Case(name, [
+def _pair(name, make, stmt, requires, note="", nvidia_stmt=None, floor_stmt=None):
+    contenders = [
         Contender(OURS, setup=make(OURS), stmt=stmt, requires=requires),
         Contender(NVIDIA, setup=make(NVIDIA), stmt=nvidia_stmt or stmt,
                   requires=("cuda.core", *requires)),
-    ], note=note)
+    ]
+    if floor_stmt is not None:
+        contenders.append(Contender(FLOOR, setup=make(OURS), stmt=floor_stmt, requires=requires))
+    return Case(name, contenders, note=note)
+
+
+# What the producer charges whichever library consumes its array: the DLPack export (a
+# capsule, freed unconsumed, so that the producer's deleter runs as it does under a view) or
+# the CUDA Array Interface dict. A consumer cannot go below it; only the DLPack producers
+# that a view asks through __dlpack__ (CuPy; PyTorch's tensors go through the C exchange API
+# and NumPy's are read in place) and the CAI ones get this row.
+_FLOORS = {
+    ("CuPy array", "from_any_interface"): "x.__dlpack__(stream=s, max_version=(1, 3))",
+    ("CuPy array", "from_cuda_array_interface"): "x.__cuda_array_interface__",
+    ("Numba device array", "from_cuda_array_interface"): "x.__cuda_array_interface__",
+    ("Numba device array", "from_any_interface"): "x.__cuda_array_interface__",
+}
 
 
 def cases() -> list[Case]:
@@ -182,7 +203,7 @@ def cases() -> list[Case]:
         label = "stream_ptr=-1" if stream == "-1" else "consumer stream"
         out.append(_pair(f"{producer}: {method} ({label})",
                          lambda lib, p=producer, m=method, s=stream: _view_setup(lib, p, m, s),
-                         "f(x, s)", requires))
+                         "f(x, s)", requires, floor_stmt=_FLOORS.get((producer, method))))
     out.append(_pair("NumPy array: from_array_interface",
                      lambda lib: (lambda: {"f": _lib(lib)[0].from_array_interface,
                                            "x": _numpy_array()}),
@@ -225,7 +246,7 @@ def main(argv=None) -> int:
     launches = [c.name for c in all_cases if c.name.startswith("launch(")]
     construction = [c.name for c in all_cases if c.name not in launches]
     report = run_cases(all_cases, args, title="StridedMemoryView: construction and launch",
-                       subject=OURS, baseline=NVIDIA,
+                       subject=OURS, baseline=NVIDIA, floor=FLOOR,
                        target=f"each construction at most {RATIO:g}x cuda.core's, each "
                               f"launch at most cuda.core's", meta=meta,
                        targets=[Target(OURS, NVIDIA, RATIO, cases=construction),
