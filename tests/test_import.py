@@ -26,7 +26,7 @@ def test_installed_metadata():
     assert meta["Version"] == cuda_core.__version__
     assert meta["License-Expression"] == "Apache-2.0"
     urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
-    assert urls["API specification (NVIDIA cuda.core)"].startswith("https://nvidia.github.io/")
+    assert urls["API spec (NVIDIA cuda.core)"].startswith("https://nvidia.github.io/")
     assert "Programming Language :: Python :: 3.12" in meta.get_all("Classifier")
 
 
