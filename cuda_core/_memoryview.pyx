@@ -27,7 +27,7 @@ import warnings
 
 import numpy
 
-from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLongMask
+from cpython.long cimport PyLong_AsUnsignedLongLongMask
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, intptr_t, uintptr_t
 from libc.stdlib cimport free, malloc
@@ -498,12 +498,11 @@ cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t
 
 cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except -1:
     cdef str who = "StridedMemoryView.from_dlpack()"
-    cdef object stream = stream_int(stream_ptr, who)
+    cdef long long sval  # >= -1, or -2 for a handle past 2**63
+    cdef object stream = stream_int(stream_ptr, who, &sval)
     cdef const DLPackExchangeAPI* api
     cdef void* managed
     cdef bint versioned = False
-    cdef int overflow = 0
-    cdef long long sval = PyLong_AsLongLongAndOverflow(stream, &overflow)  # >= -1
     if type(obj) is _ndarray:
         # Always host memory: read in place, or ask NumPy with the host's stream (None).
         if _init_ndarray(v, obj):
@@ -512,11 +511,10 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
     else:
         api = exchange_api(obj)
         if api != NULL:
-            return _init_exchange(v, obj, api, stream, who)
-    if overflow == 0 and sval == 0:
+            return _init_exchange(v, obj, api, stream, sval, who)
+    if sval == 0:
         stream = None  # the legacy default stream, as the protocol spells it
-    managed = export_tensor(obj, stream, overflow == 0 and sval == -1 and stream is not None,
-                            who, &versioned)
+    managed = export_tensor(obj, stream, sval == -1 and stream is not None, who, &versioned)
     v._managed = managed  # owned from here: a refusal below still runs the deleter
     v._versioned = versioned
     if versioned:
@@ -577,7 +575,7 @@ cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
 
 
 cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI* api,
-                        object stream, str who) except -1:
+                        object stream, long long sval, str who) except -1:
     cdef DLTensor t
     cdef DLManagedTensorVersioned* vt = NULL
     cdef void* producer = NULL
@@ -599,7 +597,7 @@ cdef int _init_exchange(StridedMemoryView v, object obj, const DLPackExchangeAPI
         t = vt.dl_tensor
     v._exporting_obj = obj
     device = t.device.device_type == kDLCUDA or t.device.device_type == kDLCUDAManaged
-    if device and stream != -1:
+    if device and sval != -1:
         # What __dlpack__(stream=consumer) would do inside the producer: the consumer's
         # stream waits for the work queued so far on the producer's current stream.
         if api.current_work_stream(t.device.device_type, t.device.device_id, &producer) != 0:
@@ -733,7 +731,8 @@ cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
 
 cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1:
     cdef str who = "StridedMemoryView.from_cuda_array_interface()"
-    cdef object consumer = stream_int(stream_ptr, who)
+    cdef long long sval
+    cdef object consumer = stream_int(stream_ptr, who, &sval)
     cdef object producer
     d = _interface(obj, "__cuda_array_interface__", who)
     _read_interface(v, d, obj, who)
@@ -748,7 +747,7 @@ cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1
                               f"Interface forbids (ambiguous)")
     ensure_driver()
     v._device_id = pointer_device(<CUdeviceptr>v._ptr, who)
-    if producer is not None and consumer != -1:
+    if producer is not None and sval != -1:
         order_streams(<size_t>PyLong_AsUnsignedLongLongMask(producer),
                       <size_t>PyLong_AsUnsignedLongLongMask(consumer), v._device_id)
     return 0

@@ -20,9 +20,10 @@ __all__ = []
 cdef object _U64_END = 1 << 64
 
 
-cdef object stream_int(object stream_ptr, str who):
+cdef object stream_int(object stream_ptr, str who, long long* value):
     """``stream_ptr`` as a Python int: -1 or a handle in [0, 2**64). None is ambiguous and
-    refused, and so is any other value: a stream handle is made of it."""
+    refused, and so is any other value: a stream handle is made of it. ``value`` receives it
+    as a C integer, or -2 for a handle past 2**63 (which no long long holds)."""
     cdef int overflow = 0
     cdef long long sval
     if type(stream_ptr) is not int:
@@ -32,7 +33,11 @@ cdef object stream_int(object stream_ptr, str who):
                               f"ordering")
         stream_ptr = check_int(stream_ptr, f"{who}: stream_ptr")
     sval = PyLong_AsLongLongAndOverflow(stream_ptr, &overflow)
-    if (overflow == 0 and sval >= -1) or (overflow > 0 and stream_ptr < _U64_END):
+    if overflow == 0 and sval >= -1:
+        value[0] = sval
+        return stream_ptr
+    if overflow > 0 and stream_ptr < _U64_END:
+        value[0] = -2
         return stream_ptr
     raise BufferError(f"{who}: stream_ptr={stream_ptr} is not a stream (pass -1 for no stream "
                       f"ordering)")
