@@ -42,7 +42,7 @@ from cuda_core._memory._dlpack_abi cimport (
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
 from cuda_core._strided_layout cimport (
     MAX_DIMS, _StridedLayout, byte_bounds, check_bounds, check_span, dense_in_order,
-    fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides)
+    fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides, span_ok)
 from cuda_core._view_dlpack cimport (delete_tensor, exchange_api, export_tensor, protocol,
                                      raise_current)
 from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
@@ -454,6 +454,8 @@ cdef inline void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noe
 
 
 cdef inline int _check_span(StridedMemoryView v, str who, object exc) except -1:
+    if span_ok(v._shape, v._strides, v._ndim, v._itemsize if v._itemsize > 0 else 1):
+        return 0  # the common case, inline; check_span raises the error
     return check_span(v._shape, v._strides, v._ndim, v._itemsize, who, exc)
 
 

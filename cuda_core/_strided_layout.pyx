@@ -126,38 +126,12 @@ cdef void byte_bounds(const int64_t* shape, const int64_t* strides, int ndim,
     hi[0] = (b + 1) * itemsize
 
 
-cdef extern from *:
-    """
-    /* 1 when every element's byte offset fits in 63 bits, 0 when some |stride| * itemsize *
-       (extent - 1), or their sum, overflows; no division, no undefined signed overflow. */
-    static int cuda_core_smv_span_ok(const int64_t* shape, const int64_t* strides, int ndim,
-                                     int64_t itemsize) {
-        int64_t total = 0, step, a;
-        int i;
-        for (i = 0; i < ndim; i++)
-            if (shape[i] == 0) return 1;
-        for (i = 0; i < ndim; i++) {
-            if (shape[i] <= 1) continue;
-            a = strides[i];
-            if (a == INT64_MIN) return 0;
-            if (a < 0) a = -a;
-            if (__builtin_mul_overflow(a, itemsize, &step) ||
-                __builtin_mul_overflow(step, shape[i] - 1, &step) ||
-                __builtin_add_overflow(total, step, &total)) return 0;
-        }
-        return 1;
-    }
-    """
-    bint _span_ok "cuda_core_smv_span_ok"(const int64_t* shape, const int64_t* strides,
-                                          int ndim, int64_t itemsize) noexcept nogil
-
-
 cdef int check_span(const int64_t* shape, const int64_t* strides, int ndim,
                     Py_ssize_t itemsize, str who, object exc) except -1:
     """Refuse strides whose byte span does not fit in 63 bits: no allocation is that large and
     every consumer's address arithmetic would wrap. Such strides are a producer's error (an
     unsigned division of a negative byte stride, say), not a layout."""
-    if _span_ok(shape, strides, ndim, itemsize if itemsize > 0 else 1):
+    if span_ok(shape, strides, ndim, itemsize if itemsize > 0 else 1):
         return 0
     raise exc(f"{who}: the layout (shape {int_tuple(shape, ndim)}, strides "
               f"{int_tuple(strides, ndim)}, {itemsize}-byte elements) spans more "
