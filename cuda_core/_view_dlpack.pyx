@@ -95,6 +95,18 @@ cdef object _call_dlpack(object obj, object stream):
     return steal(r)
 
 
+cdef int _dlpack_failed(object obj, str who) except -1:
+    """With the exception of a ``__dlpack__`` call pending: a BufferError for an object
+    without ``__dlpack__`` (an AttributeError), else that exception."""
+    try:
+        raise_current()
+    except AttributeError:
+        if not hasattr(obj, "__dlpack__"):
+            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
+                              f"__dlpack__)") from None
+        raise
+
+
 cdef object _dlpack_no_sync(object obj, str who):
     """``__dlpack__(stream=-1)``: no stream ordering. -1 is for device producers; a host
     producer may refuse it, and is then asked with its only stream, None. (Asking
@@ -103,7 +115,7 @@ cdef object _dlpack_no_sync(object obj, str who):
     if r != NULL:
         return steal(r)
     if PyErr_ExceptionMatches(AttributeError):
-        raise_current()
+        _dlpack_failed(obj, who)
     return _dlpack_host_retry(obj, who)
 
 
@@ -134,16 +146,14 @@ cdef void* export_tensor(object obj, object stream, bint no_sync, str who,
     must see that ``delete_tensor`` runs, even when it refuses the tensor."""
     cdef const char* name
     cdef void* managed
-    try:
-        if no_sync:
-            capsule = _dlpack_no_sync(obj, who)
-        else:
-            capsule = _call_dlpack(obj, stream)
-    except AttributeError:
-        if not hasattr(obj, "__dlpack__"):
-            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                              f"__dlpack__)") from None
-        raise
+    cdef PyObject* r
+    if no_sync:
+        capsule = _dlpack_no_sync(obj, who)
+    else:
+        r = _try_dlpack(obj, stream)  # a C call, not a try block: nothing to save on success
+        if r == NULL:
+            _dlpack_failed(obj, who)
+        capsule = steal(r)
     if not PyCapsule_CheckExact(capsule):
         raise BufferError(f"{who}: __dlpack__() returned {type(capsule).__name__}, not a "
                           f"capsule")

@@ -96,9 +96,11 @@ cdef object dl_dtype(int code, int bits, int lanes):
                         f"not supported")
     if code == _kDLBfloat and bits == 16:
         return _bfloat16()
-    s = _size_index(bits // 8) if bits % 8 == 0 else -1
+    # bits >> 3 and bits & 7: Python's bits // 8 and bits % 8, without their sign branches.
+    s = _size_index(bits >> 3) if (bits & 7) == 0 else -1
     if 0 <= code < _NCODES and s >= 0:
-        dt = _DTYPES[code * _NSIZES + s]
+        # In range: code < _NCODES and s < _NSIZES index the table of _NCODES * _NSIZES.
+        dt = <object>PyTuple_GET_ITEM(_DTYPES, code * _NSIZES + s)
         if dt is not None:
             return dt
     raise TypeError(f"StridedMemoryView: unsupported DLPack element type (code={code}, "
