@@ -9,8 +9,6 @@ builders of a capture; every Graph instantiated from it holds a copy, and each l
 holds them until its host nodes have run.
 """
 
-import os
-
 from libc.string cimport memset
 
 from cuda.bindings cimport cydriver
@@ -24,11 +22,9 @@ from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
-from cuda_core.graph._graph cimport Graph, instantiate, update_graph
+from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
+                                    update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
-
-from cuda_core._options import check_or_create_options
-from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 __all__ = ["GraphBuilder"]
 
@@ -41,25 +37,6 @@ cdef dict _CAPTURE_MODES = {
     "global": cydriver.CU_STREAM_CAPTURE_MODE_GLOBAL,
     "thread_local": cydriver.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
     "relaxed": cydriver.CU_STREAM_CAPTURE_MODE_RELAXED,
-}
-
-cdef dict _DOT_FLAGS = {
-    "verbose": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE,
-    "runtime_types": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES,
-    "kernel_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS,
-    "memcpy_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS,
-    "memset_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS,
-    "host_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS,
-    "event_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS,
-    "ext_semas_signal_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS,
-    "ext_semas_wait_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS,
-    "kernel_node_attributes": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES,
-    "handles": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES,
-    "mem_alloc_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS,
-    "mem_free_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS,
-    "batch_mem_op_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS,
-    "extra_topo_info": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO,
-    "conditional_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS,
 }
 
 
@@ -264,26 +241,13 @@ cdef class GraphBuilder(Resource):
         Graph
         """
         cdef cydriver.CUDA_GRAPH_INSTANTIATE_PARAMS params
-        cdef Stream upload
         self._check_ended("complete()")
         if self._is_body:
             raise RuntimeError("complete(): this builder holds the body of a conditional node, "
                                "which is part of its parent's graph; complete the parent")
-        opts = check_or_create_options(GraphCompleteOptions, options,
-                                       "GraphBuilder.complete() options")
-        memset(&params, 0, sizeof(params))
-        if opts.auto_free_on_launch:
-            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
-        if opts.device_launch:
-            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
-        if opts.use_node_priority:
-            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
-        if opts.upload_stream is not None:
-            upload = as_stream(opts.upload_stream, "GraphCompleteOptions.upload_stream")
-            upload._check_open()
-            params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
-            params.hUploadStream = upload._handle
-        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep), &params)
+        opts = instantiate_params(options, "GraphBuilder.complete()", &params)  # held: stream
+        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep), &params,
+                           "complete()")
 
     def debug_dot_print(self, path, options=None):
         """Write the captured graph to ``path`` as a Graphviz DOT file.
@@ -297,14 +261,7 @@ cdef class GraphBuilder(Resource):
             What to write beyond the graph's shape.
         """
         self._check_ended("debug_dot_print()")
-        opts = check_or_create_options(GraphDebugPrintOptions, options,
-                                       "GraphBuilder.debug_dot_print() options")
-        cdef unsigned int flags = 0
-        for name, flag in _DOT_FLAGS.items():
-            if getattr(opts, name):
-                flags |= <unsigned int>flag
-        cdef bytes encoded = os.fsencode(path)
-        HANDLE_RETURN(cydriver.cuGraphDebugDotPrint(self._graph, encoded, flags))
+        dot_print(self._graph, path, options, "GraphBuilder.debug_dot_print()")
 
     # -- fork and join -------------------------------------------------------------------------
 

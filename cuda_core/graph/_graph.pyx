@@ -1,5 +1,6 @@
 """Graph: an instantiated, launchable graph (the ``CUgraphExec``), made from a GraphBuilder's
-capture by ``instantiate`` and changed in place by ``update_graph``."""
+capture or a GraphDefinition by ``instantiate`` and changed in place by ``update_graph``; the
+options both of them take (``instantiate_params``, ``dot_print``)."""
 
 from libc.string cimport memset
 
@@ -13,7 +14,12 @@ from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream
 from cuda_core.graph._host_callback cimport hold_for_launch, release_after_failed_launch
 
+import os
+
 from cuda.bindings import driver as _driver_py
+
+from cuda_core._options import check_or_create_options
+from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 __all__ = ["Graph"]
 
@@ -44,6 +50,26 @@ cdef dict _UPDATE_RESULTS = {
         "function changed to one of another context or with dynamic parallelism",
     cydriver.CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: "a node's attributes changed in a "
         "way that cannot be updated",
+}
+
+
+cdef dict _DOT_FLAGS = {
+    "verbose": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE,
+    "runtime_types": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES,
+    "kernel_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS,
+    "memcpy_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS,
+    "memset_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS,
+    "host_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS,
+    "event_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS,
+    "ext_semas_signal_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS,
+    "ext_semas_wait_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS,
+    "kernel_node_attributes": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES,
+    "handles": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES,
+    "mem_alloc_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS,
+    "mem_free_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS,
+    "batch_mem_op_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS,
+    "extra_topo_info": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO,
+    "conditional_node_params": cydriver.CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS,
 }
 
 
@@ -171,10 +197,42 @@ cdef class Graph(Resource):
         return f"<Graph handle={<size_t>self._handle:#x}>"
 
 
+cdef object instantiate_params(object options, str what,
+                               CUDA_GRAPH_INSTANTIATE_PARAMS* params):
+    """The flags of ``options`` in ``params`` (zeroed first); returns the options object."""
+    cdef Stream upload
+    opts = check_or_create_options(GraphCompleteOptions, options, f"{what} options")
+    memset(params, 0, sizeof(params[0]))
+    if opts.auto_free_on_launch:
+        params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+    if opts.device_launch:
+        params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+    if opts.use_node_priority:
+        params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+    if opts.upload_stream is not None:
+        upload = as_stream(opts.upload_stream, "GraphCompleteOptions.upload_stream")
+        upload._check_open()
+        params.flags |= cydriver.CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+        params.hUploadStream = upload._handle
+    return opts
+
+
+cdef int dot_print(CUgraph graph, object path, object options, str what) except -1:
+    """Write ``graph`` to ``path`` as a Graphviz DOT file (``cuGraphDebugDotPrint``)."""
+    opts = check_or_create_options(GraphDebugPrintOptions, options, f"{what} options")
+    cdef unsigned int flags = 0
+    for name, flag in _DOT_FLAGS.items():
+        if getattr(opts, name):
+            flags |= <unsigned int>flag
+    cdef bytes encoded = os.fsencode(path)
+    HANDLE_RETURN(cydriver.cuGraphDebugDotPrint(graph, encoded, flags))
+    return 0
+
+
 cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
-                       CUDA_GRAPH_INSTANTIATE_PARAMS* params):
+                       CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what):
     """``graph`` instantiated in ``ctx`` (``cuGraphInstantiateWithParams``); ``keep`` holds
-    the _HostCall of each of its host nodes."""
+    the _HostCall of each of its host nodes; ``what`` names the call in errors."""
     cdef CUgraphExec handle = NULL
     cdef CUresult err
     cdef ContextGuard guard
@@ -183,7 +241,7 @@ cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
         err = cydriver.cuGraphInstantiateWithParams(&handle, graph, params)
     exit_context(guard)
     if err != CUDA_SUCCESS:
-        _raise_refused(err, "complete(): cuGraphInstantiateWithParams failed",
+        _raise_refused(err, f"{what}: cuGraphInstantiateWithParams failed",
                        _INSTANTIATE_RESULTS, params.result_out)
     cdef Graph g = Graph.__new__(Graph)
     g._handle = handle

@@ -1,0 +1,1 @@
+"""No public names: the C functions of this module are cimported by _definition."""
