@@ -29,7 +29,8 @@ def test_all_names():
     import cuda_core.graph as graph_module
 
     expected = {"Graph", "GraphBuilder", "GraphCompleteOptions", "GraphDebugPrintOptions",
-                "GraphCondition"}
+                "GraphCondition", "GraphDefinition", "GraphNode", "EmptyNode", "KernelNode",
+                "MemsetNode", "MemcpyNode"}
     assert set(graph_module.__all__) == expected
     for name in expected:
         assert hasattr(graph_module, name), name

@@ -37,8 +37,6 @@ cdef list kernel_params(CUgraphNodeParams* params, ParamHolder* holder, object c
     cdef const size_t* sizes
     if not isinstance(config, LaunchConfig):
         raise TypeError(f"{what}: config must be a LaunchConfig, not {type(config).__name__}")
-    if not isinstance(kernel, Kernel):
-        raise TypeError(f"{what}: kernel must be a Kernel, not {type(kernel).__name__}")
     cdef LaunchConfig cfg = <LaunchConfig>config
     fill_launch_config(cfg, NULL, &lc, attrs)
     if lc.numAttrs:
@@ -47,6 +45,8 @@ cdef list kernel_params(CUgraphNodeParams* params, ParamHolder* holder, object c
                          f"is_cooperative or programmatic_stream_serialization (as in "
                          f"cuda.core); launch such a kernel with launch() or capture it with "
                          f"a GraphBuilder")
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"{what}: kernel must be a Kernel, not {type(kernel).__name__}")
     cdef Kernel k = <Kernel>kernel
     cdef Py_ssize_t n = kernel_param_layout(k, &offsets, &sizes)
     if len(args) != n:
