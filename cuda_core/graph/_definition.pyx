@@ -187,15 +187,11 @@ cdef class GraphDefinition(Resource):
         return graph
 
     def debug_dot_print(self, path, options=None):
-        """Write the graph to ``path`` as a Graphviz DOT file.
+        """Write the definition's nodes and edges to the file ``path`` in Graphviz's DOT
+        language (as :meth:`GraphBuilder.debug_dot_print` does for a capture), with the
+        details ``options`` (a GraphDebugPrintOptions or a dict of its fields) asks for.
 
         .. note:: Calls ``cuGraphDebugDotPrint``.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-        options : GraphDebugPrintOptions or dict, optional
-            What to write beyond the graph's shape.
         """
         self._check_valid("GraphDefinition.debug_dot_print()")
         dot_print(self._handle, path, options, "GraphDefinition.debug_dot_print()")
