@@ -11,34 +11,16 @@ them, in a subprocess, and the ``cpdef`` ones again through their C signatures.
 
 import re
 
-import numpy as np
 import pytest
-
-from cuda.bindings import driver
 
 from cuda_core._checks import check_bool, check_choice, check_int
 from helpers.cython_build import run_downstream
 
 
-class Index:
-    """An integer-like object (``__index__``), as NumPy integers and user types are."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __index__(self):
-        return self.value
-
-
-class BadIndex:
-    """``__index__`` that breaks its contract: Python's operator.index refuses the result."""
-
-    def __index__(self):
-        return "7"
-
-
-_NAMESPACE = {"np": np, "driver": driver, "Index": Index, "BadIndex": BadIndex}
-# The same helpers, defined again in the subprocess that calls the cdef checks.
+# The helpers the cases name, as source: run here for the cpdef checks, and again in the
+# subprocess that calls the cdef checks. Index is an integer-like object (``__index__``), as
+# NumPy integers and user types are; BadIndex's ``__index__`` breaks its contract (Python's
+# operator.index refuses the result).
 _PRELUDE = """
 import numpy as np
 from cuda.bindings import driver
@@ -53,6 +35,8 @@ class BadIndex:
     def __index__(self):
         return "7"
 """
+_NAMESPACE: dict = {}
+exec(_PRELUDE, _NAMESPACE)
 
 
 def ok(value):
