@@ -20,6 +20,8 @@ from cuda_core._memory._mr_options import (
 
 __all__ = [
     "CompilerBackendType",
+    "GraphConditionalType",
+    "GraphMemoryType",
     "IsStreamType",
     "ManagedMemoryLocationType",
     "ObjectCodeFormatType",
@@ -47,6 +49,23 @@ class SourceCodeType(_StrEnum):
     CXX = "c++"
     PTX = "ptx"
     NVVM = "nvvm"
+
+
+class GraphConditionalType(_StrEnum):
+    """The kind of a graph's conditional node (``ConditionalNode.cond_type``): an if/else node
+    is an ``IF`` node with two bodies."""
+
+    IF = "if"
+    WHILE = "while"
+    SWITCH = "switch"
+
+
+class GraphMemoryType(_StrEnum):
+    """Where a graph's allocation node puts its memory (``GraphNode.allocate``)."""
+
+    DEVICE = "device"
+    HOST = "host"
+    MANAGED = "managed"
 
 
 class ObjectCodeFormatType(_StrEnum):

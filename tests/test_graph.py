@@ -28,10 +28,25 @@ from cuda_core.graph import (Graph, GraphBuilder, GraphCompleteOptions, GraphCon
 def test_all_names():
     import cuda_core.graph as graph_module
 
+    # cuda.core 1.2.2's cuda.core.graph.__all__: 30 names.
     expected = {"Graph", "GraphBuilder", "GraphCompleteOptions", "GraphDebugPrintOptions",
                 "GraphCondition", "GraphDefinition", "GraphNode", "EmptyNode", "KernelNode",
-                "MemsetNode", "MemcpyNode"}
+                "AllocNode", "FreeNode", "MemsetNode", "MemcpyNode", "ChildGraphNode",
+                "EventRecordNode", "EventWaitNode", "HostCallbackNode", "ConditionalNode",
+                "IfNode", "IfElseNode", "WhileNode", "SwitchNode", "ExecutableGraphNode",
+                "ExecutableKernelNode", "ExecutableMemsetNode", "ExecutableMemcpyNode",
+                "ExecutableChildGraphNode", "ExecutableEventRecordNode",
+                "ExecutableEventWaitNode", "ExecutableHostCallbackNode"}
+    assert len(expected) == 30
     assert set(graph_module.__all__) == expected
+    theirs = sys.modules.get("cuda.core.graph")
+    if theirs is None:
+        try:
+            import cuda.core.graph as theirs
+        except ImportError:
+            theirs = None
+    if theirs is not None and theirs is not graph_module:  # not in compat mode
+        assert set(theirs.__all__) == expected
     for name in expected:
         assert hasattr(graph_module, name), name
         assert not hasattr(cuda_core, name), name  # cuda_core.graph only, as cuda.core 1.2
@@ -929,9 +944,12 @@ def test_callback_arguments_are_checked(dev):
     gb = dev.create_graph_builder().begin_building()
     with pytest.raises(TypeError, match="callback\\(\\): fn must be callable"):
         gb.callback(42)
-    with pytest.raises(TypeError, match="user_data is for ctypes functions"):
-        gb.callback(lambda: None, user_data=b"data")
-    for bad in ("1", 1.0, True, bytearray(b"data")):
+    with pytest.raises(ValueError, match="user_data is for ctypes functions"):
+        gb.callback(lambda: None, user_data=b"data")  # as cuda.core: ValueError
+    wrong = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(lambda address: 0)
+    with pytest.raises(TypeError, match="CFUNCTYPE\\(None, c_void_p\\)"):
+        gb.callback(wrong)
+    for bad in ("1", 1.0, True, object()):
         with pytest.raises(TypeError, match="callback\\(\\): user_data"):
             gb.callback(c_fn, user_data=bad)
     for bad in (-1, 2**64):

@@ -3,6 +3,7 @@ from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalNodeType, CUgrap
 
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
+from cuda_core.graph._definition cimport _GraphStore
 
 
 cdef struct _Capture:
@@ -30,11 +31,16 @@ cdef class GraphBuilder(Resource):
     # The _HostCall of each host node captured (callbacks and their data): one list for every
     # builder of a capture, copied into each Graph completed from it.
     cdef list _keep
+    # The capture's store, shared by every builder of it: the records of the nodes added
+    # through graph_definition views (and of the conditional nodes), and, once the capture of
+    # a graph_definition's builder ended, the owner of the captured graph.
+    cdef _GraphStore _store
 
     cdef int _check_building(self, str what) except -1
     cdef int _check_ended(self, str what) except -1
     cdef int _close_joined(self) except -1
     cdef int _capture_info(self, _Capture* cap) except -1
-    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1
+    cdef CUgraphNode _add_after_capture(self, CUgraphNodeParams* params,
+                                        _Capture* cap) except NULL
     cdef tuple _conditional(self, object condition, CUgraphConditionalNodeType kind,
                             unsigned int size, str what)

@@ -7,6 +7,11 @@ A builder captures on one stream. ``split()`` forks more streams into the same c
 that captured work refers to (host callbacks and their data) are kept in one list shared by all
 builders of a capture; every Graph instantiated from it holds a copy, and each launch of a Graph
 holds them until its host nodes have run.
+
+``graph_definition`` is a GraphDefinition view of the captured graph (or of a body): nodes added
+through it are recorded in the capture's ``_GraphStore`` (shared by its builders), and once a
+view of a capture exists, the store owns the captured graph, which then outlives the builder
+for as long as a view or node of it is left.
 """
 
 from libc.string cimport memset
@@ -22,9 +27,18 @@ from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
+from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, definition_view,
+                                          new_record, new_store)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
+
+from cuda_core.typing import GraphConditionalType
+
+# (GraphConditionalType.IF: IF is a word of Cython's own.)
+_COND_IF = GraphConditionalType("if")
+_COND_WHILE = GraphConditionalType("while")
+_COND_SWITCH = GraphConditionalType("switch")
 
 __all__ = ["GraphBuilder"]
 
@@ -32,6 +46,14 @@ cdef enum:
     _NEW = 0        # not capturing yet
     _BUILDING = 1   # capturing
     _ENDED = 2      # capture ended; _graph holds the result (NULL if the driver refused it)
+
+cdef dict _COND_TYPES = {
+    (cydriver.CU_GRAPH_COND_TYPE_IF, False): _COND_IF,
+    (cydriver.CU_GRAPH_COND_TYPE_IF, True): _COND_IF,
+    (cydriver.CU_GRAPH_COND_TYPE_WHILE, False): _COND_WHILE,
+    (cydriver.CU_GRAPH_COND_TYPE_SWITCH, False): _COND_SWITCH,
+    (cydriver.CU_GRAPH_COND_TYPE_SWITCH, True): _COND_SWITCH,
+}
 
 cdef dict _CAPTURE_MODES = {
     "global": cydriver.CU_STREAM_CAPTURE_MODE_GLOBAL,
@@ -68,8 +90,10 @@ cdef class GraphBuilder(Resource):
         cdef CUresult err
         if self._state == _BUILDING and not self._join_required:
             err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
-            if abandoned != NULL and not self._is_body:
-                cydriver.cuGraphDestroy(abandoned)
+            if not self._is_body:  # the capture's views and nodes are gone with it
+                if abandoned != NULL:
+                    cydriver.cuGraphDestroy(abandoned)
+                self._store.close()
             # An abandoned capture that was already broken is what close() is for.
             if err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
                            cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
@@ -209,6 +233,7 @@ cdef class GraphBuilder(Resource):
         if err != CUDA_SUCCESS:
             if graph != NULL and not self._is_body:
                 cydriver.cuGraphDestroy(graph)
+                self._store.close()
             if err == cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
                 raise RuntimeError("end_building(): work forked off with split() was never "
                                    "joined back (GraphBuilder.join); the capture is discarded")
@@ -216,8 +241,41 @@ cdef class GraphBuilder(Resource):
                                          "discarded")
         if not self._is_body:  # a body graph belongs to its conditional node
             self._graph = graph
-            self._owns_graph = True
+            if self._store._viewed:  # a body's view exists: the store keeps the graph
+                self._store._handle = graph
+            else:
+                self._owns_graph = True
         return self
+
+    @property
+    def graph_definition(self):
+        """The captured graph as a :class:`GraphDefinition` view: nodes added through it are
+        part of the graph (in later :meth:`complete` and :meth:`debug_dot_print` calls), and
+        it stays valid after the builder is closed. For a builder of a capture, once
+        :meth:`end_building` returned; for a conditional body's builder, before
+        :meth:`begin_building` or after :meth:`end_building`.
+
+        Raises
+        ------
+        RuntimeError
+            While building, before a capture's end, for a builder :meth:`split` forked off,
+            or on a closed builder.
+        """
+        self._check_open()
+        if self._join_required:
+            raise RuntimeError("graph_definition: a builder forked off with split() has no "
+                               "graph of its own")
+        if self._is_body:
+            if self._state == _BUILDING:
+                raise RuntimeError("graph_definition: the body is being captured; end_building() "
+                                   "first")
+        else:
+            self._check_ended("graph_definition")
+            if self._owns_graph:  # from now on, the graph lives as long as a view of it
+                self._store._handle = self._graph
+                self._owns_graph = False
+        self._store._viewed = True
+        return definition_view(self._store, self._graph, None)
 
     cdef int _close_joined(self) except -1:
         if not self._joined:
@@ -246,8 +304,8 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError("complete(): this builder holds the body of a conditional node, "
                                "which is part of its parent's graph; complete the parent")
         opts = instantiate_params(options, "GraphBuilder.complete()", &params)  # held: stream
-        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep), &params,
-                           "complete()")
+        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep),
+                           self._store.snapshot(), self._store, &params, "complete()")
 
     def debug_dot_print(self, path, options=None):
         """Write the captured graph to ``path`` as a Graphviz DOT file.
@@ -292,7 +350,8 @@ cdef class GraphBuilder(Resource):
             HANDLE_RETURN(cydriver.cuEventCreate(&fork, cydriver.CU_EVENT_DISABLE_TIMING))
             HANDLE_RETURN(cydriver.cuEventRecord(fork, self._stream._handle))
             for _ in range(count - 1):
-                branch = _new_builder(create_stream(<Context>ctx, None), True, self._keep)
+                branch = _new_builder(create_stream(<Context>ctx, None), True, self._keep,
+                                      self._store)
                 HANDLE_RETURN(cydriver.cuStreamWaitEvent(branch._stream._handle, fork, 0))
                 branch._state = _BUILDING
                 branch._join_required = True
@@ -371,7 +430,8 @@ cdef class GraphBuilder(Resource):
                                "says which")
         return 0
 
-    cdef int _add_after_capture(self, CUgraphNodeParams* params, _Capture* cap) except -1:
+    cdef CUgraphNode _add_after_capture(self, CUgraphNodeParams* params,
+                                        _Capture* cap) except NULL:
         """Add a node after the work captured so far (``cap``, from _capture_info), and make
         it what comes next depends on."""
         cdef CUgraphNode node = NULL
@@ -379,7 +439,7 @@ cdef class GraphBuilder(Resource):
                                               params))
         HANDLE_RETURN(cydriver.cuStreamUpdateCaptureDependencies(
             self._stream._handle, &node, NULL, 1, cydriver.CU_STREAM_SET_CAPTURE_DEPENDENCIES))
-        return 0
+        return node
 
     def create_condition(self, default_value=None):
         """A condition for this graph's conditional nodes.
@@ -427,8 +487,12 @@ cdef class GraphBuilder(Resource):
         params.conditional.type = kind
         params.conditional.size = size
         params.conditional.ctx = (<Context>ctx)._handle
-        self._add_after_capture(&params, &cap)
-        # phGraph_out points at the node's body graphs, owned by the node.
+        cdef CUgraphNode node = self._add_after_capture(&params, &cap)
+        # phGraph_out points at the node's body graphs, owned by the node. The record makes
+        # the node an IfNode (and so on) in graph_definition views.
+        bodies = tuple(<size_t>params.conditional.phGraph_out[i] for i in range(size))
+        self._store._records[<size_t>node] = new_record(
+            node, cap.graph, None, (condition, _COND_TYPES[kind, size > 1], bodies))
         return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i])
                      for i in range(size))
 
@@ -542,18 +606,20 @@ cdef class GraphBuilder(Resource):
 register_graph_builder_type(GraphBuilder)
 
 
-cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep):
+cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep, _GraphStore store):
     cdef GraphBuilder b = GraphBuilder.__new__(GraphBuilder)
     b._stream = stream
     b._owns_stream = owns_stream
     b._keep = keep
+    b._store = store
     b._joined = []
     b._state = _NEW
     return b
 
 
 cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body):
-    cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._keep)
+    cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._keep,
+                                       parent._store)
     b._graph = body
     b._is_body = True
     b._parent = parent
@@ -564,14 +630,27 @@ def _builder_on(stream, bint owns_stream):
     """A new GraphBuilder capturing on ``stream`` (for Device/Stream.create_graph_builder)."""
     cdef Stream s = as_stream(stream, "create_graph_builder()")
     s._check_open()
-    return _new_builder(s, owns_stream, [])
+    return _new_builder(s, owns_stream, [], new_store(NULL))
 
 
 def _update_from(Graph graph not None, source):
-    """Graph.update's half that knows builders (this module cimports ``_graph``, not the
-    reverse): ``graph`` takes ``source``'s captured graph and host calls."""
-    if not isinstance(source, GraphBuilder):
-        raise TypeError(f"update(): source must be a GraphBuilder, not {type(source).__name__}")
-    cdef GraphBuilder b = <GraphBuilder>source
-    b._check_ended("update()")
-    update_graph(graph, b._graph, list(b._keep))  # the host nodes now run the new graph's calls
+    """Graph.update's half that knows builders and definitions (this module cimports
+    ``_graph``, not the reverse): ``graph`` takes ``source``'s graph, host calls and what its
+    nodes use."""
+    cdef GraphBuilder b
+    cdef GraphDefinition d
+    if isinstance(source, GraphBuilder):
+        b = <GraphBuilder>source
+        b._check_ended("update()")
+        if b._is_body:
+            raise ValueError("update(): source holds the body of a conditional node; update "
+                             "from its parent")
+        # The host nodes now run the new graph's calls.
+        update_graph(graph, b._graph, list(b._keep), b._store.snapshot(), b._store)
+    elif isinstance(source, GraphDefinition):
+        d = <GraphDefinition>source
+        d._check_valid("update()")
+        update_graph(graph, d._handle, [], d._store.snapshot(), d._store)
+    else:
+        raise TypeError(f"update(): source must be a GraphBuilder or a GraphDefinition, not "
+                        f"{type(source).__name__}")

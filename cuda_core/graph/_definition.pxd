@@ -1,15 +1,38 @@
-from cuda.bindings.cydriver cimport CUgraph, CUgraphNode
+from cuda.bindings.cydriver cimport CUcontext, CUgraph, CUgraphNode
 
 from cuda_core._resource cimport Resource
 
 
+cdef class _NodeRecord:
+    # One per live node of a hierarchy that cuda_core knows: its identity marks the node alive
+    # (a stale GraphNode, whose address the driver may give to a new node, is told apart and
+    # never reaches the driver).
+    cdef CUgraphNode node
+    cdef CUgraph graph            # the graph the node is in (the root, a body, a child's copy)
+    cdef list uses                # what the node uses: kept alive with every Graph made from it
+    # By node type: a conditional node's (GraphCondition, GraphConditionalType, tuple of body
+    # CUgraph addresses); a child graph node's CUgraph address of its copy; else None.
+    cdef object info
+
+
+cdef class _GraphStore(Resource):
+    # One per hierarchy: a GraphDefinition() and everything reached from it (conditional
+    # bodies, child graphs' copies), or a GraphBuilder's capture. It owns the root CUgraph
+    # (NULL while a capture owns it) and the records of every node of the hierarchy.
+    cdef CUgraph _handle
+    cdef dict _records            # node address -> _NodeRecord
+    cdef bint _viewed             # a GraphDefinition view of a capture was handed out
+
+    cdef tuple snapshot(self)     # everything the hierarchy's nodes use, for a Graph
+
+
 cdef class GraphDefinition(Resource):
     cdef CUgraph _handle
-    # One record per node added through this definition, by the node's address: the list of
-    # the objects the node uses (its kernel and arguments, its operands). The record's identity
-    # marks the node alive: destroy() removes it, so a stale GraphNode (whose address the driver
-    # may give to a new node) is told apart from a live one and never reaches the driver.
-    cdef dict _uses
+    cdef _GraphStore _store
+    # A view of a conditional body or a child graph's copy: the record of the node that owns
+    # the graph (the view is valid while that record is). None for a root or a builder's view.
+    cdef _NodeRecord _owner
+    cdef bint _owns               # made by GraphDefinition(): close() destroys the hierarchy
 
     cdef int _check_valid(self, str what) except -1
     cdef object _wrap(self, CUgraphNode handle)
@@ -18,7 +41,28 @@ cdef class GraphDefinition(Resource):
 cdef class GraphNode:
     cdef CUgraphNode _handle
     cdef GraphDefinition _graph
-    cdef list _record             # its record in _graph._uses while the node lives
+    cdef _NodeRecord _record      # the node's record in its store while the node lives
     cdef object __weakref__
 
     cdef int _check_valid(self, str what) except -1
+
+
+# A definition view of ``graph`` (a body, a child's copy, a builder's graph) in ``store``,
+# valid while ``owner`` (the owning node's record, or None) is alive.
+cdef _GraphStore new_store(CUgraph owned)
+cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses, object info)
+cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner)
+# The class of GraphNode for each CUgraphNodeType, filled by _node_types when it is imported;
+# the conditional node classes under these keys (the driver has one type for them all).
+cdef enum:
+    IF_NODE_CLASS = -1
+    IF_ELSE_NODE_CLASS = -2
+    WHILE_NODE_CLASS = -3
+    SWITCH_NODE_CLASS = -4
+
+cdef int register_node_class(int node_type, type cls) except -1
+# Drop the records of the nodes of the ``owned`` graphs (addresses), and of what those nodes own
+# in turn: the driver destroyed them (with the node that owned the graphs, or its update).
+cdef int forget_records(_GraphStore store, set owned) except -1
+# The context current on this thread, or a RuntimeError naming ``what``.
+cdef CUcontext current_ctx(str what) except? NULL

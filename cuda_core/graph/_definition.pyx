@@ -1,43 +1,138 @@
 """GraphDefinition and GraphNode: a graph built node by node (explicit graphs), instantiated
 into the same :class:`Graph` a capture completes into.
 
-A GraphDefinition owns its ``CUgraph``. A GraphNode is a view: a node's handle and its
-definition; it owns nothing, and any number of GraphNode objects may stand for one node (they
-compare equal). The definition keeps one record per node it added (``_uses``): what the node
-uses, and, by the record's identity, whether the node still lives, so that no call on a
-destroyed node or a closed definition reaches the driver. Each Graph instantiated from a
-definition holds what all of its nodes use, for as long as the Graph lives.
+A hierarchy (a ``GraphDefinition()``, its conditional bodies and its child graphs' copies, or a
+GraphBuilder's capture) has one ``_GraphStore``: it owns the root ``CUgraph`` and keeps one
+``_NodeRecord`` per node cuda_core knows, with what the node uses (its kernel and arguments,
+its operands, its event, its callback). A record's identity marks its node alive, so no call
+on a destroyed node or on a view of a destroyed body reaches the driver. A GraphDefinition
+object is the root (it owns the store) or a view (a body, a child's copy, a builder's graph);
+a GraphNode is a view: a node handle, its definition and its record. Any number of objects may
+stand for one graph or node; they compare equal. Each Graph instantiated from a hierarchy
+holds what all of its nodes use (``_graph``).
 
-Nodes are added in the context current on the calling thread (the driver runs a kernel, memset
-or memcpy node in the context it was added in), and the definition is instantiated in it too.
-As with the driver's graphs, changing one definition from several threads at once needs the
-caller's lock.
+Nodes are added in the context current on the calling thread (the driver runs a kernel,
+memset, memcpy or conditional node in the context it was added in). As with the driver's
+graphs, changing one hierarchy from several threads at once needs the caller's lock.
 """
 
+cimport cython
 from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUcontext, CUgraph,
-                                     CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
-                                     CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D,
-                                     CUDA_MEMSET_NODE_PARAMS)
+from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
+                                     CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
+                                     CUgraphNode,
+                                     CUgraphNodeParams, CUgraphNodeType, CUhostFn,
+                                     CUmemAccessDesc, CUresult)
 from libc.string cimport memset as c_memset
 
+from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
 from cuda_core._context cimport context_from_handle
-from cuda_core._driver cimport ensure_driver
+from cuda_core._driver cimport device_count, driver_version, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call
+from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
+from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
+from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda.bindings import driver as _driver_py
 
-from cuda_core._launch_config import LaunchConfig
 from cuda_core.graph._adjacency import AdjacencySetProxy
+from cuda_core.typing import GraphConditionalType, GraphMemoryType
 
-__all__ = ["GraphDefinition", "GraphNode", "EmptyNode", "KernelNode", "MemsetNode",
-           "MemcpyNode"]
+# (GraphConditionalType.IF: IF is a word of Cython's own.)
+_COND_IF = GraphConditionalType("if")
+_COND_WHILE = GraphConditionalType("while")
+_COND_SWITCH = GraphConditionalType("switch")
+
+__all__ = ["GraphDefinition", "GraphNode"]
+
+
+@cython.final
+@cython.freelist(64)
+cdef class _NodeRecord:
+    """What one node uses, and by its identity whether the node lives (see the module
+    docstring)."""
+
+
+cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses, object info):
+    cdef _NodeRecord record = _NodeRecord.__new__(_NodeRecord)
+    record.node = node
+    record.graph = graph
+    record.uses = uses
+    record.info = info
+    return record
+
+
+@cython.final
+cdef class _GraphStore(Resource):
+    """The owner of a hierarchy's root ``CUgraph`` and of its node records."""
+
+    cdef int _release(self) except -1:
+        cdef CUgraph handle = self._handle
+        self._handle = NULL
+        self._records = None
+        if handle != NULL:
+            check_call(cydriver.cuGraphDestroy(handle), "cuGraphDestroy")
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._handle
+
+    cdef tuple snapshot(self):
+        if self._records is None:
+            return ()
+        cdef _NodeRecord record
+        held = []
+        for record in self._records.values():
+            if record.uses:
+                held.extend(record.uses)
+        return tuple(held)
+
+
+cdef _GraphStore new_store(CUgraph owned):
+    cdef _GraphStore store = _GraphStore.__new__(_GraphStore)
+    store._handle = owned
+    store._records = {}
+    return store
+
+
+# The GraphNode class of each CUgraphNodeType (register_node_class); the conditional node
+# classes by (GraphConditionalType, body count).
+cdef dict _NODE_CLASSES = {}
+
+
+cdef int register_node_class(int node_type, type cls) except -1:
+    _NODE_CLASSES[node_type] = cls
+    return 0
+
+
+cdef type _node_class(int node_type):
+    try:
+        return <type>_NODE_CLASSES[node_type]
+    except KeyError:
+        return GraphNode
+
+
+cdef CUcontext current_ctx(str what) except? NULL:
+    cdef CUcontext ctx = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
+    if ctx == NULL:
+        raise RuntimeError(f"{what}: no CUDA context is current on this thread; call "
+                           f"Device(i).set_current() first")
+    return ctx
+
+
+cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner):
+    cdef GraphDefinition view = GraphDefinition.__new__(GraphDefinition)
+    view._handle = graph
+    view._store = store
+    view._owner = owner
+    return view
 
 
 cdef class GraphDefinition(Resource):
@@ -45,40 +140,64 @@ cdef class GraphDefinition(Resource):
     on nothing, on a :class:`GraphNode` for nodes that depend on it), then :meth:`instantiate`
     a launchable :class:`Graph`.
 
-    .. note:: ``GraphDefinition()`` calls ``cuGraphCreate``; :meth:`close` (or the finalizer)
-       calls ``cuGraphDestroy``. Graphs instantiated from it stay valid after it is closed.
+    A GraphDefinition is also the view of a conditional node's body (:attr:`IfNode.then` and
+    the like), of a child graph node's copy (:attr:`ChildGraphNode.child_graph`) and of a
+    capture (:attr:`GraphBuilder.graph_definition`); such a view does not own its graph.
+
+    .. note:: ``GraphDefinition()`` calls ``cuGraphCreate``; :meth:`close` (or the finalizer,
+       once no view or node of it is left) calls ``cuGraphDestroy``. Graphs instantiated from
+       it stay valid after it is closed.
     """
 
     def __init__(self):
         if self._handle != NULL:
             raise RuntimeError("GraphDefinition.__init__() called twice")
         ensure_driver()
-        self._uses = {}
-        HANDLE_RETURN(cydriver.cuGraphCreate(&self._handle, 0))
+        cdef CUgraph handle = NULL
+        HANDLE_RETURN(cydriver.cuGraphCreate(&handle, 0))
+        self._store = new_store(handle)
+        self._handle = handle
+        self._owns = True
 
     cdef int _release(self) except -1:
-        self._uses = None
-        if self._handle != NULL:
-            check_call(cydriver.cuGraphDestroy(self._handle), "cuGraphDestroy")
+        # The root's close() destroys the hierarchy now; a dropped root leaves it to its store,
+        # which its views and nodes may still hold.
+        if self._owns and self._closed and self._store is not None:
+            self._store.close()
         return 0
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
 
+    def __del__(self):
+        # Dropped, not closed: nothing to release (the store's finalizer destroys the graph).
+        self._closed = True
+
     cdef int _check_valid(self, str what) except -1:
         self._check_open()
         if self._handle == NULL:
             raise RuntimeError(f"{what}: this GraphDefinition was not initialized")
+        if self._store._closed:
+            raise RuntimeError(f"{what}: the GraphDefinition this view belongs to is closed")
+        if self._owner is not None and \
+                self._store._records.get(<size_t>self._owner.node) is not self._owner:
+            raise RuntimeError(f"{what}: this GraphDefinition is no longer valid: the node "
+                               f"that owned it was destroyed")
         return 0
 
     cdef object _wrap(self, CUgraphNode handle):
-        """A GraphNode of the class of the node's type, for a node of this definition."""
+        """A GraphNode of the class of the node's type, for a node of this graph."""
         cdef CUgraphNodeType kind
-        record = self._uses.get(<size_t>handle)
-        if record is None:  # not added through this object: it uses nothing of ours
-            record = self._uses[<size_t>handle] = []
+        cdef _NodeRecord record = self._store._records.get(<size_t>handle)
+        cdef CUgraph copy = NULL
         HANDLE_RETURN(cydriver.cuGraphNodeGetType(handle, &kind))
-        return _new_node(_NODE_CLASSES.get(<int>kind, GraphNode), self, handle, record)
+        if record is None:  # not added by cuda_core: it uses nothing of ours
+            record = new_record(handle, self._handle, None, None)
+            if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:  # its copy goes with it
+                HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handle, &copy))
+                record.info = <size_t>copy
+            self._store._records[<size_t>handle] = record
+        return _new_node(_class_of(kind, record), self, handle, record)
 
     @property
     def handle(self):
@@ -88,8 +207,11 @@ cdef class GraphDefinition(Resource):
 
     @property
     def is_valid(self):
-        """False once closed."""
-        return not self._closed and self._handle != NULL
+        """False once closed (a root), or once the root is closed or the node that owned the
+        graph was destroyed (a view)."""
+        return (not self._closed and self._handle != NULL and not self._store._closed
+                and (self._owner is None
+                     or self._store._records.get(<size_t>self._owner.node) is self._owner))
 
     def __eq__(self, other):
         if not isinstance(other, GraphDefinition):
@@ -108,17 +230,20 @@ cdef class GraphDefinition(Resource):
         return f"<GraphDefinition handle={<size_t>self._handle:#x}>"
 
     def close(self):
-        """Destroy the graph definition and its nodes. Idempotent; Graphs instantiated from it
-        stay valid and keep what their nodes use.
+        """Close the definition. On a root (made by ``GraphDefinition()``): destroy the graph,
+        its nodes, bodies and child graphs, and end every view and node of it. On a view: this
+        object only. Idempotent; Graphs instantiated from it stay valid and keep what their
+        nodes use.
 
-        .. note:: Calls ``cuGraphDestroy``.
+        .. note:: Calls ``cuGraphDestroy`` (a root).
         """
         Resource.close(self)
 
     # -- whole graph ---------------------------------------------------------------------------
 
     def nodes(self):
-        """The graph's nodes, each as a :class:`GraphNode` of its type's class.
+        """The graph's nodes (not those of bodies or child graphs), each as a
+        :class:`GraphNode` of its type's class.
 
         .. note:: Calls ``cuGraphGetNodes``.
 
@@ -149,14 +274,19 @@ cdef class GraphDefinition(Resource):
         cdef size_t count = 0
         cdef vector[CUgraphNode] sources
         cdef vector[CUgraphNode] targets
+        cdef vector[CUgraphEdgeData] data
         cdef size_t i
         self._check_valid("GraphDefinition.edges()")
+        # Edge data is always asked for: without it the driver refuses a graph with a
+        # programmatic edge (CUDA_ERROR_LOSSY_QUERY).
+        data.resize(1)
         HANDLE_RETURN(cydriver.cuGraphGetEdges(self._handle, NULL, NULL, NULL, &count))
         sources.resize(count)
         targets.resize(count)
+        data.resize(count)
         if count:
             HANDLE_RETURN(cydriver.cuGraphGetEdges(self._handle, sources.data(), targets.data(),
-                                                   NULL, &count))
+                                                   data.data(), &count))
         return {(self._wrap(sources[i]), self._wrap(targets[i]))
                 for i in range(min(count, sources.size()))}
 
@@ -173,18 +303,16 @@ cdef class GraphDefinition(Resource):
         Returns
         -------
         Graph
-            It holds what the nodes use (kernels, argument objects, operands) for as long as
-            it lives, whatever becomes of this definition.
+            It holds what the nodes use (kernels, argument objects, operands, events,
+            callbacks) until it is closed and its launches are done, whatever becomes of this
+            definition.
         """
         cdef CUDA_GRAPH_INSTANTIATE_PARAMS params
         opts = instantiate_params(options, "GraphDefinition.instantiate()", &params)  # held
         self._check_valid("GraphDefinition.instantiate()")
-        ctx = context_from_handle(_current_ctx("GraphDefinition.instantiate()"))
-        uses = tuple([used for record in self._uses.values() for used in <list>record])
-        cdef Graph graph = instantiate(self._handle, ctx, [], &params,
-                                       "GraphDefinition.instantiate()")
-        graph._uses = uses
-        return graph
+        ctx = context_from_handle(current_ctx("GraphDefinition.instantiate()"))
+        return instantiate(self._handle, ctx, [], self._store.snapshot(), self._store, &params,
+                           "GraphDefinition.instantiate()")
 
     def debug_dot_print(self, path, options=None):
         """Write the definition's nodes and edges to the file ``path`` in Graphviz's DOT
@@ -196,36 +324,50 @@ cdef class GraphDefinition(Resource):
         self._check_valid("GraphDefinition.debug_dot_print()")
         dot_print(self._handle, path, options, "GraphDefinition.debug_dot_print()")
 
+    def create_condition(self, default_value=None):
+        """A condition for the conditional nodes of this graph (the one this object stands
+        for: a body's own conditional nodes need a condition of the body).
+
+        .. note:: Calls ``cuGraphConditionalHandleCreate``, in the current context.
+
+        Parameters
+        ----------
+        default_value : int, optional
+            When given (0 to 2**32 - 1), the condition is set to it at the start of every
+            launch; otherwise only the device sets it (``cudaGraphSetConditional``).
+
+        Returns
+        -------
+        GraphCondition
+        """
+        cdef unsigned int value = 0
+        if default_value is not None:
+            value = check_int(default_value, "GraphDefinition.create_condition(): "
+                              "default_value", 0, 0xFFFFFFFF)
+        self._check_valid("GraphDefinition.create_condition()")
+        return create_condition(self._handle, current_ctx("GraphDefinition.create_condition()"),
+                                value, default_value is not None)
+
     # -- entry nodes (no dependencies): see the GraphNode methods of the same names ------------
 
-    def launch(self, config, kernel, *args):
-        """Add a kernel node that depends on nothing; see :meth:`GraphNode.launch`.
+    def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE,
+                 peer_access=None):
+        """Add an allocation node that depends on nothing; see :meth:`GraphNode.allocate`."""
+        return _add_alloc(self, (), size, device, memory_type, peer_access,
+                          "GraphDefinition.allocate()")
 
-        Returns
-        -------
-        KernelNode
-        """
-        return _add_kernel(self, (), config, kernel, args, "GraphDefinition.launch()")
+    def deallocate(self, dptr):
+        """Add a free node that depends on nothing; see :meth:`GraphNode.deallocate`."""
+        return _add_free(self, (), dptr, "GraphDefinition.deallocate()")
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
-        """Add a memset node that depends on nothing; see :meth:`GraphNode.memset`.
-
-        Returns
-        -------
-        MemsetNode
-        """
+        """Add a memset node that depends on nothing; see :meth:`GraphNode.memset`."""
         return _add_memset(self, (), dst, value, width, height, pitch, dst_owner,
                            "GraphDefinition.memset()")
 
-    def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
-        """Add a memcpy node that depends on nothing; see :meth:`GraphNode.memcpy`.
-
-        Returns
-        -------
-        MemcpyNode
-        """
-        return _add_memcpy(self, (), dst, src, size, dst_owner, src_owner,
-                           "GraphDefinition.memcpy()")
+    def launch(self, config, kernel, *args):
+        """Add a kernel node that depends on nothing; see :meth:`GraphNode.launch`."""
+        return _add_kernel(self, (), config, kernel, args, "GraphDefinition.launch()")
 
     def empty(self):
         """Add an empty node that depends on nothing.
@@ -237,7 +379,8 @@ cdef class GraphDefinition(Resource):
         return _add_empty(self, (), "GraphDefinition.empty()")
 
     def join(self, *nodes):
-        """Add an empty node that depends on every node of ``nodes``.
+        """Add an empty node that depends on every node of ``nodes`` (on nothing when there
+        are none).
 
         Returns
         -------
@@ -245,508 +388,47 @@ cdef class GraphDefinition(Resource):
         """
         return _add_empty(self, nodes, "GraphDefinition.join()")
 
-
-cdef class GraphNode:
-    """A node of a :class:`GraphDefinition`. Its builder methods add a node that depends on it.
-
-    Not constructible: nodes come from the builder methods and from
-    :meth:`GraphDefinition.nodes`. Two objects for the same node compare equal.
-    """
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("GraphNode objects cannot be instantiated directly; use the builder "
-                           "methods of GraphDefinition and GraphNode")
-
-    cdef int _check_valid(self, str what) except -1:
-        if self._graph is None:
-            raise RuntimeError(f"{what}: this GraphNode was not made by a GraphDefinition")
-        self._graph._check_valid(what)
-        if self._graph._uses.get(<size_t>self._handle) is not self._record:
-            raise RuntimeError(f"{what}: this node was destroyed")
-        return 0
-
-    @property
-    def type(self):
-        """The node's ``cuda.bindings.driver.CUgraphNodeType``.
-
-        .. note:: Calls ``cuGraphNodeGetType``.
-        """
-        cdef CUgraphNodeType kind
-        self._check_valid("GraphNode.type")
-        HANDLE_RETURN(cydriver.cuGraphNodeGetType(self._handle, &kind))
-        return _driver_py.CUgraphNodeType(<int>kind)
-
-    @property
-    def graph(self):
-        """The :class:`GraphDefinition` the node belongs to."""
-        return self._graph
-
-    @property
-    def handle(self):
-        """The ``cuda.bindings.driver.CUgraphNode``."""
-        self._check_valid("GraphNode.handle")
-        return _driver_py.CUgraphNode(<size_t>self._handle)
-
-    @property
-    def is_valid(self):
-        """False once the node was destroyed or its definition closed."""
-        return (self._graph is not None and self._graph.is_valid
-                and self._graph._uses.get(<size_t>self._handle) is self._record)
-
-    def destroy(self):
-        """Remove the node and its edges from the definition. A no-op when it is already gone.
-        Graphs instantiated before keep what it used.
-
-        .. note:: Calls ``cuGraphDestroyNode``.
-        """
-        if not self.is_valid:
-            return
-        HANDLE_RETURN(cydriver.cuGraphDestroyNode(self._handle))
-        del self._graph._uses[<size_t>self._handle]
-
-    def __eq__(self, other):
-        if not isinstance(other, GraphNode):
-            return NotImplemented
-        return (self._handle == (<GraphNode>other)._handle
-                and self._record is (<GraphNode>other)._record)
-
-    def __hash__(self):
-        return hash((GraphNode, <size_t>self._handle))
-
-    def __repr__(self):
-        state = "" if self.is_valid else " (destroyed)"
-        return f"<{type(self).__name__} handle={<size_t>self._handle:#x}{state}>"
-
-    # -- edges ---------------------------------------------------------------------------------
-
-    @property
-    def pred(self):
-        """The nodes this one depends on, as a live set: adding or removing a node adds or
-        removes the edge; assigning an iterable of nodes replaces them all."""
-        return AdjacencySetProxy(self, False)
-
-    @pred.setter
-    def pred(self, value):
-        _replace(self, value, False)
-
-    @property
-    def succ(self):
-        """The nodes that depend on this one, as a live set (see :attr:`pred`)."""
-        return AdjacencySetProxy(self, True)
-
-    @succ.setter
-    def succ(self, value):
-        _replace(self, value, True)
-
-    def _adjacent(self, succ):
-        """The set of this node's successors (``succ``) or predecessors."""
-        cdef size_t count = 0
-        cdef vector[CUgraphNode] handles
-        cdef size_t i
-        self._check_valid("GraphNode.succ" if succ else "GraphNode.pred")
-        for _ in range(2):  # the count, then the nodes
-            if succ:
-                HANDLE_RETURN(cydriver.cuGraphNodeGetDependentNodes(
-                    self._handle, handles.data() if count else NULL, NULL, &count))
-            else:
-                HANDLE_RETURN(cydriver.cuGraphNodeGetDependencies(
-                    self._handle, handles.data() if count else NULL, NULL, &count))
-            if count == 0 or handles.size() == count:
-                break
-            handles.resize(count)
-        return {self._graph._wrap(handles[i]) for i in range(min(count, handles.size()))}
-
-    def _connect(self, nodes, succ):
-        """Add the edges between this node and ``nodes`` that are not there yet."""
-        what = "GraphNode.succ" if succ else "GraphNode.pred"
-        others = _same_graph(self._graph, nodes, what)
-        self._check_valid(what)
-        present = self._adjacent(succ)
-        for other in others:
-            if other == self:
-                raise ValueError(f"{what}: a node cannot depend on itself")
-            if other in present:
-                continue
-            source, target = (self, other) if succ else (other, self)
-            if _reaches(target, source):
-                raise ValueError(f"{what}: the edge {source!r} -> {target!r} would close a cycle")
-            _edge(<GraphNode>source, <GraphNode>target, True)
-            present.add(other)
-
-    def _disconnect(self, nodes, succ):
-        """Remove the edges between this node and those of ``nodes`` that have one."""
-        what = "GraphNode.succ" if succ else "GraphNode.pred"
-        others = _same_graph(self._graph, nodes, what)
-        self._check_valid(what)
-        present = self._adjacent(succ)
-        for other in others:
-            if other in present:
-                _edge(self if succ else other, other if succ else self, False)
-                present.discard(other)
-
-    # -- builders: the new node depends on this one --------------------------------------------
-
-    def launch(self, config, kernel, *args):
-        """Add a kernel node that depends on this node.
-
-        The arguments go through the checks of :func:`launch` (count, size and, for a C++
-        kernel, kind): a mismatch is refused here, not found when the graph runs. The driver
-        copies the argument values into the node; the kernel and the argument objects (a
-        :class:`Buffer`, an array with ``__cuda_array_interface__``) are held by the
-        definition and by every Graph instantiated from it.
-
-        .. note:: Calls ``cuGraphAddNode`` (``CU_GRAPH_NODE_TYPE_KERNEL``), in the current
-           context.
-
-        Parameters
-        ----------
-        config : LaunchConfig
-            Grid, block and dynamic shared memory; a config with a cluster,
-            ``is_cooperative`` or programmatic stream serialization is refused (kernel nodes
-            take none of them, as in cuda.core).
-        kernel : Kernel
-        *args
-            The kernel's arguments, as for :func:`launch`.
-
-        Returns
-        -------
-        KernelNode
-
-        Raises
-        ------
-        TypeError
-            For a wrong argument count, type, size or kind (as :func:`launch`).
-        """
-        return _add_kernel(self._graph, (self,), config, kernel, args, "GraphNode.launch()")
-
-    def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
-        """Add a memset node that depends on this node: ``height`` rows of ``width`` elements,
-        ``pitch`` bytes apart, set to ``value``.
-
-        .. note:: Calls ``cuGraphAddNode`` (``CU_GRAPH_NODE_TYPE_MEMSET``), in the current
-           context.
-
-        Parameters
-        ----------
-        dst : Buffer or int
-            A Buffer (held by the graph; the rows must lie inside it) or a device address
-            (kept alive by the caller, or by ``dst_owner``), aligned to the element size.
-        value : int or an object with the buffer protocol
-            An int is one byte (0 to 255); a 1-, 2- or 4-byte object (``numpy.uint16(7)``,
-            ``numpy.float32(1.5)``, a ctypes scalar) sets elements of its size to its bits.
-        width : int
-            Elements per row, at least 1.
-        height : int, optional
-            Rows, at least 1 (default 1).
-        pitch : int, optional
-            Bytes from one row to the next, at least a row's bytes when ``height > 1``.
-        dst_owner : object, optional
-            Held by the graph, with a raw address only.
-
-        Returns
-        -------
-        MemsetNode
-        """
-        return _add_memset(self._graph, (self,), dst, value, width, height, pitch, dst_owner,
-                           "GraphNode.memset()")
-
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
-        """Add a node that depends on this node and copies ``size`` bytes from ``src`` to
-        ``dst`` (device or pinned host memory, told apart by the driver).
+        """Add a memcpy node that depends on nothing; see :meth:`GraphNode.memcpy`."""
+        return _add_memcpy(self, (), dst, src, size, dst_owner, src_owner,
+                           "GraphDefinition.memcpy()")
 
-        .. note:: Calls ``cuGraphAddNode`` (``CU_GRAPH_NODE_TYPE_MEMCPY``), in the current
-           context.
+    def embed(self, child):
+        """Add a child graph node that depends on nothing; see :meth:`GraphNode.embed`."""
+        return _add_child(self, (), child, "GraphDefinition.embed()")
 
-        Parameters
-        ----------
-        dst, src : Buffer or int
-            A Buffer (held by the graph; ``size`` must fit in it) or an address (kept alive by
-            the caller, or by ``dst_owner``/``src_owner``).
-        size : int
-            Bytes, at least 1.
-        dst_owner, src_owner : object, optional
-            Held by the graph, with a raw address only.
+    def record(self, event):
+        """Add an event record node that depends on nothing; see :meth:`GraphNode.record`."""
+        return _add_event(self, (), event, True, "GraphDefinition.record()")
 
-        Returns
-        -------
-        MemcpyNode
-        """
-        return _add_memcpy(self._graph, (self,), dst, src, size, dst_owner, src_owner,
-                           "GraphNode.memcpy()")
+    def wait(self, event):
+        """Add an event wait node that depends on nothing; see :meth:`GraphNode.wait`."""
+        return _add_event(self, (), event, False, "GraphDefinition.wait()")
 
-    def join(self, *nodes):
-        """Add an empty node that depends on this node and every node of ``nodes``.
+    def callback(self, fn, *, user_data=None):
+        """Add a host callback node that depends on nothing; see :meth:`GraphNode.callback`."""
+        return _add_host(self, (), fn, user_data, "GraphDefinition.callback()")
 
-        Returns
-        -------
-        EmptyNode
-        """
-        return _add_empty(self._graph, (self,) + nodes, "GraphNode.join()")
+    def if_then(self, condition):
+        """Add an if node that depends on nothing; see :meth:`GraphNode.if_then`."""
+        return _add_conditional(self, (), condition, _COND_IF, 1,
+                                "GraphDefinition.if_then()")
 
+    def if_else(self, condition):
+        """Add an if/else node that depends on nothing; see :meth:`GraphNode.if_else`."""
+        return _add_conditional(self, (), condition, _COND_IF, 2,
+                                "GraphDefinition.if_else()")
 
-cdef class EmptyNode(GraphNode):
-    """A node that does nothing: a point other nodes depend on (``empty()``, ``join()``)."""
+    def while_loop(self, condition):
+        """Add a while node that depends on nothing; see :meth:`GraphNode.while_loop`."""
+        return _add_conditional(self, (), condition, _COND_WHILE, 1,
+                                "GraphDefinition.while_loop()")
 
-
-cdef class KernelNode(GraphNode):
-    """A kernel launch node."""
-
-    cdef int _read(self, CUDA_KERNEL_NODE_PARAMS* out) except -1:
-        self._check_valid(f"{type(self).__name__}")
-        HANDLE_RETURN(cydriver.cuGraphKernelNodeGetParams(self._handle, out))
-        return 0
-
-    @property
-    def grid(self):
-        """The grid, in blocks: ``(x, y, z)``."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p)
-        return (p.gridDimX, p.gridDimY, p.gridDimZ)
-
-    @property
-    def block(self):
-        """The block, in threads: ``(x, y, z)``."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p)
-        return (p.blockDimX, p.blockDimY, p.blockDimZ)
-
-    @property
-    def shmem_size(self):
-        """Dynamic shared memory per block, in bytes."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p)
-        return p.sharedMemBytes
-
-    @property
-    def config(self):
-        """A :class:`LaunchConfig` of the node's grid, block and shared memory size."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p)
-        return LaunchConfig(grid=(p.gridDimX, p.gridDimY, p.gridDimZ),
-                            block=(p.blockDimX, p.blockDimY, p.blockDimZ),
-                            shmem_size=p.sharedMemBytes)
-
-    @property
-    def kernel(self):
-        """The :class:`Kernel` the node launches."""
-        self._check_valid("KernelNode.kernel")
-        return self._record[0] if self._record else None
+    def switch(self, condition, count):
+        """Add a switch node that depends on nothing; see :meth:`GraphNode.switch`."""
+        return _add_conditional(self, (), condition, _COND_SWITCH,
+                                check_int(count, "GraphDefinition.switch(): count", 1,
+                                          0xFFFFFFFF), "GraphDefinition.switch()")
 
 
-cdef class MemsetNode(GraphNode):
-    """A memset node."""
-
-    cdef int _read(self, CUDA_MEMSET_NODE_PARAMS* out) except -1:
-        self._check_valid(f"{type(self).__name__}")
-        HANDLE_RETURN(cydriver.cuGraphMemsetNodeGetParams(self._handle, out))
-        return 0
-
-    @property
-    def dptr(self):
-        """The destination address."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return <size_t>p.dst
-
-    @property
-    def value(self):
-        """The fill value (its bits, as an unsigned int)."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return p.value
-
-    @property
-    def element_size(self):
-        """Bytes per element: 1, 2 or 4."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return p.elementSize
-
-    @property
-    def width(self):
-        """Elements per row."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return p.width
-
-    @property
-    def height(self):
-        """Rows."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return p.height
-
-    @property
-    def pitch(self):
-        """Bytes from one row to the next (unused with one row)."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p)
-        return p.pitch
-
-
-cdef class MemcpyNode(GraphNode):
-    """A memcpy node (one-dimensional)."""
-
-    cdef int _read(self, CUDA_MEMCPY3D* out) except -1:
-        self._check_valid(f"{type(self).__name__}")
-        HANDLE_RETURN(cydriver.cuGraphMemcpyNodeGetParams(self._handle, out))
-        return 0
-
-    @property
-    def dst(self):
-        """The destination address."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p)
-        if p.dstMemoryType == cydriver.CU_MEMORYTYPE_HOST:
-            return <size_t>p.dstHost
-        return <size_t>p.dstDevice
-
-    @property
-    def src(self):
-        """The source address."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p)
-        if p.srcMemoryType == cydriver.CU_MEMORYTYPE_HOST:
-            return <size_t>p.srcHost
-        return <size_t>p.srcDevice
-
-    @property
-    def size(self):
-        """Bytes copied."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p)
-        return p.WidthInBytes
-
-
-cdef dict _NODE_CLASSES = {
-    cydriver.CU_GRAPH_NODE_TYPE_EMPTY: EmptyNode,
-    cydriver.CU_GRAPH_NODE_TYPE_KERNEL: KernelNode,
-    cydriver.CU_GRAPH_NODE_TYPE_MEMSET: MemsetNode,
-    cydriver.CU_GRAPH_NODE_TYPE_MEMCPY: MemcpyNode,
-}
-
-
-cdef GraphNode _new_node(type cls, GraphDefinition graph, CUgraphNode handle, list record):
-    cdef GraphNode node = <GraphNode>cls.__new__(cls)
-    node._handle = handle
-    node._graph = graph
-    node._record = record
-    return node
-
-
-cdef tuple _same_graph(GraphDefinition graph, object nodes, str what):
-    """``nodes`` as a tuple of live nodes of ``graph``, without repeats, in order."""
-    seen = {}
-    for node in nodes:
-        if not isinstance(node, GraphNode):
-            raise TypeError(f"{what}: expected GraphNode objects, got {type(node).__name__}")
-        if (<GraphNode>node)._graph is not graph:
-            raise ValueError(f"{what}: {node!r} belongs to another GraphDefinition")
-        (<GraphNode>node)._check_valid(what)
-        seen.setdefault(node, None)
-    return tuple(seen)
-
-
-cdef int _edge(GraphNode source, GraphNode target, bint add) except -1:
-    if add:
-        HANDLE_RETURN(cydriver.cuGraphAddDependencies(source._graph._handle, &source._handle,
-                                                      &target._handle, NULL, 1))
-    else:
-        HANDLE_RETURN(cydriver.cuGraphRemoveDependencies(source._graph._handle,
-                                                         &source._handle, &target._handle,
-                                                         NULL, 1))
-    return 0
-
-
-cdef bint _reaches(GraphNode start, GraphNode goal) except -1:
-    """Whether ``goal`` is ``start`` or a successor of it, however far down."""
-    todo = [start]
-    seen = {start}
-    while todo:
-        node = todo.pop()
-        if node == goal:
-            return True
-        for after in (<GraphNode>node)._adjacent(True):
-            if after not in seen:
-                seen.add(after)
-                todo.append(after)
-    return False
-
-
-cdef int _replace(GraphNode node, object value, bint succ) except -1:
-    what = "GraphNode.succ" if succ else "GraphNode.pred"
-    wanted = _same_graph(node._graph, value, what)  # all checked before any edge changes
-    node._check_valid(what)
-    wanted_set = set(wanted)
-    node._disconnect(tuple(n for n in node._adjacent(succ) if n not in wanted_set), succ)
-    node._connect(wanted, succ)
-    return 0
-
-
-cdef CUcontext _current_ctx(str what) except? NULL:
-    cdef CUcontext ctx = NULL
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
-    if ctx == NULL:
-        raise RuntimeError(f"{what}: no CUDA context is current on this thread; call "
-                           f"Device(i).set_current() first")
-    return ctx
-
-
-cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params, list uses,
-                    str what):
-    """Add the node ``params`` describe (its arguments checked), in the current context,
-    depending on ``deps``, and record what it uses."""
-    cdef vector[CUgraphNode] handles
-    cdef CUgraphNode node = NULL
-    cdef CUgraphNodeType kind = params.type
-    graph._check_valid(what)
-    deps = _same_graph(graph, deps, what)
-    if kind == cydriver.CU_GRAPH_NODE_TYPE_KERNEL:
-        params.kernel.ctx = _current_ctx(what)
-    elif kind == cydriver.CU_GRAPH_NODE_TYPE_MEMSET:
-        params.memset.ctx = _current_ctx(what)
-    elif kind == cydriver.CU_GRAPH_NODE_TYPE_MEMCPY:
-        params.memcpy.copyCtx = _current_ctx(what)
-    for dep in deps:
-        handles.push_back((<GraphNode>dep)._handle)
-    HANDLE_RETURN(cydriver.cuGraphAddNode(&node, graph._handle, handles.data(), NULL,
-                                          handles.size(), params))
-    graph._uses[<size_t>node] = uses
-    return _new_node(_NODE_CLASSES[<int>kind], graph, node, uses)
-
-
-cdef GraphNode _add_empty(GraphDefinition graph, tuple nodes, str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_EMPTY
-    return _add(graph, nodes, &params, [], what)
-
-
-cdef GraphNode _add_kernel(GraphDefinition graph, tuple deps, object config, object kernel,
-                           tuple args, str what):
-    cdef CUgraphNodeParams params
-    cdef ParamHolder holder
-    c_memset(&params, 0, sizeof(params))
-    holder.heap = NULL  # released on every path, whether or not packing began
-    try:
-        uses = kernel_params(&params, &holder, config, kernel, args, what)
-        return _add(graph, deps, &params, uses, what)
-    finally:
-        holder_release(&holder)
-
-
-cdef GraphNode _add_memset(GraphDefinition graph, tuple deps, object dst, object value,
-                           object width, object height, object pitch, object dst_owner,
-                           str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    uses = memset_params(&params, dst, value, width, height, pitch, dst_owner, what)
-    return _add(graph, deps, &params, uses, what)
-
-
-cdef GraphNode _add_memcpy(GraphDefinition graph, tuple deps, object dst, object src,
-                           object size, object dst_owner, object src_owner, str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    uses = memcpy_params(&params, dst, src, size, dst_owner, src_owner, what)
-    return _add(graph, deps, &params, uses, what)
+include "_node_base.pxi"

@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUDA_GRAPH_INSTANTIATE_PARAMS, CUgraph, CUgraphExec
+from cuda.bindings.cydriver cimport CUDA_GRAPH_INSTANTIATE_PARAMS, CUgraph, CUgraphExec, CUgraphNode
 
 from cuda_core._context cimport Context
 from cuda_core._resource cimport Resource
@@ -7,13 +7,18 @@ from cuda_core._resource cimport Resource
 cdef class Graph(Resource):
     cdef CUgraphExec _handle
     cdef Context _ctx             # the context it was instantiated in
-    cdef list _keep               # the _HostCall of each host node: held again by each launch
-    # What the nodes of a GraphDefinition use (kernels, argument objects, memcpy and memset
-    # operands), held as long as the Graph instantiated from it lives; None for a capture.
-    cdef tuple _uses
+    cdef list _keep               # the _HostCall of each captured host node: held by each launch
+    # The _GraphStore of the hierarchy it was made from (or last updated from): graph[node]
+    # takes that hierarchy's nodes only.
+    cdef object _store
+    # What executable-node updates passed (node address -> (objects, _launches then)), and
+    # what they replaced after a launch may have used it (released once the context is idle).
+    cdef dict _held
+    cdef list _retired
+    cdef unsigned long long _launches
 
 
-cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
+cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what)
 # ``options`` (GraphCompleteOptions, a dict or None) as instantiation flags in ``params``;
 # returns the options object, which holds the upload stream: keep it until instantiate returns.
@@ -22,4 +27,7 @@ cdef object instantiate_params(object options, str what,
 # cuGraphDebugDotPrint of ``graph`` to ``path`` with ``options`` (GraphDebugPrintOptions, a
 # dict or None) as its flags.
 cdef int dot_print(CUgraph graph, object path, object options, str what) except -1
-cdef int update_graph(Graph graph, CUgraph source, list keep) except -1
+cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses, object store) except -1
+# After an executable-node update of ``node``: ``objects`` (what the new parameters use) are
+# held as long as the Graph can run them.
+cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1

@@ -1,12 +1,24 @@
 """Graph: an instantiated, launchable graph (the ``CUgraphExec``), made from a GraphBuilder's
 capture or a GraphDefinition by ``instantiate`` and changed in place by ``update_graph``; the
-options both of them take (``instantiate_params``, ``dot_print``)."""
+options both of them take (``instantiate_params``, ``dot_print``).
 
+What a graph's nodes use (kernels, Buffers passed as arguments or operands, events, callbacks)
+is handed to the driver as one CUDA user object per instantiation or whole-graph update: the
+``CUgraphExec`` holds it until it is destroyed and its queued launches have finished, so a
+Graph closed (or a definition changed or closed) while launches run never frees what they
+use, and ``launch`` does no reference counting. The user object's destructor runs on a driver
+thread, where CUDA may not be called and the last reference to a Buffer would free memory: it
+only queues the object, and the queue is emptied on the main thread (``Py_AddPendingCall``).
+"""
+
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
-                                     CUgraph, CUgraphExec, CUresult)
+                                     CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType,
+                                     CUhostFn, CUresult,
+                                     CUuserObject)
 
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -22,6 +34,55 @@ from cuda_core._options import check_or_create_options
 from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 __all__ = ["Graph"]
+
+
+cdef extern from *:
+    """
+    #include <mutex>
+    #include <vector>
+    // Objects whose last CUDA user-object reference went away, waiting for the main thread.
+    static std::mutex cuda_core_released_lock;
+    static std::vector<PyObject*> cuda_core_released;
+    static bool cuda_core_drain_pending = false;
+
+    static int cuda_core_drain_released(void*) {
+        std::vector<PyObject*> items;
+        {
+            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
+            items.swap(cuda_core_released);
+            cuda_core_drain_pending = false;
+        }
+        for (PyObject* obj : items) {
+            Py_DECREF(obj);
+        }
+        return 0;
+    }
+
+    // A user object's destructor: any thread, no GIL, no CUDA calls allowed.
+    static void cuda_core_release_later(void* obj) {
+        bool schedule;
+        {
+            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
+            cuda_core_released.push_back(static_cast<PyObject*>(obj));
+            schedule = !cuda_core_drain_pending;
+            cuda_core_drain_pending = true;
+        }
+        // Refused only while the interpreter is going away: the objects then stay queued
+        // (the next drain, if any, releases them).
+        if (schedule && Py_AddPendingCall(cuda_core_drain_released, NULL) != 0) {
+            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
+            cuda_core_drain_pending = false;
+        }
+    }
+    """
+    int drain_released "cuda_core_drain_released"(void* unused) noexcept
+    void release_later "cuda_core_release_later"(void* obj) noexcept nogil
+
+
+# Executable-node updates replaced this many objects that a launch may still use: the next
+# such update waits for the context to be idle and lets them go (bounds the memory of an
+# update-and-launch loop; a whole-graph update or close() also lets them go).
+cdef Py_ssize_t _RETIRED_LIMIT = 1024
 
 cdef dict _INSTANTIATE_RESULTS = {
     cydriver.CUDA_GRAPH_INSTANTIATE_ERROR: "the graph could not be instantiated",
@@ -88,12 +149,19 @@ cdef class Graph(Resource):
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Graph objects cannot be instantiated directly; use "
-                           "GraphBuilder.complete()")
+                           "GraphBuilder.complete() or GraphDefinition.instantiate()")
 
     cdef int _release(self) except -1:
-        # Launches already queued complete; their host callbacks hold themselves (launch).
+        # Launches already queued complete: the user objects of the instantiation hold what
+        # they use, and their host callbacks hold themselves (launch). What executable-node
+        # updates passed has no such holder: when a launch may use it, wait until it is done.
         if self._handle != NULL:
             check_call(cydriver.cuGraphExecDestroy(self._handle), "cuGraphExecDestroy")
+        if (self._held or self._retired) and self._launches:
+            _wait_idle(self)
+        self._held = None
+        self._retired = None
+        drain_released(NULL)
         return 0
 
     cdef size_t _address(self) noexcept:
@@ -120,6 +188,7 @@ cdef class Graph(Resource):
             enter_context(guard, ctx)
         if self._keep:
             hold_for_launch(self._keep)
+        self._launches += 1
         with nogil:
             err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
@@ -156,15 +225,17 @@ cdef class Graph(Resource):
         HANDLE_RETURN(err)
 
     def update(self, source):
-        """Replace the graph's node parameters with those of another capture of the same
+        """Replace the graph's node parameters with those of another graph of the same
         topology (for example the same launches with new arguments), in place.
 
         .. note:: Calls ``cuGraphExecUpdate``.
 
         Parameters
         ----------
-        source : GraphBuilder
-            A builder whose building has ended.
+        source : GraphBuilder or GraphDefinition
+            A builder whose building has ended, or a definition. The Graph holds what its
+            nodes use from then on; what the old parameters used is let go once the launches
+            queued before are done.
 
         Raises
         ------
@@ -172,11 +243,20 @@ cdef class Graph(Resource):
             When the driver refuses the update; the message says what differs.
         """
         self._check_open()
-        # The builder's module cimports this one: its half (the type check and the captured
+        # The builder's module cimports this one: its half (the type check and the source's
         # graph, then update_graph) is imported when it is needed.
         from cuda_core.graph._builder import _update_from
 
         _update_from(self, source)
+
+    def __getitem__(self, node):
+        """The executable view of ``node`` (a :class:`GraphNode` of the definition this Graph
+        was instantiated or last updated from): an :class:`ExecutableKernelNode` and so on by
+        the node's type, whose ``update()`` changes this Graph only."""
+        self._check_open()
+        from cuda_core.graph._exec_nodes import view_for  # _exec_nodes cimports this module
+
+        return view_for(self, node)
 
     @property
     def handle(self):
@@ -185,7 +265,8 @@ cdef class Graph(Resource):
         return _driver_py.CUgraphExec(<size_t>self._handle)
 
     def close(self):
-        """Destroy the executable graph. Idempotent; launches already queued complete.
+        """Destroy the executable graph. Idempotent; launches already queued complete, and
+        what they use stays alive until they have.
 
         .. note:: Calls ``cuGraphExecDestroy``.
         """
@@ -229,16 +310,56 @@ cdef int dot_print(CUgraph graph, object path, object options, str what) except 
     return 0
 
 
-cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
+cdef CUuserObject _user_object(CUgraph graph, tuple uses) except? NULL:
+    """A user object holding ``uses``, retained by ``graph`` (so that an instantiation or
+    update of ``graph`` copies the reference into the executable); the caller releases it
+    from ``graph`` afterwards. NULL when there is nothing to hold."""
+    cdef CUuserObject uo = NULL
+    cdef CUresult err
+    if not uses:
+        return NULL
+    Py_INCREF(uses)  # the user object's reference, given back by release_later
+    err = cydriver.cuUserObjectCreate(&uo, <void*>uses, <CUhostFn>release_later, 1,
+                                      cydriver.CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+    if err != CUDA_SUCCESS:
+        Py_DECREF(uses)
+        HANDLE_RETURN(err)
+    err = cydriver.cuGraphRetainUserObject(graph, uo, 1, cydriver.CU_GRAPH_USER_OBJECT_MOVE)
+    if err != CUDA_SUCCESS:
+        cydriver.cuUserObjectRelease(uo, 1)  # its destructor queues the reference
+        HANDLE_RETURN(err)
+    return uo
+
+
+cdef int _wait_idle(Graph graph) except -1:
+    """Wait until the Graph's context has no work queued (so no launch uses what executable-
+    node updates replaced)."""
+    cdef CUresult err
+    cdef ContextGuard guard
+    enter_context(guard, graph._ctx._handle)
+    with nogil:
+        err = cydriver.cuCtxSynchronize()
+    exit_context(guard)
+    HANDLE_RETURN(err)
+    return 0
+
+
+cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what):
     """``graph`` instantiated in ``ctx`` (``cuGraphInstantiateWithParams``); ``keep`` holds
-    the _HostCall of each of its host nodes; ``what`` names the call in errors."""
+    the _HostCall of each captured host node, ``uses`` what the other nodes use (held by the
+    executable through a user object), ``store`` the hierarchy's _GraphStore; ``what`` names
+    the call in errors."""
     cdef CUgraphExec handle = NULL
     cdef CUresult err
     cdef ContextGuard guard
+    drain_released(NULL)
+    cdef CUuserObject uo = _user_object(graph, uses)
     enter_context(guard, ctx._handle)
     with nogil:
         err = cydriver.cuGraphInstantiateWithParams(&handle, graph, params)
+        if uo != NULL:  # the executable has its own reference now (or none: failed)
+            cydriver.cuGraphReleaseUserObject(graph, uo, 1)
     exit_context(guard)
     if err != CUDA_SUCCESS:
         _raise_refused(err, f"{what}: cuGraphInstantiateWithParams failed",
@@ -247,22 +368,65 @@ cdef Graph instantiate(CUgraph graph, Context ctx, list keep,
     g._handle = handle
     g._ctx = ctx
     g._keep = keep
+    g._store = store
     return g
 
 
-cdef int update_graph(Graph graph, CUgraph source, list keep) except -1:
+cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
+                      object store) except -1:
     """Give ``graph`` the node parameters of ``source`` (``cuGraphExecUpdate``); ``keep``
-    holds the _HostCall of each of its host nodes, which the host nodes run from now on."""
+    holds the _HostCall of each captured host node, which the host nodes run from now on, and
+    ``uses`` what the other nodes use (the executable trades its old user objects for
+    these, keeping the old ones until the launches queued before are done)."""
     cdef cydriver.CUgraphExecUpdateResultInfo info
     cdef CUresult err
     cdef ContextGuard guard
+    cdef CUgraphNodeType kind
     memset(&info, 0, sizeof(info))
+    drain_released(NULL)
+    cdef CUuserObject uo = _user_object(source, uses)
     enter_context(guard, graph._ctx._handle)
     with nogil:
         err = cydriver.cuGraphExecUpdate(graph._handle, source, &info)
+        if uo != NULL:
+            cydriver.cuGraphReleaseUserObject(source, uo, 1)
     exit_context(guard)
     if err != CUDA_SUCCESS:
-        _raise_refused(err, "update(): cuGraphExecUpdate refused the new graph",
+        where = ""
+        if info.errorNode != NULL and \
+                cydriver.cuGraphNodeGetType(info.errorNode, &kind) == CUDA_SUCCESS:
+            where = f" (at a node of type {_driver_py.CUgraphNodeType(<int>kind).name})"
+        _raise_refused(err, "update(): cuGraphExecUpdate refused the new graph" + where,
                        _UPDATE_RESULTS, info.result)
     graph._keep = keep
+    graph._store = store
+    # What executable-node updates passed is replaced by the source's parameters.
+    if graph._held:
+        for objects, launches in graph._held.values():
+            _retire(graph, objects, launches)
+        graph._held = None
+    return 0
+
+
+cdef int _retire(Graph graph, object objects, unsigned long long launches) except -1:
+    """``objects``, no longer in the Graph's parameters, go once no launch can use them: at
+    once when none was queued since they were set."""
+    if launches == graph._launches:
+        return 0
+    if graph._retired is None:
+        graph._retired = []
+    graph._retired.append(objects)
+    if len(graph._retired) >= _RETIRED_LIMIT:
+        _wait_idle(graph)
+        graph._retired = None
+    return 0
+
+
+cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1:
+    if graph._held is None:
+        graph._held = {}
+    old = graph._held.get(<size_t>node)
+    graph._held[<size_t>node] = (objects, graph._launches)
+    if old is not None:
+        _retire(graph, old[0], old[1])
     return 0

@@ -17,6 +17,9 @@ cdef class _HostCall:
 
 cdef _HostCall make_host_call(object fn, object user_data, str what)
 cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1
+# The trampoline of a host node of a GraphDefinition: ``arg`` is its _HostCall, which the
+# Graph's user object holds for as long as a launch may run it (no reference per launch).
+cdef void run_kept_host_call(void* arg) noexcept with gil
 
 
 # One reference to each _HostCall of a Graph for each launch, given back by the trampoline

@@ -1,15 +1,17 @@
-"""Host callbacks captured into graphs: the ``_HostCall`` a host node runs, and the one
-``with gil`` trampoline the driver calls it through.
+"""Host callbacks in graphs: the ``_HostCall`` a host node runs, and the ``with gil``
+trampolines the driver calls it through.
 
-A ``_HostCall`` is kept alive by the builders and Graphs of its capture, and once more by every
-launch of a Graph, from ``Graph.launch`` until the node has run (see ``hold_for_launch`` in
-the ``.pxd``): a Graph closed, or dropped, with launches still queued keeps its callbacks
-until they are done.
+A captured ``_HostCall`` is kept alive by the builders and Graphs of its capture, and once more
+by every launch of a Graph, from ``Graph.launch`` until the node has run (see
+``hold_for_launch`` in the ``.pxd``): a Graph closed, or dropped, with launches still queued
+keeps its callbacks until they are done. A host node of a GraphDefinition runs through
+``run_kept_host_call`` instead: the Graph's user object holds its ``_HostCall`` (``_graph``).
 """
 
 import ctypes
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.ref cimport Py_INCREF
 from cpython.ref cimport Py_DECREF
 
 from cuda.bindings cimport cydriver
@@ -42,29 +44,41 @@ cdef void _run_host_call(void* arg) noexcept with gil:
         Py_DECREF(call)  # the reference the launch took for this run
 
 
+cdef void run_kept_host_call(void* arg) noexcept with gil:
+    # As _run_host_call, without a reference to give back.
+    Py_INCREF(<object>arg)  # taken back by _run_host_call
+    _run_host_call(arg)
+
+
 cdef _HostCall make_host_call(object fn, object user_data, str what):
-    """The call of ``fn``: a Python callable taking no arguments, or a ctypes function called
-    with ``user_data`` (None, an address, or bytes whose buffer is passed)."""
+    """The call of ``fn``: a Python callable taking no arguments, or a ctypes
+    ``CFUNCTYPE(None, c_void_p)`` function called with ``user_data`` (None, an address, or a
+    bytes-like object, copied, whose copy's buffer is passed)."""
     cdef _HostCall call = _HostCall.__new__(_HostCall)
     cdef size_t address
     if isinstance(fn, ctypes._CFuncPtr):
+        if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
+            raise TypeError(f"{what}: a ctypes fn must be declared CFUNCTYPE(None, c_void_p) "
+                            f"(restype {fn.restype!r}, argtypes {fn.argtypes!r})")
         if user_data is None:
             call.data = NULL
-        elif type(user_data) is bytes:
-            call.data = <void*>PyBytes_AS_STRING(user_data)
         elif isinstance(user_data, int) and type(user_data) is not bool:
             call.data = <void*>check_address(user_data, f"{what}: user_data")
         else:
-            raise TypeError(f"{what}: user_data must be an int address, bytes or None, not "
-                            f"{type(user_data).__name__}")
+            try:
+                user_data = bytes(memoryview(user_data))  # a copy: the caller may change it
+            except TypeError:
+                raise TypeError(f"{what}: user_data must be an int address, a bytes-like "
+                                f"object or None, not {type(user_data).__name__}") from None
+            call.data = <void*>PyBytes_AS_STRING(user_data)
         address = ctypes.cast(fn, ctypes.c_void_p).value
         call.c_fn = <c_host_fn>address
         call.user_data = user_data
     elif callable(fn):
         if user_data is not None:
-            raise TypeError(f"{what}: user_data is for ctypes functions; a Python callable "
-                            f"takes no arguments (bind them with a closure or "
-                            f"functools.partial)")
+            raise ValueError(f"{what}: user_data is for ctypes functions; a Python callable "
+                             f"takes no arguments (bind them with a closure or "
+                             f"functools.partial)")
     else:
         raise TypeError(f"{what}: fn must be callable, not {type(fn).__name__}")
     call.fn = fn

@@ -130,7 +130,7 @@ cdef list memset_params(CUgraphNodeParams* params, object dst, object value, obj
     params.memset.elementSize = <unsigned int>elsize
     params.memset.width = <size_t>width
     params.memset.height = <size_t>height
-    return [held] if held is not None else []
+    return [held]
 
 
 cdef list memcpy_params(CUgraphNodeParams* params, object dst, object src, object size,
@@ -151,4 +151,4 @@ cdef list memcpy_params(CUgraphNodeParams* params, object dst, object src, objec
     params.memcpy.copyParams.WidthInBytes = nbytes
     params.memcpy.copyParams.Height = 1
     params.memcpy.copyParams.Depth = 1
-    return [held for held in (dst_held, src_held) if held is not None]
+    return [dst_held, src_held]
