@@ -4,7 +4,12 @@
 * ``python_floor``: a Python-callable function that only releases the GIL and calls
   cuLaunchKernelEx on a launch prepared in advance: the least any Python API that releases the
   GIL around the launch can cost per call (the Python floor);
-* ``graph_launch_loop``: cuGraphLaunch in a C loop.
+* ``graph_launch_loop``: cuGraphLaunch in a C loop;
+* the floors of ``graph_explicit.py``: ``graph_build_chain`` (one graph of a chain of kernel
+  nodes, kept for a proof), ``graph_build_loop`` (cuGraphCreate, the chain, cuGraphDestroy),
+  ``graph_instantiate_loop`` (cuGraphInstantiateWithParams + cuGraphExecDestroy),
+  ``kernel_node_set_loop`` (cuGraphKernelNodeSetParams) and ``exec_kernel_node_set_loop``
+  (cuGraphExecKernelNodeSetParams), each in a C loop on parameters prepared once.
 
 Built as ``cuda_core._bench_floor``, beside the package's modules, so that they call the driver
 exactly as the launcher does (through cuda.bindings.cydriver) on the same kernel, stream and
@@ -13,10 +18,13 @@ it (benchmarks/README.md); the user wheel leaves it out.
 """
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUfunction, CUgraphExec, CUlaunchConfig, CUresult, CUstream
+from cuda.bindings.cydriver cimport (CUcontext, CUDA_GRAPH_INSTANTIATE_PARAMS,
+                                     CUDA_KERNEL_NODE_PARAMS, CUfunction, CUgraph,
+                                     CUgraphExec, CUgraphNode, CUkernel, CUlaunchConfig,
+                                     CUresult, CUstream)
 from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._fastcall cimport METH_FASTCALL, PyCFunction, PyCFunction_NewEx, PyMethodDef
@@ -38,6 +46,25 @@ cdef inline long long _now_ns() noexcept nogil:
     return <long long>ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
+cdef int _pack(list arguments, void*** params, char** storage) except -1:
+    """Copy each argument's bytes into one block (16-byte aligned each) and make ``*params``
+    the array of their addresses (kernelParams); the caller frees both, also on failure."""
+    cdef Py_ssize_t n = len(arguments), i, total = 0
+    cdef size_t at = 0
+    for a in arguments:
+        total += len(<bytes?>a)  # checked once here: the casts below are then safe
+    params[0] = <void**>malloc(sizeof(void*) * (n + 1))
+    storage[0] = <char*>malloc(total + 16 * n + 1)
+    if params[0] == NULL or storage[0] == NULL:
+        raise MemoryError()
+    for i in range(n):
+        at = (at + 15) & ~(<size_t>15)
+        memcpy(storage[0] + at, <char*><bytes>arguments[i], len(<bytes>arguments[i]))
+        params[0][i] = storage[0] + at
+        at += len(<bytes>arguments[i])
+    return 0
+
+
 cdef class _PreparedLaunch:
     """One launch set up once in C: the config, the handle and each argument's bytes (16-byte
     aligned, one block), as kernelParams."""
@@ -47,19 +74,7 @@ cdef class _PreparedLaunch:
     cdef char* storage
 
     def __cinit__(self, size_t stream, size_t kernel, tuple grid, tuple block, list arguments):
-        cdef Py_ssize_t n = len(arguments), i, total = 0
-        cdef size_t at = 0
-        for a in arguments:
-            total += len(<bytes?>a)  # checked once here: the casts below are then safe
-        self.params = <void**>malloc(sizeof(void*) * (n + 1))
-        self.storage = <char*>malloc(total + 16 * n + 1)
-        if self.params == NULL or self.storage == NULL:
-            raise MemoryError()
-        for i in range(n):
-            at = (at + 15) & ~(<size_t>15)
-            memcpy(self.storage + at, <char*><bytes>arguments[i], len(<bytes>arguments[i]))
-            self.params[i] = self.storage + at
-            at += len(<bytes>arguments[i])
+        _pack(arguments, &self.params, &self.storage)
         self.lc.gridDimX, self.lc.gridDimY, self.lc.gridDimZ = grid
         self.lc.blockDimX, self.lc.blockDimY, self.lc.blockDimZ = block
         self.lc.sharedMemBytes = 0
@@ -67,6 +82,28 @@ cdef class _PreparedLaunch:
         self.lc.attrs = NULL
         self.lc.numAttrs = 0
         self.func = <CUfunction>kernel
+
+    def __dealloc__(self):
+        free(self.params)
+        free(self.storage)
+
+
+cdef class _PreparedNode:
+    """A kernel node's parameters set up once in C, as the package's graph nodes give them:
+    the ``CUkernel`` to run in ``ctx`` (``func`` NULL), grid, block, no shared memory, and each
+    argument's bytes as kernelParams."""
+    cdef CUDA_KERNEL_NODE_PARAMS p
+    cdef void** params
+    cdef char* storage
+
+    def __cinit__(self, size_t kernel, size_t ctx, tuple grid, tuple block, list arguments):
+        memset(&self.p, 0, sizeof(self.p))
+        _pack(arguments, &self.params, &self.storage)
+        self.p.gridDimX, self.p.gridDimY, self.p.gridDimZ = grid
+        self.p.blockDimX, self.p.blockDimY, self.p.blockDimZ = block
+        self.p.kernelParams = self.params
+        self.p.kern = <CUkernel>kernel
+        self.p.ctx = <CUcontext>ctx
 
     def __dealloc__(self):
         free(self.params)
@@ -157,6 +194,145 @@ def graph_launch_loop(size_t graph_exec, size_t stream, Py_ssize_t count):
         start = _now_ns()
         for i in range(count):
             err = cydriver.cuGraphLaunch(<CUgraphExec>graph_exec, <CUstream>stream)
+            if err != cydriver.CUDA_SUCCESS:
+                break
+        stop = _now_ns()
+    HANDLE_RETURN(err)
+    return stop - start
+
+
+cdef CUresult _add_chain(CUgraph graph, const CUDA_KERNEL_NODE_PARAMS* p, Py_ssize_t nodes,
+                         CUgraphNode* out) noexcept nogil:
+    """Add ``nodes`` kernel nodes to ``graph``, each depending on the one before; the handles
+    go to ``out`` where it is not NULL."""
+    cdef CUgraphNode prev = NULL, node = NULL
+    cdef CUresult err = cydriver.CUDA_SUCCESS
+    cdef Py_ssize_t j
+    for j in range(nodes):
+        err = cydriver.cuGraphAddKernelNode(&node, graph, &prev if j else NULL,
+                                            1 if j else 0, p)
+        if err != cydriver.CUDA_SUCCESS:
+            break
+        if out != NULL:
+            out[j] = node
+        prev = node
+    return err
+
+
+def graph_build_chain(size_t kernel, size_t ctx, tuple grid, tuple block, list arguments,
+                      Py_ssize_t nodes):
+    """One graph of ``nodes`` kernel nodes in a chain, as :func:`graph_build_loop` builds it,
+    kept: ``(graph, [node, ...])`` as addresses, the nodes in chain order. The caller destroys
+    the graph (``cuGraphDestroy``)."""
+    cdef _PreparedNode p = _PreparedNode(kernel, ctx, grid, block, arguments)
+    cdef CUgraph graph = NULL
+    cdef CUgraphNode* handles
+    cdef CUresult err
+    cdef Py_ssize_t j
+    if nodes < 1:
+        raise ValueError(f"nodes must be at least 1, not {nodes}")
+    handles = <CUgraphNode*>malloc(sizeof(CUgraphNode) * nodes)
+    if handles == NULL:
+        raise MemoryError()
+    try:
+        HANDLE_RETURN(cydriver.cuGraphCreate(&graph, 0))
+        err = _add_chain(graph, &p.p, nodes, handles)
+        if err != cydriver.CUDA_SUCCESS:
+            cydriver.cuGraphDestroy(graph)
+            HANDLE_RETURN(err)
+        return <size_t>graph, [<size_t>handles[j] for j in range(nodes)]
+    finally:
+        free(handles)
+
+
+def graph_build_loop(size_t kernel, size_t ctx, tuple grid, tuple block, list arguments,
+                     Py_ssize_t nodes, Py_ssize_t count):
+    """``count`` times: cuGraphCreate, ``nodes`` × cuGraphAddKernelNode in a chain (the
+    parameters prepared once), cuGraphDestroy; return the elapsed nanoseconds."""
+    cdef _PreparedNode p = _PreparedNode(kernel, ctx, grid, block, arguments)
+    cdef CUgraph graph = NULL
+    cdef CUresult err = cydriver.CUDA_SUCCESS, gone
+    cdef long long start, stop
+    cdef Py_ssize_t i
+    with nogil:
+        start = _now_ns()
+        for i in range(count):
+            err = cydriver.cuGraphCreate(&graph, 0)
+            if err != cydriver.CUDA_SUCCESS:
+                break
+            err = _add_chain(graph, &p.p, nodes, NULL)
+            gone = cydriver.cuGraphDestroy(graph)
+            if err == cydriver.CUDA_SUCCESS:
+                err = gone
+            if err != cydriver.CUDA_SUCCESS:
+                break
+        stop = _now_ns()
+    HANDLE_RETURN(err)
+    return stop - start
+
+
+def graph_instantiate_loop(size_t graph, Py_ssize_t count):
+    """``count`` times: cuGraphInstantiateWithParams of ``graph`` (no flags, no upload stream)
+    in the current context, then cuGraphExecDestroy; return the elapsed nanoseconds."""
+    cdef CUDA_GRAPH_INSTANTIATE_PARAMS params
+    cdef CUgraphExec gexec = NULL
+    cdef CUresult err = cydriver.CUDA_SUCCESS
+    cdef long long start, stop
+    cdef Py_ssize_t i
+    memset(&params, 0, sizeof(params))
+    with nogil:
+        start = _now_ns()
+        for i in range(count):
+            err = cydriver.cuGraphInstantiateWithParams(&gexec, <CUgraph>graph, &params)
+            if err != cydriver.CUDA_SUCCESS:
+                break
+            err = cydriver.cuGraphExecDestroy(gexec)
+            if err != cydriver.CUDA_SUCCESS:
+                break
+        stop = _now_ns()
+    HANDLE_RETURN(err)
+    return stop - start
+
+
+def kernel_node_set_loop(size_t node, size_t kernel, size_t ctx, tuple grid, tuple block,
+                         list arguments_a, list arguments_b, Py_ssize_t count):
+    """``count`` × cuGraphKernelNodeSetParams on a definition's kernel node, the parameters
+    with ``arguments_a`` and with ``arguments_b`` (prepared once) in turn, ``a`` first; return
+    the elapsed nanoseconds."""
+    cdef _PreparedNode a = _PreparedNode(kernel, ctx, grid, block, arguments_a)
+    cdef _PreparedNode b = _PreparedNode(kernel, ctx, grid, block, arguments_b)
+    cdef CUresult err = cydriver.CUDA_SUCCESS
+    cdef long long start, stop
+    cdef Py_ssize_t i
+    with nogil:
+        start = _now_ns()
+        for i in range(count):
+            err = cydriver.cuGraphKernelNodeSetParams(<CUgraphNode>node,
+                                                      &b.p if i & 1 else &a.p)
+            if err != cydriver.CUDA_SUCCESS:
+                break
+        stop = _now_ns()
+    HANDLE_RETURN(err)
+    return stop - start
+
+
+def exec_kernel_node_set_loop(size_t graph_exec, size_t node, size_t kernel, size_t ctx,
+                              tuple grid, tuple block, list arguments_a, list arguments_b,
+                              Py_ssize_t count):
+    """``count`` × cuGraphExecKernelNodeSetParams on the node of an executable graph, the
+    parameters with ``arguments_a`` and with ``arguments_b`` (prepared once) in turn, ``a``
+    first; return the elapsed nanoseconds."""
+    cdef _PreparedNode a = _PreparedNode(kernel, ctx, grid, block, arguments_a)
+    cdef _PreparedNode b = _PreparedNode(kernel, ctx, grid, block, arguments_b)
+    cdef CUresult err = cydriver.CUDA_SUCCESS
+    cdef long long start, stop
+    cdef Py_ssize_t i
+    with nogil:
+        start = _now_ns()
+        for i in range(count):
+            err = cydriver.cuGraphExecKernelNodeSetParams(<CUgraphExec>graph_exec,
+                                                          <CUgraphNode>node,
+                                                          &b.p if i & 1 else &a.p)
             if err != cydriver.CUDA_SUCCESS:
                 break
         stop = _now_ns()
