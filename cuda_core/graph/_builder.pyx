@@ -630,7 +630,8 @@ def _builder_on(stream, bint owns_stream):
     """A new GraphBuilder capturing on ``stream`` (for Device/Stream.create_graph_builder)."""
     cdef Stream s = as_stream(stream, "create_graph_builder()")
     s._check_open()
-    return _new_builder(s, owns_stream, [], new_store(NULL))
+    cdef _GraphStore store = new_store(NULL)
+    return _new_builder(s, owns_stream, store._loose, store)  # one list: the capture's calls
 
 
 def _update_from(Graph graph not None, source):
@@ -650,7 +651,7 @@ def _update_from(Graph graph not None, source):
     elif isinstance(source, GraphDefinition):
         d = <GraphDefinition>source
         d._check_valid("update()")
-        update_graph(graph, d._handle, [], d._store.snapshot(), d._store)
+        update_graph(graph, d._handle, list(d._store._loose), d._store.snapshot(), d._store)
     else:
         raise TypeError(f"update(): source must be a GraphBuilder or a GraphDefinition, not "
                         f"{type(source).__name__}")

@@ -22,6 +22,10 @@ cdef class _GraphStore(Resource):
     cdef CUgraph _handle
     cdef dict _records            # node address -> _NodeRecord
     cdef bint _viewed             # a GraphDefinition view of a capture was handed out
+    # The _HostCall of each captured host node of the hierarchy (a capture's host nodes, and
+    # those of captures embedded in it): their trampoline gives back a reference per run, so
+    # every Graph made from the hierarchy holds them once more per launch (Graph._keep).
+    cdef list _loose
 
     cdef tuple snapshot(self)     # everything the hierarchy's nodes use, for a Graph
 

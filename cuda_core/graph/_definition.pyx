@@ -30,7 +30,7 @@ from libc.string cimport memset as c_memset
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
 from cuda_core._context cimport context_from_handle
 from cuda_core._driver cimport device_count, driver_version, ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, check_call
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
@@ -98,6 +98,7 @@ cdef _GraphStore new_store(CUgraph owned):
     cdef _GraphStore store = _GraphStore.__new__(_GraphStore)
     store._handle = owned
     store._records = {}
+    store._loose = []
     return store
 
 
@@ -311,8 +312,8 @@ cdef class GraphDefinition(Resource):
         opts = instantiate_params(options, "GraphDefinition.instantiate()", &params)  # held
         self._check_valid("GraphDefinition.instantiate()")
         ctx = context_from_handle(current_ctx("GraphDefinition.instantiate()"))
-        return instantiate(self._handle, ctx, [], self._store.snapshot(), self._store, &params,
-                           "GraphDefinition.instantiate()")
+        return instantiate(self._handle, ctx, list(self._store._loose), self._store.snapshot(),
+                           self._store, &params, "GraphDefinition.instantiate()")
 
     def debug_dot_print(self, path, options=None):
         """Write the definition's nodes and edges to the file ``path`` in Graphviz's DOT

@@ -48,7 +48,8 @@ cdef class ExecutableGraphNode:
 
     cdef int _done(self, CUresult err, object uses, str what) except -1:
         """After the driver call of an update: its error, or what the Graph now holds."""
-        if err == cydriver.CUDA_ERROR_INVALID_VALUE:
+        if err == cydriver.CUDA_ERROR_INVALID_VALUE and not isinstance(
+                self, ExecutableChildGraphNode):  # a child's refusal is about its graph
             raise ValueError(f"{what}: the driver refused the update: the node is not part of "
                              f"this Graph (added after it was instantiated?), or the change is "
                              f"one an instantiated graph cannot take") \
@@ -190,6 +191,8 @@ cdef class ExecutableChildGraphNode(ExecutableGraphNode):
         c._check_valid(what)
         self._done(cydriver.cuGraphExecChildGraphNodeSetParams(
             self._graph._handle, self._node._handle, c._handle), c._store.snapshot(), what)
+        if c._store._loose:  # its captured host calls: held per launch from now on
+            self._graph._keep = self._graph._keep + c._store._loose
 
 
 cdef int _check_event(object event, str what) except -1:
@@ -270,7 +273,7 @@ def view_for(Graph graph not None, node):
         raise TypeError(f"Graph[node]: node must be a GraphNode, not {type(node).__name__}")
     cdef GraphNode n = <GraphNode>node
     n._check_valid("Graph[node]")
-    if n._graph._store is not graph._store:
+    if graph._store is None or n._graph._store is not graph._store():
         raise ValueError("Graph[node]: the node belongs to another GraphDefinition than the "
                          "one this Graph was instantiated (or last updated) from")
     HANDLE_RETURN(cydriver.cuGraphNodeGetType(n._handle, &kind))

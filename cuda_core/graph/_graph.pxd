@@ -2,20 +2,25 @@ from cuda.bindings.cydriver cimport CUDA_GRAPH_INSTANTIATE_PARAMS, CUgraph, CUgr
 
 from cuda_core._context cimport Context
 from cuda_core._resource cimport Resource
+from cuda_core._stream cimport Stream
 
 
 cdef class Graph(Resource):
     cdef CUgraphExec _handle
     cdef Context _ctx             # the context it was instantiated in
     cdef list _keep               # the _HostCall of each captured host node: held by each launch
-    # The _GraphStore of the hierarchy it was made from (or last updated from): graph[node]
-    # takes that hierarchy's nodes only.
+    # A weak reference to the _GraphStore of the hierarchy it was made from (or last updated
+    # from): graph[node] takes that hierarchy's nodes only.
     cdef object _store
-    # What executable-node updates passed (node address -> (objects, _launches then)), and
-    # what they replaced after a launch may have used it (released once the context is idle).
+    # What the nodes use: under 0, what the hierarchy it was made (or last updated) from uses;
+    # under a node's address, what an executable-node update passed. Each as (objects, the
+    # value of _launches when they were set).
     cdef dict _held
+    # What updates replaced after a launch may have used it: let go once those launches are
+    # done (_let_go).
     cdef list _retired
     cdef unsigned long long _launches
+    cdef Stream _last_stream      # of the latest launch: later launches queue behind it
 
 
 cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,

@@ -2,13 +2,16 @@
 capture or a GraphDefinition by ``instantiate`` and changed in place by ``update_graph``; the
 options both of them take (``instantiate_params``, ``dot_print``).
 
-What a graph's nodes use (kernels, Buffers passed as arguments or operands, events, callbacks)
-is handed to the driver as one CUDA user object per instantiation or whole-graph update: the
-``CUgraphExec`` holds it until it is destroyed and its queued launches have finished, so a
-Graph closed (or a definition changed or closed) while launches run never frees what they
-use, and ``launch`` does no reference counting. The user object's destructor runs on a driver
-thread, where CUDA may not be called and the last reference to a Buffer would free memory: it
-only queues the object, and the queue is emptied on the main thread (``Py_AddPendingCall``).
+A Graph holds what its nodes use (kernels, Buffers passed as arguments or operands, events,
+callbacks), so a definition may change or go while the Graph lives; ``launch`` does no
+reference counting for it. What an update replaces, and everything when the Graph is closed,
+may still be used by launches queued before: it is let go by a host function queued behind the
+latest launch (launches of one executable graph run one after another, so it runs after all of
+them), or, where no stream of ours can carry it, once the context is idle. That host function
+runs on a driver thread, where CUDA may not be called and the last reference to a Buffer would
+free memory: it only queues the objects, and the queue is emptied on the main thread
+(``Py_AddPendingCall``). The driver's own user objects would do the same at a price on every
+launch (about 1.8 us for a 100-node graph on an H100), which a replay cannot afford.
 """
 
 from cpython.ref cimport Py_DECREF, Py_INCREF
@@ -17,16 +20,16 @@ from libc.string cimport memset
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
                                      CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType,
-                                     CUhostFn, CUresult,
-                                     CUuserObject)
+                                     CUhostFn, CUresult)
 
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport Stream, as_stream, is_default_handle
 from cuda_core.graph._host_callback cimport hold_for_launch, release_after_failed_launch
 
 import os
+import weakref
 
 from cuda.bindings import driver as _driver_py
 
@@ -79,10 +82,10 @@ cdef extern from *:
     void release_later "cuda_core_release_later"(void* obj) noexcept nogil
 
 
-# Executable-node updates replaced this many objects that a launch may still use: the next
-# such update waits for the context to be idle and lets them go (bounds the memory of an
-# update-and-launch loop; a whole-graph update or close() also lets them go).
-cdef Py_ssize_t _RETIRED_LIMIT = 1024
+# Updates replaced this many sets of objects that a launch may still use: they are let go
+# behind the latest launch (bounds the memory of an update-and-launch loop with one host
+# function per this many updates).
+cdef Py_ssize_t _RETIRED_LIMIT = 256
 
 cdef dict _INSTANTIATE_RESULTS = {
     cydriver.CUDA_GRAPH_INSTANTIATE_ERROR: "the graph could not be instantiated",
@@ -152,15 +155,17 @@ cdef class Graph(Resource):
                            "GraphBuilder.complete() or GraphDefinition.instantiate()")
 
     cdef int _release(self) except -1:
-        # Launches already queued complete: the user objects of the instantiation hold what
-        # they use, and their host callbacks hold themselves (launch). What executable-node
-        # updates passed has no such holder: when a launch may use it, wait until it is done.
+        # Launches already queued complete, with what they use (let go behind them) and their
+        # captured host callbacks (which hold themselves: launch).
         if self._handle != NULL:
             check_call(cydriver.cuGraphExecDestroy(self._handle), "cuGraphExecDestroy")
-        if (self._held or self._retired) and self._launches:
-            _wait_idle(self)
+        held, retired = self._held, self._retired
         self._held = None
         self._retired = None
+        self._store = None
+        if self._launches and (held or retired):
+            _let_go(self, (held, retired))
+        self._last_stream = None
         drain_released(NULL)
         return 0
 
@@ -189,6 +194,8 @@ cdef class Graph(Resource):
         if self._keep:
             hold_for_launch(self._keep)
         self._launches += 1
+        if self._last_stream is not s:
+            self._last_stream = s
         with nogil:
             err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
@@ -266,7 +273,9 @@ cdef class Graph(Resource):
 
     def close(self):
         """Destroy the executable graph. Idempotent; launches already queued complete, and
-        what they use stays alive until they have.
+        what they use stays alive until they have (let go by a host function queued behind
+        the latest launch, or, when that launch's stream is closed or not ours, once the
+        context is idle: then close() waits).
 
         .. note:: Calls ``cuGraphExecDestroy``.
         """
@@ -310,27 +319,6 @@ cdef int dot_print(CUgraph graph, object path, object options, str what) except 
     return 0
 
 
-cdef CUuserObject _user_object(CUgraph graph, tuple uses) except? NULL:
-    """A user object holding ``uses``, retained by ``graph`` (so that an instantiation or
-    update of ``graph`` copies the reference into the executable); the caller releases it
-    from ``graph`` afterwards. NULL when there is nothing to hold."""
-    cdef CUuserObject uo = NULL
-    cdef CUresult err
-    if not uses:
-        return NULL
-    Py_INCREF(uses)  # the user object's reference, given back by release_later
-    err = cydriver.cuUserObjectCreate(&uo, <void*>uses, <CUhostFn>release_later, 1,
-                                      cydriver.CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
-    if err != CUDA_SUCCESS:
-        Py_DECREF(uses)
-        HANDLE_RETURN(err)
-    err = cydriver.cuGraphRetainUserObject(graph, uo, 1, cydriver.CU_GRAPH_USER_OBJECT_MOVE)
-    if err != CUDA_SUCCESS:
-        cydriver.cuUserObjectRelease(uo, 1)  # its destructor queues the reference
-        HANDLE_RETURN(err)
-    return uo
-
-
 cdef int _wait_idle(Graph graph) except -1:
     """Wait until the Graph's context has no work queued (so no launch uses what executable-
     node updates replaced)."""
@@ -347,19 +335,15 @@ cdef int _wait_idle(Graph graph) except -1:
 cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what):
     """``graph`` instantiated in ``ctx`` (``cuGraphInstantiateWithParams``); ``keep`` holds
-    the _HostCall of each captured host node, ``uses`` what the other nodes use (held by the
-    executable through a user object), ``store`` the hierarchy's _GraphStore; ``what`` names
-    the call in errors."""
+    the _HostCall of each captured host node, ``uses`` what the other nodes use, ``store`` the
+    hierarchy's _GraphStore; ``what`` names the call in errors."""
     cdef CUgraphExec handle = NULL
     cdef CUresult err
     cdef ContextGuard guard
     drain_released(NULL)
-    cdef CUuserObject uo = _user_object(graph, uses)
     enter_context(guard, ctx._handle)
     with nogil:
         err = cydriver.cuGraphInstantiateWithParams(&handle, graph, params)
-        if uo != NULL:  # the executable has its own reference now (or none: failed)
-            cydriver.cuGraphReleaseUserObject(graph, uo, 1)
     exit_context(guard)
     if err != CUDA_SUCCESS:
         _raise_refused(err, f"{what}: cuGraphInstantiateWithParams failed",
@@ -368,7 +352,9 @@ cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object
     g._handle = handle
     g._ctx = ctx
     g._keep = keep
-    g._store = store
+    g._store = weakref.ref(store)  # the nodes hold it: no need to keep their graph alive
+    if uses:
+        g._held = {0: (uses, 0)}
     return g
 
 
@@ -376,20 +362,17 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
                       object store) except -1:
     """Give ``graph`` the node parameters of ``source`` (``cuGraphExecUpdate``); ``keep``
     holds the _HostCall of each captured host node, which the host nodes run from now on, and
-    ``uses`` what the other nodes use (the executable trades its old user objects for
-    these, keeping the old ones until the launches queued before are done)."""
+    ``uses`` what the other nodes use (what the old parameters used is let go once the
+    launches queued before are done)."""
     cdef cydriver.CUgraphExecUpdateResultInfo info
     cdef CUresult err
     cdef ContextGuard guard
     cdef CUgraphNodeType kind
     memset(&info, 0, sizeof(info))
     drain_released(NULL)
-    cdef CUuserObject uo = _user_object(source, uses)
     enter_context(guard, graph._ctx._handle)
     with nogil:
         err = cydriver.cuGraphExecUpdate(graph._handle, source, &info)
-        if uo != NULL:
-            cydriver.cuGraphReleaseUserObject(source, uo, 1)
     exit_context(guard)
     if err != CUDA_SUCCESS:
         where = ""
@@ -399,12 +382,12 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
         _raise_refused(err, "update(): cuGraphExecUpdate refused the new graph" + where,
                        _UPDATE_RESULTS, info.result)
     graph._keep = keep
-    graph._store = store
-    # What executable-node updates passed is replaced by the source's parameters.
-    if graph._held:
-        for objects, launches in graph._held.values():
+    graph._store = weakref.ref(store)
+    # Every parameter is the source's now: what the old ones used goes.
+    held, graph._held = graph._held, ({0: (uses, graph._launches)} if uses else None)
+    if held:
+        for objects, launches in held.values():
             _retire(graph, objects, launches)
-        graph._held = None
     return 0
 
 
@@ -417,8 +400,29 @@ cdef int _retire(Graph graph, object objects, unsigned long long launches) excep
         graph._retired = []
     graph._retired.append(objects)
     if len(graph._retired) >= _RETIRED_LIMIT:
-        _wait_idle(graph)
-        graph._retired = None
+        retired, graph._retired = graph._retired, None
+        _let_go(graph, retired)
+    return 0
+
+
+cdef int _let_go(Graph graph, object objects) except -1:
+    """Release ``objects`` once every launch of ``graph`` queued so far is done: by a host
+    function queued behind the latest launch (launches of one CUgraphExec run in order), when
+    its stream is one whose handle stays valid (made by cuda_core, a default stream, or held
+    through its owner object), else by waiting for the context to be idle."""
+    cdef Stream s = graph._last_stream
+    cdef CUresult err
+    cdef ContextGuard guard
+    if s is not None and not s._closed and (s._owned or s._owner is not None
+                                            or is_default_handle(s._handle)):
+        Py_INCREF(objects)  # given back on the main thread after the host function ran
+        enter_context(guard, graph._ctx._handle)
+        err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later, <void*>objects)
+        exit_context(guard)
+        if err == CUDA_SUCCESS:
+            return 0
+        Py_DECREF(objects)
+    _wait_idle(graph)
     return 0
 
 

@@ -570,6 +570,9 @@ cdef int _raise_add_error(CUresult err, CUgraphNodeType kind, str what) except -
         if kind == cydriver.CU_GRAPH_NODE_TYPE_HOST:
             raise ValueError(f"{what}: the driver refused the host node (none may be in a "
                              f"conditional body)")
+    if err == cydriver.CUDA_ERROR_NOT_SUPPORTED and kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        raise make_driver_error(err, f"{what}: this driver does not support the memory_type "
+                                     f"(or the peer_access) asked for in a graph allocation")
     HANDLE_RETURN(err)
     return 0
 
@@ -714,8 +717,10 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
     params.graph.graph = c._handle  # ownership 0: the driver clones it
-    # The copy runs what the child's nodes use now.
+    # The copy runs what the child's nodes use now (and its captured host calls, held per
+    # launch, with the parent's).
     node = _add(graph, deps, &params, list(c._store.snapshot()), None, None, what)
+    graph._store._loose.extend(c._store._loose)
     HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node._handle, &copy))
     (<GraphNode>node)._record.info = <size_t>copy
     return node
@@ -751,7 +756,6 @@ cdef GraphNode _add_host(GraphDefinition graph, tuple deps, object fn, object us
 cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condition,
                                 object cond_type, unsigned int count, str what):
     cdef CUgraphNodeParams params
-    cdef vector[CUgraph] bodies
     if not isinstance(condition, GraphCondition):
         raise TypeError(f"{what}: condition must be a GraphCondition (from "
                         f"create_condition()), not {type(condition).__name__}")
@@ -766,7 +770,6 @@ cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condit
             raise RuntimeError(f"{what} needs a CUDA 12.8 driver; this one is "
                                f"{version[0]}.{version[1]}")
     cls = _conditional_class(cond_type, count)
-    bodies.resize(count)
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL
     params.conditional.handle = (<GraphCondition>condition)._handle
@@ -775,9 +778,9 @@ cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condit
         cydriver.CU_GRAPH_COND_TYPE_WHILE if cond_type == _COND_WHILE else
         cydriver.CU_GRAPH_COND_TYPE_SWITCH)
     params.conditional.size = count
-    params.conditional.phGraph_out = bodies.data()
-    # The driver fills phGraph_out with the bodies (owned by the node) as it adds it.
+    # The driver points phGraph_out at the node's bodies (an array it owns) as it adds it.
     node = _add(graph, deps, &params, None, None, cls, what)
-    (<GraphNode>node)._record.info = (condition, cond_type,
-                                      tuple(<size_t>bodies[i] for i in range(count)))
+    (<GraphNode>node)._record.info = (
+        condition, cond_type,
+        tuple(<size_t>params.conditional.phGraph_out[i] for i in range(count)))
     return node

@@ -395,6 +395,7 @@ cdef class ChildGraphNode(GraphNode):
         HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(self._handle, &copy))
         self._record.info = <size_t>copy
         self._record.uses = list(c._store.snapshot())
+        self._graph._store._loose.extend(c._store._loose)
 
 
 cdef class _EventNode(GraphNode):
