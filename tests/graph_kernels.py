@@ -16,23 +16,6 @@ import pytest
 
 from cuda_core import Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions
 
-
-def require(graph_names=(), typing_names=()):
-    """Skip the calling test module, at import, while cuda_core lacks names it tests.
-
-    A temporary state only, while explicit graphs are being implemented: once every name
-    exists, this does nothing (and the call can go)."""
-    import cuda_core.graph
-    import cuda_core.typing
-
-    missing = [f"cuda_core.graph.{name}" for name in graph_names
-               if getattr(cuda_core.graph, name, None) is None]
-    missing += [f"cuda_core.typing.{name}" for name in typing_names
-                if getattr(cuda_core.typing, name, None) is None]
-    if missing:
-        pytest.skip(f"not implemented yet: {', '.join(missing)}", allow_module_level=True)
-
-
 N = 64
 CFG = LaunchConfig(grid=1, block=N)
 ONE = LaunchConfig(grid=1, block=1)
@@ -77,6 +60,14 @@ extern "C" __global__ void set_cond_from(cudaGraphConditionalHandle handle,
     cudaGraphSetConditional(handle, *value);
 }
 
+// A C++ kernel (not extern "C"): its mangled name tells cuda_core its parameter types, so an
+// argument of the wrong kind (a float for the pointer) is refused, not only a wrong size.
+template <typename T>
+__global__ void typed_add(T* x, T value, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += value;
+}
+
 // One trip of a while loop: counts *counter down and *trips up; the loop goes on while the
 // counter is above zero.
 extern "C" __global__ void countdown(cudaGraphConditionalHandle handle, int* counter,
@@ -89,15 +80,21 @@ extern "C" __global__ void countdown(cudaGraphConditionalHandle handle, int* cou
 """
 
 KERNEL_NAMES = ("fill", "add", "mul", "copy", "spin", "set_cond", "set_cond_from", "countdown")
+# Attribute name -> name expression, for the C++ kernels.
+TYPED_KERNELS = {"typed_add": "typed_add<int>"}
 
 
-def compile_kernels(source=SOURCE, names=KERNEL_NAMES):
-    """The kernels of ``source``, compiled for device 0 (made current)."""
+def compile_kernels():
+    """The kernels of SOURCE, compiled for device 0 (made current): KERNEL_NAMES and
+    TYPED_KERNELS as attributes."""
     dev = Device(0)
     dev.set_current()
     opts = ProgramOptions(arch=f"sm_{dev.arch}", std="c++17")
-    mod = Program(source, "c++", options=opts).compile("cubin")
-    return types.SimpleNamespace(**{name: mod.get_kernel(name) for name in names})
+    mod = Program(SOURCE, "c++", options=opts).compile(
+        "cubin", name_expressions=tuple(TYPED_KERNELS.values()))
+    kernels = {name: mod.get_kernel(name) for name in KERNEL_NAMES}
+    kernels.update({name: mod.get_kernel(expr) for name, expr in TYPED_KERNELS.items()})
+    return types.SimpleNamespace(**kernels)
 
 
 @functools.lru_cache(maxsize=None)

@@ -6,17 +6,13 @@ import numpy as np
 import pytest
 from cuda.bindings import driver
 
-from graph_kernels import (CFG, N, ONE, buffers, fetch, i32, k, n32, put, require, run,
-                           snapshot)
-
-require(("ConditionalNode", "IfNode", "IfElseNode", "WhileNode", "SwitchNode"),
-        ("GraphConditionalType",))
-
-from cuda_core import launch  # noqa: E402
-from cuda_core.graph import (ConditionalNode, GraphBuilder, GraphCondition,  # noqa: E402
+from cuda_core import launch
+from cuda_core.graph import (ConditionalNode, GraphBuilder, GraphCondition,
                              GraphDefinition, IfElseNode, IfNode, KernelNode, SwitchNode,
                              WhileNode)
-from cuda_core.typing import GraphConditionalType  # noqa: E402
+from cuda_core.typing import GraphConditionalType
+
+from graph_kernels import CFG, N, ONE, buffers, fetch, i32, k, n32, put, run, snapshot
 
 CONDITIONAL = driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
 

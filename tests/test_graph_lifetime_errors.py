@@ -11,14 +11,12 @@ import weakref
 import numpy as np
 import pytest
 
+from cuda_core import LaunchConfig
+from cuda_core.graph import GraphDefinition
+
 from graph_kernels import (CFG, KERNEL_NAMES, N, SOURCE, buffers, compile_kernels, fetch,
-                           i32, k, n32, require, run, snapshot)
+                           i32, k, n32, run, snapshot)
 from helpers import run_python
-
-require(("ChildGraphNode", "EventRecordNode", "HostCallbackNode"))
-
-from cuda_core import LaunchConfig  # noqa: E402
-from cuda_core.graph import GraphDefinition  # noqa: E402
 
 
 def wait_until_dead(refs, seconds=2.0):
@@ -250,8 +248,8 @@ REFUSALS = {  # name: (the refused call on the base namespace, exception, messag
         lambda b: b.mid.launch(CFG, b.k.add, b.x, i32(1)), TypeError, ""),
     "np_int32_for_a_pointer": (
         lambda b: b.mid.launch(CFG, b.k.add, np.int32(0), i32(1), n32()), TypeError, ""),
-    "float_for_int_pointer": (
-        lambda b: b.mid.launch(CFG, b.k.add, 1.5, i32(1), n32()), TypeError, ""),
+    "float_for_int_pointer": (  # a C++ kernel: its parameters' kinds are known
+        lambda b: b.mid.launch(CFG, b.k.typed_add, 1.5, i32(1), n32()), TypeError, ""),
     "clustered_config": (
         lambda b: b.d.launch(LaunchConfig(grid=2, cluster=2, block=32), b.k.add, b.x, i32(1),
                              n32()), ValueError, ""),
@@ -284,13 +282,15 @@ def test_refused_call_leaves_the_definition_unchanged(base, stream, name):
 def test_refused_kernel_node_update_leaves_the_node_unchanged(dev, stream, k, buffers):
     x = buffers(fill=0)
     d = GraphDefinition()
-    node = d.launch(CFG, k.fill, x, i32(4), n32())
-    for args in ((x, i32(1)), (np.int32(0), i32(1), n32()), (1.5, i32(1), n32())):
+    node = d.launch(CFG, k.typed_add, x, i32(4), n32())
+    for args in ((x, i32(1)),                   # typed_add takes three
+                 (np.int32(0), i32(1), n32()),   # 4 bytes for a pointer
+                 (1.5, i32(1), n32())):          # a float for int*
         with pytest.raises(TypeError):
             node.update(args=args)
     with pytest.raises(TypeError):
         node.update(kernel=k.add)  # a new kernel needs its arguments
-    assert node.kernel == k.fill and node.config == CFG
+    assert node.kernel == k.typed_add and node.config == CFG
     run(d.instantiate(), stream)
     assert np.array_equal(fetch(x, stream), np.full(N, 4))
     d.close()
