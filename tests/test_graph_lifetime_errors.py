@@ -158,6 +158,54 @@ print("ok")
 """
 
 
+_CAPTURED_CALLBACK_SCRIPT = r"""
+import gc
+from cuda_core import Device
+
+dev = Device(0)
+dev.set_current()
+stream = dev.create_stream()
+calls = []
+
+
+def captured(tag):
+    builder = dev.create_graph_builder().begin_building()
+    builder.callback(lambda: calls.append(tag))  # held by nothing but the capture
+    return builder.end_building()
+
+
+# 1. A Graph instantiated through a capture's graph_definition, the builder then dropped.
+first = captured("instantiated")
+graph = first.graph_definition.instantiate()
+first.close()
+del first
+gc.collect()
+graph.launch(stream)
+stream.sync()
+
+# 2. A Graph updated from a capture's graph_definition, both builders then dropped.
+second, third = captured("old"), captured("updated")
+updated = second.complete()
+updated.update(third.graph_definition)
+second.close()
+third.close()
+del second, third
+gc.collect()
+updated.launch(stream)
+stream.sync()
+print(calls)
+"""
+
+
+@pytest.mark.gpu
+def test_captured_callbacks_live_with_graphs_made_through_graph_definition():
+    # The Graph holds a captured host node's callback whether it was made by complete() or
+    # through the capture's GraphDefinition view (instantiate, Graph.update).
+    result = run_python(_CAPTURED_CALLBACK_SCRIPT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['instantiated', 'updated']", result.stdout + result.stderr
+
+
 @pytest.mark.gpu
 def test_destroying_and_closing_while_a_launch_is_queued():
     code = f"SOURCE = {SOURCE!r}\nNAMES = {KERNEL_NAMES!r}\n" + _QUEUED_SCRIPT
