@@ -290,24 +290,27 @@ REFUSALS = {  # name: (the refused call on the base namespace, exception, messag
     # what a child graph may not hold
     "embed_a_definition_with_an_allocation": (
         lambda b: b.mid.embed(b.with_alloc), ValueError, "(?i)alloc"),
-    "embed_the_definition_itself": (lambda b: b.mid.embed(b.d), ValueError, ""),
+    "embed_the_definition_itself": (lambda b: b.mid.embed(b.d), ValueError, "itself"),
     # kernel arguments, checked as launch() checks them
     "kernel_with_too_few_arguments": (
-        lambda b: b.mid.launch(CFG, b.k.add, b.x, i32(1)), TypeError, ""),
+        lambda b: b.mid.launch(CFG, b.k.add, b.x, i32(1)), TypeError,
+        "takes 3 arguments, 2 given"),
     "np_int32_for_a_pointer": (
-        lambda b: b.mid.launch(CFG, b.k.add, np.int32(0), i32(1), n32()), TypeError, ""),
+        lambda b: b.mid.launch(CFG, b.k.add, np.int32(0), i32(1), n32()), TypeError,
+        "kernel argument 0"),
     "float_for_int_pointer": (  # a C++ kernel: its parameters' kinds are known
-        lambda b: b.mid.launch(CFG, b.k.typed_add, 1.5, i32(1), n32()), TypeError, ""),
+        lambda b: b.mid.launch(CFG, b.k.typed_add, 1.5, i32(1), n32()), TypeError,
+        "kernel argument 0"),
     "clustered_config": (
         lambda b: b.d.launch(LaunchConfig(grid=2, cluster=2, block=32), b.k.add, b.x, i32(1),
-                             n32()), ValueError, ""),
+                             n32()), ValueError, "cluster"),
     # memset range, host callbacks
     "memset_past_the_buffer_end": (
-        lambda b: b.mid.memset(b.x, 1, N * 4 + 1), ValueError, ""),
+        lambda b: b.mid.memset(b.x, 1, N * 4 + 1), ValueError, "a Buffer of"),
     "user_data_with_a_python_callable": (
         lambda b: b.mid.callback(lambda: None, user_data=b"data"), ValueError, "user_data"),
     "ctypes_callback_of_another_prototype": (
-        lambda b: b.d.callback(_wrong_prototype()), TypeError, ""),
+        lambda b: b.d.callback(_wrong_prototype()), TypeError, "CFUNCTYPE"),
 }
 
 

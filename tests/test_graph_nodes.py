@@ -292,7 +292,9 @@ def test_ctypes_callback_user_data(dev, stream):
     counter = ctypes.c_uint32(0)
     d = GraphDefinition()
     first = d.callback(read, user_data=data)
-    second = first.callback(count, user_data=ctypes.addressof(counter))
+    # (first.callback is HostCallbackNode's property, as in cuda.core: a node after a host
+    # node is added through join().)
+    second = first.join().callback(count, user_data=ctypes.addressof(counter))
     assert first.callback is None and second.callback is None  # ctypes functions: None
     data[:] = b"XXXXX"  # bytes-like user_data was copied when the node was added
     del data

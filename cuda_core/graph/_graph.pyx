@@ -406,17 +406,21 @@ cdef int _retire(Graph graph, object objects, unsigned long long launches) excep
 
 
 cdef int _let_go(Graph graph, object objects) except -1:
-    """Release ``objects`` once every launch of ``graph`` queued so far is done: by a host
-    function queued behind the latest launch (launches of one CUgraphExec run in order), when
-    its stream is one whose handle stays valid (made by cuda_core, a default stream, or held
-    through its owner object), else by waiting for the context to be idle."""
+    """Release ``objects`` once every launch of ``graph`` queued so far is done: now when the
+    latest launch's stream is idle, else by a host function queued behind that launch
+    (launches of one CUgraphExec run in order), when its stream is one whose handle stays
+    valid (made by cuda_core, a default stream, or held through its owner object), else by
+    waiting for the context to be idle."""
     cdef Stream s = graph._last_stream
     cdef CUresult err
     cdef ContextGuard guard
     if s is not None and not s._closed and (s._owned or s._owner is not None
                                             or is_default_handle(s._handle)):
-        Py_INCREF(objects)  # given back on the main thread after the host function ran
         enter_context(guard, graph._ctx._handle)
+        err = cydriver.cuStreamQuery(s._handle)
+        if err == CUDA_SUCCESS:  # the latest launch, and so every one, is done already
+            return 0
+        Py_INCREF(objects)  # given back on the main thread after the host function ran
         err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later, <void*>objects)
         exit_context(guard)
         if err == CUDA_SUCCESS:
