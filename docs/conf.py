@@ -65,6 +65,8 @@ nitpick_ignore = [
     ("py:class", "cuda_core._memory._mempool._LiveSet"),
     ("py:class", "cuda_core._memory._mempool._MemoryCounters"),
     ("py:class", "cuda_core.utils._program_cache._ProgramCache"),
+    ("py:class", "cuda_core.graph._node_types._EventNode"),
+    ("py:class", "cuda_core.graph._exec_nodes._Switchable"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),
