@@ -20,7 +20,7 @@ from libc.string cimport memset
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
                                      CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType,
-                                     CUhostFn, CUresult)
+                                     CUhostFn, CUresult, CUstreamCaptureStatus)
 
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -414,9 +414,17 @@ cdef int _let_go(Graph graph, object objects) except -1:
     cdef Stream s = graph._last_stream
     cdef CUresult err
     cdef ContextGuard guard
+    cdef CUstreamCaptureStatus capturing = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     if s is not None and not s._closed and (s._owned or s._owner is not None
                                             or is_default_handle(s._handle)):
         enter_context(guard, graph._ctx._handle)
+        if cydriver.cuStreamIsCapturing(s._handle, &capturing) == CUDA_SUCCESS and \
+                capturing != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+            # The latest launch went into a capture, whose graph may run it at any later
+            # time: neither a host function (it would be captured too) nor a wait can tell
+            # when it is done. What it uses is kept for the rest of the process.
+            Py_INCREF(objects)
+            return 0
         err = cydriver.cuStreamQuery(s._handle)
         if err == CUDA_SUCCESS:  # the latest launch, and so every one, is done already
             return 0
