@@ -540,3 +540,30 @@ def test_graph_keeps_what_its_nodes_use(dev, stream, k):
     del graph
     gc.collect()
     assert x_ref() is None and y_ref() is None  # held only as long as the Graph
+
+
+def test_released_objects_go_on_the_main_thread():
+    # What a Graph lets go behind its launches is handed over by a host function on a driver
+    # thread, without the GIL: the last reference must be dropped on the main thread (its
+    # finalizer may call CUDA, which a driver thread may not).
+    from cuda_core.graph._graph import _release_later_address
+
+    seen = []
+
+    class Held:
+        def __del__(self):
+            seen.append(threading.get_ident())
+
+    held = Held()
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(held))  # the reference the call gives up
+    release = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_release_later_address())
+    # ctypes releases the GIL around the call: the thread is like a driver's.
+    worker = threading.Thread(target=release, args=(id(held),))
+    worker.start()
+    worker.join()
+    del held  # one reference is left, the queued one (or none: the queue was emptied already)
+    for _ in range(1000):  # the main thread runs the pending release soon
+        if seen:
+            break
+        sum(range(100))
+    assert seen == [threading.main_thread().ident]

@@ -446,3 +446,10 @@ cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1:
     if old is not None:
         _retire(graph, old[0], old[1])
     return 0
+
+
+def _release_later_address():
+    """The test hook of the deferred release: the address of the C function a host function
+    or driver thread calls with an object whose reference it gives up (``void fn(void*)``),
+    for tests that call it from a thread without the GIL."""
+    return <size_t>release_later
