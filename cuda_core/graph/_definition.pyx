@@ -23,8 +23,8 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
                                      CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
                                      CUgraphNode,
-                                     CUgraphNodeParams, CUgraphNodeType, CUhostFn,
-                                     CUmemAccessDesc, CUresult)
+                                     CUgraphNodeParams, CUgraphNodeType, CUmemAccessDesc,
+                                     CUresult)
 from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
@@ -36,7 +36,7 @@ from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda.bindings import driver as _driver_py

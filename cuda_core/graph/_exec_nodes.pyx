@@ -11,14 +11,14 @@ from libc.string cimport memset as c_memset
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_HOST_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS,
-                                     CUgraphNodeParams, CUgraphNodeType, CUhostFn, CUresult)
+                                     CUgraphNodeParams, CUgraphNodeType, CUresult)
 
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core.graph._definition cimport GraphDefinition, GraphNode
 from cuda_core.graph._graph cimport Graph, hold_for_node
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 __all__ = ["ExecutableGraphNode", "ExecutableKernelNode", "ExecutableMemsetNode",
@@ -246,10 +246,7 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
         cdef CUDA_HOST_NODE_PARAMS params
         what = "ExecutableHostCallbackNode.update()"
         self._check(what)
-        cdef _HostCall call = make_host_call(fn, user_data, what)
-        c_memset(&params, 0, sizeof(params))
-        params.fn = <CUhostFn>run_kept_host_call
-        params.userData = <void*>call
+        cdef _HostCall call = host_node_params(&params, fn, user_data, what)
         self._done(cydriver.cuGraphExecHostNodeSetParams(self._graph._handle,
                                                          self._node._handle, &params),
                    call, what)

@@ -745,11 +745,9 @@ cdef GraphNode _add_event(GraphDefinition graph, tuple deps, object event, bint 
 cdef GraphNode _add_host(GraphDefinition graph, tuple deps, object fn, object user_data,
                          str what):
     cdef CUgraphNodeParams params
-    cdef _HostCall call = make_host_call(fn, user_data, what)
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_HOST
-    params.host.fn = <CUhostFn>run_kept_host_call
-    params.host.userData = <void*>call
+    cdef _HostCall call = host_node_params(&params.host, fn, user_data, what)
     return _add(graph, deps, &params, [call], None, None, what)
 
 

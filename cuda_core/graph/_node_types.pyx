@@ -13,7 +13,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_KERNEL_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS,
                                      CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
                                      CUDA_HOST_NODE_PARAMS, CUdeviceptr, CUgraph,
-                                     CUgraphNodeParams, CUhostFn)
+                                     CUgraphNodeParams)
 
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._event cimport Event
@@ -23,7 +23,7 @@ from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWI
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
                                           current_ctx, definition_view, forget_records,
                                           register_node_class)
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda_core._launch_config import LaunchConfig
@@ -477,10 +477,7 @@ cdef class HostCallbackNode(GraphNode):
         cdef CUDA_HOST_NODE_PARAMS params
         what = "HostCallbackNode.update()"
         self._check_valid(what)
-        cdef _HostCall call = make_host_call(fn, user_data, what)
-        c_memset(&params, 0, sizeof(params))
-        params.fn = <CUhostFn>run_kept_host_call
-        params.userData = <void*>call
+        cdef _HostCall call = host_node_params(&params, fn, user_data, what)
         HANDLE_RETURN(cydriver.cuGraphHostNodeSetParams(self._handle, &params))
         self._record.uses = [call]
 
