@@ -70,3 +70,7 @@ cdef int register_node_class(int node_type, type cls) except -1
 cdef int forget_records(_GraphStore store, set owned) except -1
 # The context current on this thread, or a RuntimeError naming ``what``.
 cdef CUcontext current_ctx(str what) except? NULL
+# The argument checks of the nodes that take a child graph or an event (builders and updates):
+# ``child`` as a valid GraphDefinition; ``event`` an open Event.
+cdef GraphDefinition child_definition(object child, str what)
+cdef int check_event(object event, str what) except -1

@@ -127,6 +127,20 @@ cdef CUcontext current_ctx(str what) except? NULL:
                            f"Device(i).set_current() first")
     return ctx
 
+cdef GraphDefinition child_definition(object child, str what):
+    if not isinstance(child, GraphDefinition):
+        raise TypeError(f"{what}: child must be a GraphDefinition, not {type(child).__name__}")
+    (<GraphDefinition>child)._check_valid(what)
+    return <GraphDefinition>child
+
+
+cdef int check_event(object event, str what) except -1:
+    if not isinstance(event, Event):
+        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
+    (<Event>event)._check_open()
+    return 0
+
+
 
 cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner):
     cdef GraphDefinition view = GraphDefinition.__new__(GraphDefinition)

@@ -706,10 +706,7 @@ cdef int _check_child(CUgraph graph, str what) except -1:
 cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str what):
     cdef CUgraphNodeParams params
     cdef CUgraph copy = NULL
-    if not isinstance(child, GraphDefinition):
-        raise TypeError(f"{what}: child must be a GraphDefinition, not {type(child).__name__}")
-    cdef GraphDefinition c = <GraphDefinition>child
-    c._check_valid(what)
+    cdef GraphDefinition c = child_definition(child, what)
     graph._check_valid(what)
     if c._handle == graph._handle:
         raise ValueError(f"{what}: a graph cannot contain itself")
@@ -729,9 +726,7 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
 cdef GraphNode _add_event(GraphDefinition graph, tuple deps, object event, bint record,
                           str what):
     cdef CUgraphNodeParams params
-    if not isinstance(event, Event):
-        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-    (<Event>event)._check_open()
+    check_event(event, what)
     c_memset(&params, 0, sizeof(params))
     if record:
         params.type = cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD

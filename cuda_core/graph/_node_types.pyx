@@ -21,8 +21,8 @@ from cuda_core._kernel cimport make_kernel
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
-                                          current_ctx, definition_view, forget_records,
-                                          register_node_class)
+                                          check_event, child_definition, current_ctx,
+                                          definition_view, forget_records, register_node_class)
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
@@ -378,11 +378,7 @@ cdef class ChildGraphNode(GraphNode):
         cdef CUgraph copy = NULL
         what = "ChildGraphNode.update()"
         self._check_valid(what)
-        if not isinstance(child, GraphDefinition):
-            raise TypeError(f"{what}: child must be a GraphDefinition, not "
-                            f"{type(child).__name__}")
-        cdef GraphDefinition c = <GraphDefinition>child
-        c._check_valid(what)
+        cdef GraphDefinition c = child_definition(child, what)
         if c._store is self._graph._store:
             raise ValueError(f"{what}: child must be a graph of another hierarchy, not one of "
                              f"this definition's")
@@ -409,9 +405,7 @@ cdef class _EventNode(GraphNode):
 
     cdef int _set(self, object event, str what) except -1:
         self._check_valid(what)
-        if not isinstance(event, Event):
-            raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-        (<Event>event)._check_open()
+        check_event(event, what)
         if isinstance(self, EventRecordNode):
             HANDLE_RETURN(cydriver.cuGraphEventRecordNodeSetEvent(self._handle,
                                                                   (<Event>event)._handle))
