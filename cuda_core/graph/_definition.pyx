@@ -307,20 +307,13 @@ cdef class GraphDefinition(Resource):
 
     def instantiate(self, options=None):
         """A launchable :class:`Graph` of this definition as it is now (later changes to the
-        definition do not reach it), in the context current on this thread.
+        definition do not reach it), in the context current on this thread, with ``options``
+        (a GraphCompleteOptions or a dict of its fields) as :meth:`GraphBuilder.complete`
+        takes them. The Graph holds what the nodes use (kernels, argument objects, operands,
+        events, callbacks) until it is closed and its launches are done, whatever becomes of
+        this definition.
 
         .. note:: Calls ``cuGraphInstantiateWithParams``.
-
-        Parameters
-        ----------
-        options : GraphCompleteOptions or dict, optional
-
-        Returns
-        -------
-        Graph
-            It holds what the nodes use (kernels, argument objects, operands, events,
-            callbacks) until it is closed and its launches are done, whatever becomes of this
-            definition.
         """
         cdef CUDA_GRAPH_INSTANTIATE_PARAMS params
         opts = instantiate_params(options, "GraphDefinition.instantiate()", &params)  # held
