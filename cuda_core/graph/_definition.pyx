@@ -59,12 +59,11 @@ cdef class _NodeRecord:
     docstring)."""
 
 
-cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses, object info):
+cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses):
     cdef _NodeRecord record = _NodeRecord.__new__(_NodeRecord)
     record.node = node
     record.graph = graph
     record.uses = uses
-    record.info = info
     return record
 
 
@@ -127,6 +126,7 @@ cdef CUcontext current_ctx(str what) except? NULL:
                            f"Device(i).set_current() first")
     return ctx
 
+
 cdef GraphDefinition child_definition(object child, str what):
     if not isinstance(child, GraphDefinition):
         raise TypeError(f"{what}: child must be a GraphDefinition, not {type(child).__name__}")
@@ -139,7 +139,6 @@ cdef int check_event(object event, str what) except -1:
         raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
     (<Event>event)._check_open()
     return 0
-
 
 
 cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner):
@@ -207,7 +206,7 @@ cdef class GraphDefinition(Resource):
         cdef CUgraph copy = NULL
         HANDLE_RETURN(cydriver.cuGraphNodeGetType(handle, &kind))
         if record is None:  # not added by cuda_core: it uses nothing of ours
-            record = new_record(handle, self._handle, None, None)
+            record = new_record(handle, self._handle, None)
             if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:  # its copy goes with it
                 HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handle, &copy))
                 record.info = <size_t>copy
