@@ -42,8 +42,8 @@ cdef class EmptyNode(GraphNode):
 cdef class KernelNode(GraphNode):
     """A kernel launch node."""
 
-    # Each of these classes reads its parameters in one place (_params): the properties of a
-    # captured node are read from the driver as well.
+    # The node's parameters, read from the driver: the one read behind its properties and
+    # update() (likewise in AllocNode, MemsetNode and MemcpyNode).
     cdef CUDA_KERNEL_NODE_PARAMS _params(self, str what) except *:
         cdef CUDA_KERNEL_NODE_PARAMS p
         self._check_valid(what)
