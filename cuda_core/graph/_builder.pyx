@@ -27,8 +27,8 @@ from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
-from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, definition_view,
-                                          new_record, new_store)
+from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, _NodeRecord,
+                                          definition_view, new_record, new_store)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
@@ -491,8 +491,9 @@ cdef class GraphBuilder(Resource):
         # phGraph_out points at the node's body graphs, owned by the node. The record makes
         # the node an IfNode (and so on) in graph_definition views.
         bodies = tuple(<size_t>params.conditional.phGraph_out[i] for i in range(size))
-        self._store._records[<size_t>node] = new_record(
-            node, cap.graph, None, (condition, _COND_TYPES[kind, size > 1], bodies))
+        cdef _NodeRecord record = new_record(node, cap.graph, None)
+        record.info = (condition, _COND_TYPES[kind, size > 1], bodies)
+        self._store._records[<size_t>node] = record
         return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i])
                      for i in range(size))
 

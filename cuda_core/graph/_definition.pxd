@@ -51,10 +51,11 @@ cdef class GraphNode:
     cdef int _check_valid(self, str what) except -1
 
 
+cdef _GraphStore new_store(CUgraph owned)
+# A record of ``node`` in ``graph``, using ``uses``; its info (None) is set by the caller.
+cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses)
 # A definition view of ``graph`` (a body, a child's copy, a builder's graph) in ``store``,
 # valid while ``owner`` (the owning node's record, or None) is alive.
-cdef _GraphStore new_store(CUgraph owned)
-cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses, object info)
 cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner)
 # The class of GraphNode for each CUgraphNodeType, filled by _node_types when it is imported;
 # the conditional node classes under these keys (the driver has one type for them all).
@@ -70,3 +71,7 @@ cdef int register_node_class(int node_type, type cls) except -1
 cdef int forget_records(_GraphStore store, set owned) except -1
 # The context current on this thread, or a RuntimeError naming ``what``.
 cdef CUcontext current_ctx(str what) except? NULL
+# The argument checks of the nodes that take a child graph or an event (builders and updates):
+# ``child`` as a valid GraphDefinition; ``event`` an open Event.
+cdef GraphDefinition child_definition(object child, str what)
+cdef int check_event(object event, str what) except -1

@@ -23,8 +23,8 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
                                      CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
                                      CUgraphNode,
-                                     CUgraphNodeParams, CUgraphNodeType, CUhostFn,
-                                     CUmemAccessDesc, CUresult)
+                                     CUgraphNodeParams, CUgraphNodeType, CUmemAccessDesc,
+                                     CUresult)
 from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
@@ -36,7 +36,7 @@ from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda.bindings import driver as _driver_py
@@ -59,12 +59,11 @@ cdef class _NodeRecord:
     docstring)."""
 
 
-cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses, object info):
+cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses):
     cdef _NodeRecord record = _NodeRecord.__new__(_NodeRecord)
     record.node = node
     record.graph = graph
     record.uses = uses
-    record.info = info
     return record
 
 
@@ -126,6 +125,20 @@ cdef CUcontext current_ctx(str what) except? NULL:
         raise RuntimeError(f"{what}: no CUDA context is current on this thread; call "
                            f"Device(i).set_current() first")
     return ctx
+
+
+cdef GraphDefinition child_definition(object child, str what):
+    if not isinstance(child, GraphDefinition):
+        raise TypeError(f"{what}: child must be a GraphDefinition, not {type(child).__name__}")
+    (<GraphDefinition>child)._check_valid(what)
+    return <GraphDefinition>child
+
+
+cdef int check_event(object event, str what) except -1:
+    if not isinstance(event, Event):
+        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
+    (<Event>event)._check_open()
+    return 0
 
 
 cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner):
@@ -193,7 +206,7 @@ cdef class GraphDefinition(Resource):
         cdef CUgraph copy = NULL
         HANDLE_RETURN(cydriver.cuGraphNodeGetType(handle, &kind))
         if record is None:  # not added by cuda_core: it uses nothing of ours
-            record = new_record(handle, self._handle, None, None)
+            record = new_record(handle, self._handle, None)
             if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:  # its copy goes with it
                 HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handle, &copy))
                 record.info = <size_t>copy
@@ -293,20 +306,13 @@ cdef class GraphDefinition(Resource):
 
     def instantiate(self, options=None):
         """A launchable :class:`Graph` of this definition as it is now (later changes to the
-        definition do not reach it), in the context current on this thread.
+        definition do not reach it), in the context current on this thread, with ``options``
+        (a GraphCompleteOptions or a dict of its fields) as :meth:`GraphBuilder.complete`
+        takes them. The Graph holds what the nodes use (kernels, argument objects, operands,
+        events, callbacks) until it is closed and its launches are done, whatever becomes of
+        this definition.
 
         .. note:: Calls ``cuGraphInstantiateWithParams``.
-
-        Parameters
-        ----------
-        options : GraphCompleteOptions or dict, optional
-
-        Returns
-        -------
-        Graph
-            It holds what the nodes use (kernels, argument objects, operands, events,
-            callbacks) until it is closed and its launches are done, whatever becomes of this
-            definition.
         """
         cdef CUDA_GRAPH_INSTANTIATE_PARAMS params
         opts = instantiate_params(options, "GraphDefinition.instantiate()", &params)  # held

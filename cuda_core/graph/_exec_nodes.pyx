@@ -11,14 +11,15 @@ from libc.string cimport memset as c_memset
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_HOST_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS,
-                                     CUgraphNodeParams, CUgraphNodeType, CUhostFn, CUresult)
+                                     CUgraphNodeParams, CUgraphNodeType, CUresult)
 
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
-from cuda_core.graph._definition cimport GraphDefinition, GraphNode
+from cuda_core.graph._definition cimport (GraphDefinition, GraphNode, check_event,
+                                          child_definition)
 from cuda_core.graph._graph cimport Graph, hold_for_node
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 __all__ = ["ExecutableGraphNode", "ExecutableKernelNode", "ExecutableMemsetNode",
@@ -184,21 +185,28 @@ cdef class ExecutableChildGraphNode(ExecutableGraphNode):
         """
         what = "ExecutableChildGraphNode.update()"
         self._check(what)
-        if not isinstance(child, GraphDefinition):
-            raise TypeError(f"{what}: child must be a GraphDefinition, not "
-                            f"{type(child).__name__}")
-        cdef GraphDefinition c = <GraphDefinition>child
-        c._check_valid(what)
+        cdef GraphDefinition c = child_definition(child, what)
         self._done(cydriver.cuGraphExecChildGraphNodeSetParams(
             self._graph._handle, self._node._handle, c._handle), c._store.snapshot(), what)
         if c._store._loose:  # its captured host calls: held per launch from now on
             self._graph._keep = self._graph._keep + c._store._loose
 
 
-cdef int _check_event(object event, str what) except -1:
-    if not isinstance(event, Event):
-        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-    (<Event>event)._check_open()
+cdef int _update_event(ExecutableGraphNode view, object event, bint record,
+                       str what) except -1:
+    # update() of an event record node (``record``) or an event wait node.
+    cdef CUresult err
+    view._check(what)
+    check_event(event, what)
+    if record:
+        err = cydriver.cuGraphExecEventRecordNodeSetEvent(view._graph._handle,
+                                                          view._node._handle,
+                                                          (<Event>event)._handle)
+    else:
+        err = cydriver.cuGraphExecEventWaitNodeSetEvent(view._graph._handle,
+                                                        view._node._handle,
+                                                        (<Event>event)._handle)
+    view._done(err, event, what)
     return 0
 
 
@@ -211,11 +219,7 @@ cdef class ExecutableEventRecordNode(ExecutableGraphNode):
 
         .. note:: Calls ``cuGraphExecEventRecordNodeSetEvent``.
         """
-        what = "ExecutableEventRecordNode.update()"
-        self._check(what)
-        _check_event(event, what)
-        self._done(cydriver.cuGraphExecEventRecordNodeSetEvent(
-            self._graph._handle, self._node._handle, (<Event>event)._handle), event, what)
+        _update_event(self, event, True, "ExecutableEventRecordNode.update()")
 
 
 @cython.final
@@ -227,11 +231,7 @@ cdef class ExecutableEventWaitNode(ExecutableGraphNode):
 
         .. note:: Calls ``cuGraphExecEventWaitNodeSetEvent``.
         """
-        what = "ExecutableEventWaitNode.update()"
-        self._check(what)
-        _check_event(event, what)
-        self._done(cydriver.cuGraphExecEventWaitNodeSetEvent(
-            self._graph._handle, self._node._handle, (<Event>event)._handle), event, what)
+        _update_event(self, event, False, "ExecutableEventWaitNode.update()")
 
 
 @cython.final
@@ -246,10 +246,7 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
         cdef CUDA_HOST_NODE_PARAMS params
         what = "ExecutableHostCallbackNode.update()"
         self._check(what)
-        cdef _HostCall call = make_host_call(fn, user_data, what)
-        c_memset(&params, 0, sizeof(params))
-        params.fn = <CUhostFn>run_kept_host_call
-        params.userData = <void*>call
+        cdef _HostCall call = host_node_params(&params, fn, user_data, what)
         self._done(cydriver.cuGraphExecHostNodeSetParams(self._graph._handle,
                                                          self._node._handle, &params),
                    call, what)

@@ -1,6 +1,6 @@
 from cpython.ref cimport Py_DECREF, Py_INCREF
 
-from cuda.bindings.cydriver cimport CUstream
+from cuda.bindings.cydriver cimport CUDA_HOST_NODE_PARAMS, CUDA_HOST_NODE_PARAMS_v2, CUstream
 
 
 ctypedef void (*c_host_fn)(void* data) noexcept nogil  # a ctypes CFUNCTYPE(None, c_void_p)
@@ -18,8 +18,17 @@ cdef class _HostCall:
 cdef _HostCall make_host_call(object fn, object user_data, str what)
 cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1
 # The trampoline of a host node of a GraphDefinition: ``arg`` is its _HostCall, which the
-# Graph's user object holds for as long as a launch may run it (no reference per launch).
+# Graph holds (``_graph``) for as long as a launch may run it (no reference per launch).
 cdef void run_kept_host_call(void* arg) noexcept with gil
+
+# The host node parameters of the node-level calls (v1) and of CUgraphNodeParams.host (v2).
+ctypedef fused HostNodeParams:
+    CUDA_HOST_NODE_PARAMS
+    CUDA_HOST_NODE_PARAMS_v2
+
+# The call of ``fn`` (make_host_call) and the host node parameters, zeroed first, that run it
+# through run_kept_host_call: the caller keeps the call alive as long as the node can run it.
+cdef _HostCall host_node_params(HostNodeParams* params, object fn, object user_data, str what)
 
 
 # One reference to each _HostCall of a Graph for each launch, given back by the trampoline

@@ -5,17 +5,18 @@ A captured ``_HostCall`` is kept alive by the builders and Graphs of its capture
 by every launch of a Graph, from ``Graph.launch`` until the node has run (see
 ``hold_for_launch`` in the ``.pxd``): a Graph closed, or dropped, with launches still queued
 keeps its callbacks until they are done. A host node of a GraphDefinition runs through
-``run_kept_host_call`` instead: the Graph's user object holds its ``_HostCall`` (``_graph``).
+``run_kept_host_call`` instead: the Graph holds its ``_HostCall`` (``_graph``).
 """
 
 import ctypes
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from libc.string cimport memset as c_memset
 from cpython.ref cimport Py_INCREF
 from cpython.ref cimport Py_DECREF
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUstream
+from cuda.bindings.cydriver cimport CUhostFn, CUstream
 
 from cuda_core._checks cimport check_address
 from cuda_core._errors cimport HANDLE_RETURN
@@ -82,6 +83,14 @@ cdef _HostCall make_host_call(object fn, object user_data, str what):
     else:
         raise TypeError(f"{what}: fn must be callable, not {type(fn).__name__}")
     call.fn = fn
+    return call
+
+
+cdef _HostCall host_node_params(HostNodeParams* params, object fn, object user_data, str what):
+    cdef _HostCall call = make_host_call(fn, user_data, what)
+    c_memset(params, 0, sizeof(HostNodeParams))
+    params.fn = <CUhostFn>run_kept_host_call
+    params.userData = <void*>call
     return call
 
 

@@ -532,9 +532,10 @@ cdef int forget_records(_GraphStore store, set owned) except -1:
 
 
 cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params, list uses,
-                    object info, type cls, str what):
+                    type cls, str what):
     """Add the node ``params`` describe (its arguments already checked) to ``graph``,
-    depending on ``deps``, and record what it uses. ``cls`` None: the class of its type."""
+    depending on ``deps``, and record what it uses (its record's info is the caller's to set:
+    what it holds is known once the node is added). ``cls`` None: the class of its type."""
     cdef vector[CUgraphNode] handles
     cdef CUgraphNode node = NULL
     cdef CUresult err
@@ -555,7 +556,7 @@ cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params
                                   params)
     if err != CUDA_SUCCESS:
         _raise_add_error(err, params.type, what)
-    cdef _NodeRecord record = new_record(node, graph._handle, uses, info)
+    cdef _NodeRecord record = new_record(node, graph._handle, uses)
     graph._store._records[<size_t>node] = record
     if cls is None:
         cls = _node_class(params.type)
@@ -581,7 +582,7 @@ cdef GraphNode _add_empty(GraphDefinition graph, tuple nodes, str what):
     cdef CUgraphNodeParams params
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_EMPTY
-    return _add(graph, nodes, &params, None, None, None, what)
+    return _add(graph, nodes, &params, None, None, what)
 
 
 cdef GraphNode _add_kernel(GraphDefinition graph, tuple deps, object config, object kernel,
@@ -592,7 +593,7 @@ cdef GraphNode _add_kernel(GraphDefinition graph, tuple deps, object config, obj
     holder.heap = NULL  # released on every path, whether or not packing began
     try:
         uses = kernel_params(&params, &holder, config, kernel, args, what)
-        return _add(graph, deps, &params, uses, None, None, what)
+        return _add(graph, deps, &params, uses, None, what)
     finally:
         holder_release(&holder)
 
@@ -603,7 +604,7 @@ cdef GraphNode _add_memset(GraphDefinition graph, tuple deps, object dst, object
     cdef CUgraphNodeParams params
     c_memset(&params, 0, sizeof(params))
     uses = memset_params(&params, dst, value, width, height, pitch, dst_owner, what)
-    return _add(graph, deps, &params, uses, None, None, what)
+    return _add(graph, deps, &params, uses, None, what)
 
 
 cdef GraphNode _add_memcpy(GraphDefinition graph, tuple deps, object dst, object src,
@@ -611,7 +612,7 @@ cdef GraphNode _add_memcpy(GraphDefinition graph, tuple deps, object dst, object
     cdef CUgraphNodeParams params
     c_memset(&params, 0, sizeof(params))
     uses = memcpy_params(&params, dst, src, size, dst_owner, src_owner, what)
-    return _add(graph, deps, &params, uses, None, None, what)
+    return _add(graph, deps, &params, uses, None, what)
 
 
 cdef int _ordinal(object device, str what) except -1:
@@ -660,7 +661,7 @@ cdef GraphNode _add_alloc(GraphDefinition graph, tuple deps, object size, object
         access[i].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
     params.alloc.accessDescs = access.data()
     params.alloc.accessDescCount = access.size()
-    return _add(graph, deps, &params, None, None, None, what)
+    return _add(graph, deps, &params, None, None, what)
 
 
 cdef GraphNode _add_free(GraphDefinition graph, tuple deps, object dptr, str what):
@@ -671,7 +672,7 @@ cdef GraphNode _add_free(GraphDefinition graph, tuple deps, object dptr, str wha
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE
     params.free.dptr = ptr
-    return _add(graph, deps, &params, None, None, None, what)
+    return _add(graph, deps, &params, None, None, what)
 
 
 cdef dict _NOT_IN_CHILD = {
@@ -706,10 +707,7 @@ cdef int _check_child(CUgraph graph, str what) except -1:
 cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str what):
     cdef CUgraphNodeParams params
     cdef CUgraph copy = NULL
-    if not isinstance(child, GraphDefinition):
-        raise TypeError(f"{what}: child must be a GraphDefinition, not {type(child).__name__}")
-    cdef GraphDefinition c = <GraphDefinition>child
-    c._check_valid(what)
+    cdef GraphDefinition c = child_definition(child, what)
     graph._check_valid(what)
     if c._handle == graph._handle:
         raise ValueError(f"{what}: a graph cannot contain itself")
@@ -719,7 +717,7 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
     params.graph.graph = c._handle  # ownership 0: the driver clones it
     # The copy runs what the child's nodes use now (and its captured host calls, held per
     # launch, with the parent's).
-    node = _add(graph, deps, &params, list(c._store.snapshot()), None, None, what)
+    node = _add(graph, deps, &params, list(c._store.snapshot()), None, what)
     graph._store._loose.extend(c._store._loose)
     HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node._handle, &copy))
     (<GraphNode>node)._record.info = <size_t>copy
@@ -729,9 +727,7 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
 cdef GraphNode _add_event(GraphDefinition graph, tuple deps, object event, bint record,
                           str what):
     cdef CUgraphNodeParams params
-    if not isinstance(event, Event):
-        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-    (<Event>event)._check_open()
+    check_event(event, what)
     c_memset(&params, 0, sizeof(params))
     if record:
         params.type = cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD
@@ -739,18 +735,16 @@ cdef GraphNode _add_event(GraphDefinition graph, tuple deps, object event, bint 
     else:
         params.type = cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT
         params.eventWait.event = (<Event>event)._handle
-    return _add(graph, deps, &params, [event], None, None, what)
+    return _add(graph, deps, &params, [event], None, what)
 
 
 cdef GraphNode _add_host(GraphDefinition graph, tuple deps, object fn, object user_data,
                          str what):
     cdef CUgraphNodeParams params
-    cdef _HostCall call = make_host_call(fn, user_data, what)
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_HOST
-    params.host.fn = <CUhostFn>run_kept_host_call
-    params.host.userData = <void*>call
-    return _add(graph, deps, &params, [call], None, None, what)
+    cdef _HostCall call = host_node_params(&params.host, fn, user_data, what)
+    return _add(graph, deps, &params, [call], None, what)
 
 
 cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condition,
@@ -779,7 +773,7 @@ cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condit
         cydriver.CU_GRAPH_COND_TYPE_SWITCH)
     params.conditional.size = count
     # The driver points phGraph_out at the node's bodies (an array it owns) as it adds it.
-    node = _add(graph, deps, &params, None, None, cls, what)
+    node = _add(graph, deps, &params, None, cls, what)
     (<GraphNode>node)._record.info = (
         condition, cond_type,
         tuple(<size_t>params.conditional.phGraph_out[i] for i in range(count)))

@@ -13,7 +13,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_KERNEL_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS,
                                      CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
                                      CUDA_HOST_NODE_PARAMS, CUdeviceptr, CUgraph,
-                                     CUgraphNodeParams, CUhostFn)
+                                     CUgraphNodeParams, CUkernel)
 
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._event cimport Event
@@ -21,9 +21,9 @@ from cuda_core._kernel cimport make_kernel
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
-                                          current_ctx, definition_view, forget_records,
-                                          register_node_class)
-from cuda_core.graph._host_callback cimport _HostCall, make_host_call, run_kept_host_call
+                                          check_event, child_definition, current_ctx,
+                                          definition_view, forget_records, register_node_class)
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda_core._launch_config import LaunchConfig
@@ -42,52 +42,44 @@ cdef class EmptyNode(GraphNode):
 cdef class KernelNode(GraphNode):
     """A kernel launch node."""
 
-    cdef int _read(self, CUDA_KERNEL_NODE_PARAMS* out, str what) except -1:
+    # The node's parameters, read from the driver: the one read behind its properties and
+    # update() (likewise in AllocNode, MemsetNode and MemcpyNode).
+    cdef CUDA_KERNEL_NODE_PARAMS _params(self, str what) except *:
+        cdef CUDA_KERNEL_NODE_PARAMS p
         self._check_valid(what)
-        HANDLE_RETURN(cydriver.cuGraphKernelNodeGetParams(self._handle, out))
-        return 0
+        HANDLE_RETURN(cydriver.cuGraphKernelNodeGetParams(self._handle, &p))
+        return p
 
     @property
     def grid(self):
         """The grid, in blocks: ``(x, y, z)``."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p, "KernelNode.grid")
-        return (p.gridDimX, p.gridDimY, p.gridDimZ)
+        return _grid(self._params("KernelNode.grid"))
 
     @property
     def block(self):
         """The block, in threads: ``(x, y, z)``."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p, "KernelNode.block")
-        return (p.blockDimX, p.blockDimY, p.blockDimZ)
+        return _block(self._params("KernelNode.block"))
 
     @property
     def shmem_size(self):
         """Dynamic shared memory per block, in bytes."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p, "KernelNode.shmem_size")
-        return p.sharedMemBytes
+        return self._params("KernelNode.shmem_size").sharedMemBytes
 
     @property
     def config(self):
         """A :class:`LaunchConfig` of the node's grid, block and shared memory size."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
-        self._read(&p, "KernelNode.config")
-        return LaunchConfig(grid=(p.gridDimX, p.gridDimY, p.gridDimZ),
-                            block=(p.blockDimX, p.blockDimY, p.blockDimZ),
-                            shmem_size=p.sharedMemBytes)
+        return _launch_config(self._params("KernelNode.config"))
 
     @property
     def kernel(self):
         """The :class:`Kernel` the node launches (for a captured node, a Kernel of its
         ``CUkernel``, which does not keep its library loaded; None when it was launched by
         ``CUfunction``)."""
-        cdef CUDA_KERNEL_NODE_PARAMS p
         self._check_valid("KernelNode.kernel")
         if self._record.uses:
             return self._record.uses[0]
-        self._read(&p, "KernelNode.kernel")
-        return make_kernel(p.kern, None) if p.kern != NULL else None
+        cdef CUkernel kern = self._params("KernelNode.kernel").kern
+        return make_kernel(kern, None) if kern != NULL else None
 
     def update(self, *, config=None, kernel=None, args=None):
         """Change the node's config, kernel or arguments; what is not given stays. A new
@@ -107,7 +99,7 @@ cdef class KernelNode(GraphNode):
         what = "KernelNode.update()"
         if kernel is not None and args is None:
             raise TypeError(f"{what}: a new kernel needs its args (args=() for none)")
-        self._read(&old, what)
+        old = self._params(what)
         if kernel is None:
             kernel = self.kernel
             if kernel is None:
@@ -119,9 +111,7 @@ cdef class KernelNode(GraphNode):
                                 f"node); give args")
             args = self._record.uses[1]
         if config is None:
-            config = LaunchConfig(grid=(old.gridDimX, old.gridDimY, old.gridDimZ),
-                                  block=(old.blockDimX, old.blockDimY, old.blockDimZ),
-                                  shmem_size=old.sharedMemBytes)
+            config = _launch_config(old)
         c_memset(&params, 0, sizeof(params))
         holder.heap = NULL
         try:
@@ -133,35 +123,43 @@ cdef class KernelNode(GraphNode):
         self._record.uses = uses
 
 
+cdef tuple _grid(CUDA_KERNEL_NODE_PARAMS p):
+    return (p.gridDimX, p.gridDimY, p.gridDimZ)
+
+
+cdef tuple _block(CUDA_KERNEL_NODE_PARAMS p):
+    return (p.blockDimX, p.blockDimY, p.blockDimZ)
+
+
+cdef object _launch_config(CUDA_KERNEL_NODE_PARAMS p):
+    return LaunchConfig(grid=_grid(p), block=_block(p), shmem_size=p.sharedMemBytes)
+
+
 @cython.final
 cdef class AllocNode(GraphNode):
     """A memory allocation node: :attr:`dptr` is valid for the nodes after it."""
 
-    cdef int _read(self, CUDA_MEM_ALLOC_NODE_PARAMS* out, str what) except -1:
+    cdef CUDA_MEM_ALLOC_NODE_PARAMS _params(self, str what) except *:
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
         self._check_valid(what)
-        HANDLE_RETURN(cydriver.cuGraphMemAllocNodeGetParams(self._handle, out))
-        return 0
+        HANDLE_RETURN(cydriver.cuGraphMemAllocNodeGetParams(self._handle, &p))
+        return p
 
     @property
     def dptr(self):
         """The address of the memory."""
-        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
-        self._read(&p, "AllocNode.dptr")
-        return <size_t>p.dptr
+        return <size_t>self._params("AllocNode.dptr").dptr
 
     @property
     def bytesize(self):
         """The size, in bytes."""
-        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
-        self._read(&p, "AllocNode.bytesize")
-        return p.bytesize
+        return self._params("AllocNode.bytesize").bytesize
 
     @property
     def device_id(self):
         """The device the memory is on (for host memory, the device of the allocating
         context is not recorded: 0)."""
-        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
-        self._read(&p, "AllocNode.device_id")
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p = self._params("AllocNode.device_id")
         if p.poolProps.location.type == cydriver.CU_MEM_LOCATION_TYPE_DEVICE:
             return p.poolProps.location.id
         return 0
@@ -169,8 +167,7 @@ cdef class AllocNode(GraphNode):
     @property
     def memory_type(self):
         """``GraphMemoryType.DEVICE``, ``HOST`` or ``MANAGED`` (equal to its string)."""
-        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
-        self._read(&p, "AllocNode.memory_type")
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p = self._params("AllocNode.memory_type")
         if p.poolProps.allocType == cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED:
             return GraphMemoryType.MANAGED
         if p.poolProps.location.type == cydriver.CU_MEM_LOCATION_TYPE_DEVICE:
@@ -180,9 +177,8 @@ cdef class AllocNode(GraphNode):
     @property
     def peer_access(self):
         """The devices given read-write access besides the owner, as a tuple of ids."""
-        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p = self._params("AllocNode.peer_access")
         cdef size_t i
-        self._read(&p, "AllocNode.peer_access")
         return tuple(p.accessDescs[i].location.id for i in range(p.accessDescCount)
                      if p.accessDescs[i].location.type == cydriver.CU_MEM_LOCATION_TYPE_DEVICE)
 
@@ -204,52 +200,41 @@ cdef class FreeNode(GraphNode):
 cdef class MemsetNode(GraphNode):
     """A memset node."""
 
-    cdef int _read(self, CUDA_MEMSET_NODE_PARAMS* out, str what) except -1:
+    cdef CUDA_MEMSET_NODE_PARAMS _params(self, str what) except *:
+        cdef CUDA_MEMSET_NODE_PARAMS p
         self._check_valid(what)
-        HANDLE_RETURN(cydriver.cuGraphMemsetNodeGetParams(self._handle, out))
-        return 0
+        HANDLE_RETURN(cydriver.cuGraphMemsetNodeGetParams(self._handle, &p))
+        return p
 
     @property
     def dptr(self):
         """The destination address."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.dptr")
-        return <size_t>p.dst
+        return <size_t>self._params("MemsetNode.dptr").dst
 
     @property
     def value(self):
         """The fill value (its bits, as an unsigned int)."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.value")
-        return p.value
+        return self._params("MemsetNode.value").value
 
     @property
     def element_size(self):
         """Bytes per element: 1, 2 or 4."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.element_size")
-        return p.elementSize
+        return self._params("MemsetNode.element_size").elementSize
 
     @property
     def width(self):
         """Elements per row."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.width")
-        return p.width
+        return self._params("MemsetNode.width").width
 
     @property
     def height(self):
         """Rows."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.height")
-        return p.height
+        return self._params("MemsetNode.height").height
 
     @property
     def pitch(self):
         """Bytes from one row to the next (unused with one row)."""
-        cdef CUDA_MEMSET_NODE_PARAMS p
-        self._read(&p, "MemsetNode.pitch")
-        return p.pitch
+        return self._params("MemsetNode.pitch").pitch
 
     def update(self, *, dst=None, value=None, width=None, height=None, pitch=None,
                dst_owner=None):
@@ -258,10 +243,9 @@ cdef class MemsetNode(GraphNode):
 
         .. note:: Calls ``cuGraphNodeSetParams``, in the current context.
         """
-        cdef CUDA_MEMSET_NODE_PARAMS old
         cdef CUgraphNodeParams params
         what = "MemsetNode.update()"
-        self._read(&old, what)
+        cdef CUDA_MEMSET_NODE_PARAMS old = self._params(what)
         if dst is None:
             if dst_owner is not None:
                 raise ValueError(f"{what}: dst_owner goes with a new raw-address dst")
@@ -284,16 +268,16 @@ cdef class MemsetNode(GraphNode):
 cdef class MemcpyNode(GraphNode):
     """A memcpy node (one-dimensional)."""
 
-    cdef int _read(self, CUDA_MEMCPY3D* out, str what) except -1:
+    cdef CUDA_MEMCPY3D _params(self, str what) except *:
+        cdef CUDA_MEMCPY3D p
         self._check_valid(what)
-        HANDLE_RETURN(cydriver.cuGraphMemcpyNodeGetParams(self._handle, out))
-        return 0
+        HANDLE_RETURN(cydriver.cuGraphMemcpyNodeGetParams(self._handle, &p))
+        return p
 
     @property
     def dst(self):
         """The destination address."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p, "MemcpyNode.dst")
+        cdef CUDA_MEMCPY3D p = self._params("MemcpyNode.dst")
         if p.dstMemoryType == cydriver.CU_MEMORYTYPE_HOST:
             return <size_t>p.dstHost
         return <size_t>p.dstDevice
@@ -301,8 +285,7 @@ cdef class MemcpyNode(GraphNode):
     @property
     def src(self):
         """The source address."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p, "MemcpyNode.src")
+        cdef CUDA_MEMCPY3D p = self._params("MemcpyNode.src")
         if p.srcMemoryType == cydriver.CU_MEMORYTYPE_HOST:
             return <size_t>p.srcHost
         return <size_t>p.srcDevice
@@ -310,9 +293,7 @@ cdef class MemcpyNode(GraphNode):
     @property
     def size(self):
         """Bytes copied."""
-        cdef CUDA_MEMCPY3D p
-        self._read(&p, "MemcpyNode.size")
-        return p.WidthInBytes
+        return self._params("MemcpyNode.size").WidthInBytes
 
     def update(self, *, dst=None, src=None, size=None, dst_owner=None, src_owner=None):
         """Change the node's parameters; what is not given stays. The same checks as
@@ -320,10 +301,9 @@ cdef class MemcpyNode(GraphNode):
 
         .. note:: Calls ``cuGraphNodeSetParams``, in the current context.
         """
-        cdef CUDA_MEMCPY3D old
         cdef CUgraphNodeParams params
         what = "MemcpyNode.update()"
-        self._read(&old, what)
+        cdef CUDA_MEMCPY3D old = self._params(what)
         if old.Height > 1 or old.Depth > 1 or old.srcArray != NULL or old.dstArray != NULL:
             raise NotImplementedError(f"{what}: only a one-dimensional copy between addresses "
                                       f"can be changed")
@@ -378,11 +358,7 @@ cdef class ChildGraphNode(GraphNode):
         cdef CUgraph copy = NULL
         what = "ChildGraphNode.update()"
         self._check_valid(what)
-        if not isinstance(child, GraphDefinition):
-            raise TypeError(f"{what}: child must be a GraphDefinition, not "
-                            f"{type(child).__name__}")
-        cdef GraphDefinition c = <GraphDefinition>child
-        c._check_valid(what)
+        cdef GraphDefinition c = child_definition(child, what)
         if c._store is self._graph._store:
             raise ValueError(f"{what}: child must be a graph of another hierarchy, not one of "
                              f"this definition's")
@@ -409,9 +385,7 @@ cdef class _EventNode(GraphNode):
 
     cdef int _set(self, object event, str what) except -1:
         self._check_valid(what)
-        if not isinstance(event, Event):
-            raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-        (<Event>event)._check_open()
+        check_event(event, what)
         if isinstance(self, EventRecordNode):
             HANDLE_RETURN(cydriver.cuGraphEventRecordNodeSetEvent(self._handle,
                                                                   (<Event>event)._handle))
@@ -477,10 +451,7 @@ cdef class HostCallbackNode(GraphNode):
         cdef CUDA_HOST_NODE_PARAMS params
         what = "HostCallbackNode.update()"
         self._check_valid(what)
-        cdef _HostCall call = make_host_call(fn, user_data, what)
-        c_memset(&params, 0, sizeof(params))
-        params.fn = <CUhostFn>run_kept_host_call
-        params.userData = <void*>call
+        cdef _HostCall call = host_node_params(&params, fn, user_data, what)
         HANDLE_RETURN(cydriver.cuGraphHostNodeSetParams(self._handle, &params))
         self._record.uses = [call]
 
