@@ -4,7 +4,8 @@
 * ``python_floor``: a Python-callable function that only releases the GIL and calls
   cuLaunchKernelEx on a launch prepared in advance: the least any Python API that releases the
   GIL around the launch can cost per call (the Python floor);
-* ``graph_launch_loop``: cuGraphLaunch in a C loop;
+* ``graph_launch_loop``: cuGraphLaunch in a C loop, and ``graph_python_floor``, its Python
+  floor (a built-in that only releases the GIL around cuGraphLaunch);
 * the floors of ``graph_explicit.py``: ``graph_build_chain`` (one graph of a chain of kernel
   nodes, kept for a proof), ``graph_build_loop`` (cuGraphCreate, the chain, cuGraphDestroy),
   ``graph_instantiate_loop`` (cuGraphInstantiateWithParams + cuGraphExecDestroy),
@@ -183,6 +184,45 @@ def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arg
     """
     return PyCFunction_NewEx(&_python_floor_asking_def if ask_stream else &_python_floor_def,
                              _PreparedLaunch(stream, kernel, grid, block, arguments), __name__)
+
+
+cdef class _PreparedGraphLaunch:
+    # What graph_python_floor's function launches: an executable graph and a stream.
+    cdef CUgraphExec graph_exec
+    cdef CUstream stream
+    cdef bint keep_gil
+
+
+cdef object _graph_python_floor_call(object prepared, PyObject** argv, Py_ssize_t nargs):
+    # METH_FASTCALL with the prepared graph launch as ``self``: the arguments are passed and
+    # not read.
+    cdef _PreparedGraphLaunch p = <_PreparedGraphLaunch>prepared
+    cdef CUresult err
+    if p.keep_gil:
+        err = cydriver.cuGraphLaunch(p.graph_exec, p.stream)
+    else:
+        with nogil:
+            err = cydriver.cuGraphLaunch(p.graph_exec, p.stream)
+    HANDLE_RETURN(err)
+
+
+cdef PyMethodDef _graph_python_floor_def
+_graph_python_floor_def.ml_name = "python_floor_graph_launch"
+_graph_python_floor_def.ml_meth = <PyCFunction><void*>_graph_python_floor_call
+_graph_python_floor_def.ml_flags = METH_FASTCALL
+_graph_python_floor_def.ml_doc = NULL
+
+
+def graph_python_floor(size_t graph_exec, size_t stream, bint keep_gil=False):
+    """A function that launches ``graph_exec`` on ``stream`` once per call, whatever arguments
+    it is given: a builtin-function call whose body releases the GIL around one cuGraphLaunch
+    (or, with ``keep_gil``, keeps it). The least a Python API that releases the GIL around a
+    graph launch can cost per call, as :func:`python_floor` is for kernel launches."""
+    cdef _PreparedGraphLaunch p = _PreparedGraphLaunch.__new__(_PreparedGraphLaunch)
+    p.graph_exec = <CUgraphExec>graph_exec
+    p.stream = <CUstream>stream
+    p.keep_gil = keep_gil
+    return PyCFunction_NewEx(&_graph_python_floor_def, p, __name__)
 
 
 def graph_launch_loop(size_t graph_exec, size_t stream, Py_ssize_t count):

@@ -48,6 +48,7 @@ import importlib
 import os
 import struct
 import sys
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,6 +58,7 @@ from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
 FLOOR = "C floor"
+PY_FLOOR = "Python floor"
 
 NVIDIA_RATIO = 0.5   # ours <= 0.5x cuda.core: build, exec update, definition update
 REPLAY_RATIO = 1.10  # ours <= 1.10x the C floor: replay
@@ -461,6 +463,22 @@ def _floor_replay(f: _Floor):
     return Prepared(lambda n: bf.graph_launch_loop(gexec, st, n), after_sample=f.sync)
 
 
+def _python_floor_replay_setup():
+    """The replay's Python floor: ``g.launch(s)`` where ``g.launch`` is
+    ``_bench_floor.graph_python_floor``, a built-in that only releases the GIL around
+    cuGraphLaunch (an attribute of a plain object, looked up as our method is)."""
+    def replay(f: _Floor):
+        graph, _ = f.chain()
+        gexec = f.instantiate(graph)
+        d = _driver()
+        _check(d.cuGraphUpload(d.CUgraphExec(gexec), d.CUstream(f.st)), "cuGraphUpload")
+        g = types.SimpleNamespace(launch=f.bf.graph_python_floor(gexec, f.st))
+        _prove("Python floor: graph_python_floor", f.core.ptrs, lambda: g.launch(f.core.s),
+               f.sync, False)
+        return Prepared({"g": g, "s": f.core.s}, after_sample=f.sync)
+    return _floor_setup(replay)
+
+
 # -- cases -----------------------------------------------------------------------------------
 
 C_BUILD = f"#1 build ({NODES}-node chain)"
@@ -501,10 +519,13 @@ def make_cases(batch: int) -> list[Case]:
                                        _floor_def_update),
              note=f"n50.update(args=A), A and B in turn, on node {UPDATED} of the definition; "
                   f"floor: cuGraphKernelNodeSetParams, A and B prepared once"),
-        Case(C_REPLAY, _contenders(_core_replay_setup, REPLAY_STMT, _floor_replay),
+        Case(C_REPLAY, _contenders(_core_replay_setup, REPLAY_STMT, _floor_replay)
+             + [Contender(PY_FLOOR, setup=_python_floor_replay_setup(), stmt=REPLAY_STMT)],
              note=f"g.launch(s) of the uploaded {NODES}-node graph, at most {batch} launches "
                   f"per sample, the stream synchronized after each sample outside the timing; "
-                  f"floor: cuGraphLaunch in a C loop", max_inner=batch),
+                  f"floor: cuGraphLaunch in a C loop; Python floor: the same g.launch(s) "
+                  f"where g.launch is a built-in that only releases the GIL around "
+                  f"cuGraphLaunch", max_inner=batch),
     ]
 
 
