@@ -14,6 +14,7 @@ free memory: it only queues the objects, and the queue is emptied on the main th
 launch (about 1.8 us for a 100-node graph on an H100), which a replay cannot afford.
 """
 
+cimport cython
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset
 
@@ -193,9 +194,10 @@ cdef class Graph(Resource):
             enter_context(guard, ctx)
         if self._keep:
             hold_for_launch(self._keep)
-        self._launches += 1
-        if self._last_stream is not s:
-            self._last_stream = s
+        with cython.critical_section(self):  # (free-threaded: launches from several threads)
+            self._launches += 1
+            if self._last_stream is not s:
+                self._last_stream = s
         with nogil:
             err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
@@ -320,8 +322,8 @@ cdef int dot_print(CUgraph graph, object path, object options, str what) except 
 
 
 cdef int _wait_idle(Graph graph) except -1:
-    """Wait until the Graph's context has no work queued (so no launch uses what executable-
-    node updates replaced)."""
+    """Wait until the Graph's context has no work queued (so no launch uses what the Graph
+    lets go)."""
     cdef CUresult err
     cdef ContextGuard guard
     enter_context(guard, graph._ctx._handle)

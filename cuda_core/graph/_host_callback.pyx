@@ -11,9 +11,8 @@ keeps its callbacks until they are done. A host node of a GraphDefinition runs t
 import ctypes
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset as c_memset
-from cpython.ref cimport Py_INCREF
-from cpython.ref cimport Py_DECREF
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUhostFn, CUstream
