@@ -290,12 +290,23 @@ def _core_exec_update_setup(module: str):
     try:
         d, nodes = core.chain()
         n50 = nodes[UPDATED]
-        g = _instantiated(core, d)
+        g = d.instantiate()
+        names = {"g": g, "n50": n50, "cfg": core.cfg, "k": core.k, "A": core.A, "B": core.B}
+        core.closers.append(lambda: names["g"].close())  # the Graph of the last sample
         g[n50].update(config=core.cfg, kernel=core.k, args=core.B)
         _prove(f"{module}: g[node].update(config=, kernel=, args=B)", core.ptrs,
                core.replay_once(g), core.s.sync, True)
-        names = {"g": g, "n50": n50, "cfg": core.cfg, "k": core.k, "A": core.A, "B": core.B}
-        return Prepared(names, cleanup=core.close)
+
+        def fresh_graph():
+            # cuda.core's executable-node update costs more with every update its Graph has
+            # had (it keeps each argument set; about 3 ns more per update on the H100), so
+            # over a run its time grows without bound. Each sample starts on a fresh Graph
+            # (made here, outside the timing), for both, so a sample measures updates of a
+            # Graph that has had at most that sample's.
+            old, names["g"] = names["g"], d.instantiate()
+            old.close()
+
+        return Prepared(names, cleanup=core.close, after_sample=fresh_graph)
     except BaseException:
         _quietly(core.close)
         raise
@@ -513,8 +524,9 @@ def make_cases(batch: int) -> list[Case]:
         Case(C_EXEC_UPDATE, _contenders(_core_exec_update_setup, EXEC_UPDATE_STMT,
                                         _floor_exec_update),
              note=f"g[n50].update(config=cfg, kernel=k, args=A), A and B in turn (A, B = B, A "
-                  f"in the statement), on node {UPDATED} of the instantiated chain; floor: "
-                  f"cuGraphExecKernelNodeSetParams, A and B prepared once"),
+                  f"in the statement), on node {UPDATED} of the instantiated chain, a fresh "
+                  f"Graph for each sample; floor: cuGraphExecKernelNodeSetParams, A and B "
+                  f"prepared once"),
         Case(C_DEF_UPDATE, _contenders(_core_def_update_setup, DEF_UPDATE_STMT,
                                        _floor_def_update),
              note=f"n50.update(args=A), A and B in turn, on node {UPDATED} of the definition; "
