@@ -5,8 +5,7 @@ from cuda_core._event import Event
 from cuda_core._kernel import Kernel
 from cuda_core._launch_config import LaunchConfig
 from cuda_core._memory._buffer import Buffer
-from cuda_core.graph._definition import GraphDefinition, GraphNode
-from cuda_core.graph._graph import Graph
+from cuda_core.graph._definition import GraphDefinition
 
 class ExecutableGraphNode: ...
 
@@ -39,4 +38,3 @@ class ExecutableHostCallbackNode(ExecutableGraphNode):
     def update(self, fn: Callable[[], object] | Any, *,
                user_data: int | bytes | bytearray | memoryview | None = None) -> None: ...
 
-def view_for(graph: Graph, node: GraphNode) -> ExecutableGraphNode: ...

@@ -11,16 +11,19 @@ from libc.string cimport memset as c_memset
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUDA_HOST_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS,
-                                     CUgraphNodeParams, CUgraphNodeType, CUresult)
+                                     CUgraphNodeParams, CUresult)
 
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core.graph._definition cimport (GraphDefinition, GraphNode, check_event,
                                           child_definition)
-from cuda_core.graph._graph cimport Graph, hold_for_node
+from cuda_core.graph._graph cimport Graph, hold_for_node, register_view_factory
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
+
+from cuda_core.graph._node_types import (ChildGraphNode, EventRecordNode, EventWaitNode,
+                                         HostCallbackNode, KernelNode, MemcpyNode, MemsetNode)
 
 __all__ = ["ExecutableGraphNode", "ExecutableKernelNode", "ExecutableMemsetNode",
            "ExecutableMemcpyNode", "ExecutableChildGraphNode", "ExecutableEventRecordNode",
@@ -252,20 +255,21 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
                    call, what)
 
 
+# The view of each node class (a node's class follows its type, so no driver call is needed);
+# any other class (empty, allocation, free and conditional nodes) gets ExecutableGraphNode.
 cdef dict _VIEWS = {
-    cydriver.CU_GRAPH_NODE_TYPE_KERNEL: ExecutableKernelNode,
-    cydriver.CU_GRAPH_NODE_TYPE_MEMSET: ExecutableMemsetNode,
-    cydriver.CU_GRAPH_NODE_TYPE_MEMCPY: ExecutableMemcpyNode,
-    cydriver.CU_GRAPH_NODE_TYPE_GRAPH: ExecutableChildGraphNode,
-    cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD: ExecutableEventRecordNode,
-    cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT: ExecutableEventWaitNode,
-    cydriver.CU_GRAPH_NODE_TYPE_HOST: ExecutableHostCallbackNode,
+    KernelNode: ExecutableKernelNode,
+    MemsetNode: ExecutableMemsetNode,
+    MemcpyNode: ExecutableMemcpyNode,
+    ChildGraphNode: ExecutableChildGraphNode,
+    EventRecordNode: ExecutableEventRecordNode,
+    EventWaitNode: ExecutableEventWaitNode,
+    HostCallbackNode: ExecutableHostCallbackNode,
 }
 
 
-def view_for(Graph graph not None, node):
+cdef object _view_for(Graph graph, object node):
     """``graph[node]``: the view of ``node``'s class for its type."""
-    cdef CUgraphNodeType kind
     if not isinstance(node, GraphNode):
         raise TypeError(f"Graph[node]: node must be a GraphNode, not {type(node).__name__}")
     cdef GraphNode n = <GraphNode>node
@@ -273,9 +277,11 @@ def view_for(Graph graph not None, node):
     if graph._store is None or n._graph._store is not graph._store():
         raise ValueError("Graph[node]: the node belongs to another GraphDefinition than the "
                          "one this Graph was instantiated (or last updated) from")
-    HANDLE_RETURN(cydriver.cuGraphNodeGetType(n._handle, &kind))
-    cls = _VIEWS.get(<int>kind, ExecutableGraphNode)
+    cls = _VIEWS.get(type(node), ExecutableGraphNode)
     cdef ExecutableGraphNode view = <ExecutableGraphNode>cls.__new__(cls)
     view._graph = graph
     view._node = n
     return view
+
+
+register_view_factory(_view_for)

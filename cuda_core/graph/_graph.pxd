@@ -36,3 +36,7 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses, object
 # After an executable-node update of ``node``: ``objects`` (what the new parameters use) are
 # held as long as the Graph can run them.
 cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1
+# ``graph[node]``'s implementation, registered by _exec_nodes when it is imported (it cimports
+# this module): ``factory(graph, node)`` gives the view.
+ctypedef object (*view_factory)(Graph graph, object node)
+cdef int register_view_factory(view_factory factory) except -1

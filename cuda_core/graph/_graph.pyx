@@ -138,6 +138,17 @@ cdef dict _DOT_FLAGS = {
 }
 
 
+# graph[node]: set once, while cuda_core.graph is imported, by _exec_nodes (which cimports
+# this module), and only read afterwards.
+cdef view_factory _view_factory = NULL
+
+
+cdef int register_view_factory(view_factory factory) except -1:
+    global _view_factory
+    _view_factory = factory
+    return 0
+
+
 cdef int _raise_refused(CUresult err, str what, dict reasons, int result) except -1:
     """The driver's error for a refused instantiation or update, with the reason its result
     code gives (``reasons``), when there is one."""
@@ -263,9 +274,9 @@ cdef class Graph(Resource):
         was instantiated or last updated from): an :class:`ExecutableKernelNode` and so on by
         the node's type, whose ``update()`` changes this Graph only."""
         self._check_open()
-        from cuda_core.graph._exec_nodes import view_for  # _exec_nodes cimports this module
-
-        return view_for(self, node)
+        if _view_factory == NULL:  # only before cuda_core.graph finished importing
+            raise RuntimeError("Graph[node]: import cuda_core.graph first")
+        return _view_factory(self, node)
 
     @property
     def handle(self):
