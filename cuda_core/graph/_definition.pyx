@@ -101,8 +101,9 @@ cdef _GraphStore new_store(CUgraph owned):
     return store
 
 
-# The GraphNode class of each CUgraphNodeType (register_node_class); the conditional node
-# classes by (GraphConditionalType, body count).
+# The GraphNode class of each CUgraphNodeType, and of each kind of conditional node under the
+# *_NODE_CLASS keys of the .pxd (register_node_class); read-only once cuda_core.graph is
+# imported.
 cdef dict _NODE_CLASSES = {}
 
 
@@ -174,9 +175,9 @@ cdef class GraphDefinition(Resource):
         self._owns = True
 
     cdef int _release(self) except -1:
-        # The root's close() destroys the hierarchy now; a dropped root leaves it to its store,
-        # which its views and nodes may still hold.
-        if self._owns and self._closed and self._store is not None:
+        # Only close() gets here (__del__ below does not): the root's destroys the hierarchy
+        # now, a view's closes the view only.
+        if self._owns and self._store is not None:
             self._store.close()
         return 0
 
@@ -184,7 +185,8 @@ cdef class GraphDefinition(Resource):
         return <size_t>self._handle
 
     def __del__(self):
-        # Dropped, not closed: nothing to release (the store's finalizer destroys the graph).
+        # Dropped, not closed: nothing to release. The store's own finalizer destroys the
+        # graph once no view or node holds it any more.
         self._closed = True
 
     cdef int _check_valid(self, str what) except -1:
