@@ -567,3 +567,28 @@ def test_released_objects_go_on_the_main_thread():
             break
         sum(range(100))
     assert seen == [threading.main_thread().ident]
+
+
+def test_objects_made_with_new_refuse_every_use():
+    # Made without the factory (__new__), a Graph or an executable-node view has no handle:
+    # every use is a RuntimeError, never a driver call on NULL or a crash (a subprocess).
+    code = (
+        "from cuda_core.graph import ExecutableKernelNode, ExecutableGraphNode, Graph\n"
+        "view = ExecutableKernelNode.__new__(ExecutableKernelNode)\n"
+        "graph = Graph.__new__(Graph)\n"
+        "uses = [lambda: view.is_enabled, view.enable, view.disable,\n"
+        "        lambda: view.update(config=None, kernel=None, args=()),\n"
+        "        lambda: graph.launch(None), lambda: graph.upload(None),\n"
+        "        lambda: graph.update(None), lambda: graph[None], lambda: graph.handle]\n"
+        "for use in uses:\n"
+        "    try:\n"
+        "        use()\n"
+        "    except RuntimeError as e:\n"
+        "        assert 'was not made by' in str(e), e\n"
+        "    else:\n"
+        "        raise AssertionError('no error')\n"
+        "print(repr(view), len(uses))\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "<ExecutableKernelNode (not made by graph[node])> 9"

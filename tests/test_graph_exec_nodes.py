@@ -386,3 +386,24 @@ def test_views_of_a_closed_graph(dev, k, buffers):
         with pytest.raises(RuntimeError, match="closed"):
             use()
     d.close()
+
+
+@pytest.mark.gpu
+def test_views_after_an_update_take_the_instantiated_definitions_nodes(dev, stream, k,
+                                                                       buffers):
+    # The driver names an executable graph's nodes by those of the graph it was instantiated
+    # from, whatever it was updated from since.
+    x, y = buffers(fill=0), buffers(fill=0)
+    d1 = _fill_then_add(GraphDefinition(), k, x, 1, 2)
+    graph = d1.instantiate()
+    d2 = _fill_then_add(GraphDefinition(), k, y, 10, 20)
+    graph.update(d2)
+    second = next(n for n in d1.nodes() if n.pred)  # d1's add node
+    graph[second].update(config=CFG, kernel=k.add, args=(y, i32(5), n32()))
+    run(graph, stream)
+    assert np.array_equal(fetch(y, stream), np.full(N, 15))  # d2's fill, then the new add
+    with pytest.raises(ValueError, match="another GraphDefinition"):
+        graph[next(iter(d2.nodes()))]
+    graph.close()
+    d2.close()
+    d1.close()

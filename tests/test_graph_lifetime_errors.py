@@ -4,6 +4,7 @@ definition as it was."""
 
 import ctypes
 import gc
+import os
 import time
 import types
 import weakref
@@ -17,6 +18,8 @@ from cuda_core.graph import GraphDefinition
 from graph_kernels import (CFG, KERNEL_NAMES, N, SOURCE, buffers, compile_kernels, fetch,
                            i32, k, n32, run, snapshot)
 from helpers import run_python
+
+_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def wait_until_dead(refs, seconds=2.0):
@@ -345,3 +348,78 @@ def test_refused_kernel_node_update_leaves_the_node_unchanged(dev, stream, k, bu
     run(d.instantiate(), stream)
     assert np.array_equal(fetch(x, stream), np.full(N, 4))
     d.close()
+
+
+@pytest.mark.gpu
+def test_pred_assignment_that_closes_a_cycle_changes_nothing(dev, stream, k, buffers):
+    x = buffers(fill=0)
+    d = GraphDefinition()
+    a = d.launch(CFG, k.fill, x, i32(1), n32())
+    b = a.launch(CFG, k.add, x, i32(1), n32())
+    c = d.empty()
+    before = snapshot(d)
+    with pytest.raises(ValueError, match="cycle"):
+        a.pred = [c, b]  # c -> a is fine, b -> a closes a cycle: neither is added
+    assert snapshot(d) == before
+    with pytest.raises(ValueError, match="cycle"):
+        a.pred.update([c, b])
+    assert snapshot(d) == before
+    d.close()
+
+
+@pytest.mark.gpu
+def test_embedded_capture_keeps_what_its_graph_definition_nodes_use(dev, stream, k):
+    code = """
+import gc, weakref
+import numpy as np
+from cuda_core import Device, launch
+from graph_kernels import CFG, N, compile_kernels, fetch, i32, n32
+dev = Device(0); dev.set_current(); s = dev.create_stream()
+k = compile_kernels()
+x = dev.allocate(N * 4, stream=s)
+def child_builder():
+    y = dev.allocate(N * 4, stream=s)  # used only by a node of the child's view
+    b2 = dev.create_graph_builder().begin_building()
+    launch(b2, CFG, k.fill, x, i32(3), n32())
+    b2.end_building()
+    node = next(iter(b2.graph_definition.nodes()))
+    node.launch(CFG, k.copy, x, y, n32()).launch(CFG, k.add, y, i32(4), n32()) \
+        .launch(CFG, k.copy, y, x, n32())
+    return b2, weakref.ref(y)
+b2, y_ref = child_builder()
+b1 = dev.create_graph_builder().begin_building()
+b1.embed(b2)
+b1.end_building()
+graph = b1.complete()
+b2.close(); del b2; gc.collect()
+assert y_ref() is not None, "the embedded copy's Buffer was freed"
+graph.launch(s)
+assert (fetch(x, s) == 7).all(), fetch(x, s)[:4]
+print("kept")
+"""
+    path = os.pathsep.join(p for p in (_TESTS_DIR, os.environ.get("PYTHONPATH")) if p)
+    result = run_python(code, env={"PYTHONPATH": path})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "kept"
+
+
+@pytest.mark.gpu
+def test_body_views_live_with_the_capture_and_end_with_their_node(dev, stream, k):
+    from cuda_core.graph import IfNode
+
+    gb = dev.create_graph_builder().begin_building()
+    body = gb.if_then(gb.create_condition(1))
+    gb.end_building()
+    view = body.graph_definition  # after the capture ended: the view keeps the graph
+    root = gb.graph_definition
+    gb.close()
+    assert view.is_valid and view.nodes() == set()
+    (if_node,) = [n for n in root.nodes() if isinstance(n, IfNode)]
+    assert if_node.then == view
+    if_node.destroy()  # the body goes with its node
+    assert not view.is_valid
+    with pytest.raises(RuntimeError, match="no longer valid"):
+        view.nodes()
+    with pytest.raises(RuntimeError, match="gone"):
+        body.begin_building()
+    body.close()

@@ -3,7 +3,7 @@ from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalNodeType, CUgrap
 
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
-from cuda_core.graph._definition cimport _GraphStore
+from cuda_core.graph._definition cimport _GraphStore, _NodeRecord
 
 
 cdef struct _Capture:
@@ -24,6 +24,7 @@ cdef class GraphBuilder(Resource):
     cdef bint _owns_graph
     cdef bint _is_body
     cdef GraphBuilder _parent     # a body's builder keeps the builder of its node alive
+    cdef _NodeRecord _owner       # a body's: the record of its conditional node (alive or not)
     cdef int _state               # _NEW, _BUILDING or _ENDED
     cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
     # Streams of the builders joined into this one: they stay in the capture until it ends.
@@ -38,6 +39,7 @@ cdef class GraphBuilder(Resource):
 
     cdef int _check_building(self, str what) except -1
     cdef int _check_ended(self, str what) except -1
+    cdef int _check_body(self, str what) except -1
     cdef int _close_joined(self) except -1
     cdef int _capture_info(self, _Capture* cap) except -1
     cdef CUgraphNode _add_after_capture(self, CUgraphNodeParams* params,

@@ -87,6 +87,7 @@ cdef class GraphBuilder(Resource):
         # the captured graph destroyed (a builder owns one only once its building ended). The
         # streams are close()'s (below).
         cdef CUgraph abandoned = NULL
+        cdef CUgraph owned = NULL
         cdef CUresult err
         if self._state == _BUILDING and not self._join_required:
             err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
@@ -101,8 +102,10 @@ cdef class GraphBuilder(Resource):
                 raise make_driver_error(err, "cuStreamEndCapture")
         self._state = _ENDED
         if self._owns_graph and self._graph != NULL:
-            check_call(cydriver.cuGraphDestroy(self._graph), "cuGraphDestroy")
+            owned = self._graph
             self._graph = NULL
+            self._store.close()  # the bodies' views and builders go with the graph
+            check_call(cydriver.cuGraphDestroy(owned), "cuGraphDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:
@@ -125,6 +128,15 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError(f"{what} needs a finished graph: call end_building() first")
         if self._graph == NULL:
             raise RuntimeError(f"{what}: the capture ended in an error, so there is no graph")
+        return 0
+
+    cdef int _check_body(self, str what) except -1:
+        """A body's graph still exists: its capture is not abandoned or destroyed, and its
+        conditional node not destroyed."""
+        if self._store._closed or \
+                self._store._records.get(<size_t>self._owner.node) is not self._owner:
+            raise RuntimeError(f"{what}: the conditional node this body belongs to is gone "
+                               f"(destroyed, or its graph closed)")
         return 0
 
     @property
@@ -191,6 +203,8 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError("begin_building(): this builder's building has ended; a "
                                "GraphBuilder builds one graph (create another one)")
         cdef ContextGuard guard
+        if self._is_body:
+            self._check_body("begin_building()")
         enter_context(guard, _context_of(self._stream))
         if self._is_body:
             HANDLE_RETURN(cydriver.cuStreamBeginCaptureToGraph(
@@ -231,8 +245,9 @@ cdef class GraphBuilder(Resource):
         self._state = _ENDED
         self._close_joined()
         if err != CUDA_SUCCESS:
-            if graph != NULL and not self._is_body:
-                cydriver.cuGraphDestroy(graph)
+            if not self._is_body:  # the capture's views and nodes are gone with it
+                if graph != NULL:
+                    cydriver.cuGraphDestroy(graph)
                 self._store.close()
             if err == cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
                 raise RuntimeError("end_building(): work forked off with split() was never "
@@ -249,7 +264,7 @@ cdef class GraphBuilder(Resource):
 
     @property
     def graph_definition(self):
-        """The captured graph as a :class:`GraphDefinition` view: nodes added through it are
+        """The captured graph (or the body graph) as a :class:`GraphDefinition` view: nodes added through it are
         part of the graph (in later :meth:`complete` and :meth:`debug_dot_print` calls), and
         it stays valid after the builder is closed. For a builder of a capture, once
         :meth:`end_building` returned; for a conditional body's builder, before
@@ -261,6 +276,7 @@ cdef class GraphBuilder(Resource):
             While building, before a capture's end, for a builder :meth:`split` forked off,
             or on a closed builder.
         """
+        cdef GraphBuilder root
         self._check_open()
         if self._join_required:
             raise RuntimeError("graph_definition: a builder forked off with split() has no "
@@ -269,6 +285,15 @@ cdef class GraphBuilder(Resource):
             if self._state == _BUILDING:
                 raise RuntimeError("graph_definition: the body is being captured; end_building() "
                                    "first")
+            self._check_body("graph_definition")
+            self._store._viewed = True
+            root = self._parent
+            while root._is_body:
+                root = root._parent
+            if root._owns_graph:  # an ended capture: it lives as long as a view of it too
+                self._store._handle = root._graph
+                root._owns_graph = False
+            return definition_view(self._store, self._graph, self._owner)
         else:
             self._check_ended("graph_definition")
             if self._owns_graph:  # from now on, the graph lives as long as a view of it
@@ -494,7 +519,7 @@ cdef class GraphBuilder(Resource):
         cdef _NodeRecord record = new_record(node, cap.graph, None)
         record.info = (condition, _COND_TYPES[kind, size > 1], bodies)
         self._store._records[<size_t>node] = record
-        return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i])
+        return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i], record)
                      for i in range(size))
 
     def if_then(self, condition):
@@ -563,7 +588,14 @@ cdef class GraphBuilder(Resource):
         params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
         params.graph.graph = c._graph
         self._capture_info(&cap)
-        self._add_after_capture(&params, &cap)
+        cdef CUgraphNode node = self._add_after_capture(&params, &cap)
+        # The copy runs what the nodes added through the child's graph_definition use: its
+        # record holds them, as GraphNode.embed's does.
+        cdef CUgraph copy = NULL
+        HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node, &copy))
+        cdef _NodeRecord record = new_record(node, cap.graph, list(c._store.snapshot()))
+        record.info = <size_t>copy
+        self._store._records[<size_t>node] = record
         if not c._is_body:  # a body holds no host nodes (the driver allows none there)
             self._keep.extend(c._keep)  # once per copy: each runs at every launch
 
@@ -618,12 +650,14 @@ cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep, _Grap
     return b
 
 
-cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body):
+cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body,
+                            _NodeRecord owner):
     cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._keep,
                                        parent._store)
     b._graph = body
     b._is_body = True
     b._parent = parent
+    b._owner = owner
     return b
 
 

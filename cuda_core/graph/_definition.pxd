@@ -69,6 +69,8 @@ cdef int register_node_class(int node_type, type cls) except -1
 # Drop the records of the nodes of the ``owned`` graphs (addresses), and of what those nodes own
 # in turn: the driver destroyed them (with the node that owned the graphs, or its update).
 cdef int forget_records(_GraphStore store, set owned) except -1
+# Refuse (ValueError naming ``what``) a child graph with nodes the driver takes in none.
+cdef int check_child(CUgraph graph, str what) except -1
 # The context current on this thread, or a RuntimeError naming ``what``.
 cdef CUcontext current_ctx(str what) except? NULL
 # The argument checks of the nodes that take a child graph or an event (builders and updates):

@@ -142,6 +142,16 @@ cdef int check_event(object event, str what) except -1:
     return 0
 
 
+cdef bint _owner_holds(_GraphStore store, _NodeRecord owner, CUgraph graph):
+    """Whether ``owner``'s node lives and still owns ``graph`` (a body of it, or its child
+    graph copy, which an update replaces)."""
+    if store._records.get(<size_t>owner.node) is not owner:
+        return False
+    if isinstance(owner.info, tuple):
+        return <size_t>graph in owner.info[2]
+    return owner.info == <size_t>graph
+
+
 cdef GraphDefinition definition_view(_GraphStore store, CUgraph graph, _NodeRecord owner):
     cdef GraphDefinition view = GraphDefinition.__new__(GraphDefinition)
     view._handle = graph
@@ -195,10 +205,10 @@ cdef class GraphDefinition(Resource):
             raise RuntimeError(f"{what}: this GraphDefinition was not initialized")
         if self._store._closed:
             raise RuntimeError(f"{what}: the GraphDefinition this view belongs to is closed")
-        if self._owner is not None and \
-                self._store._records.get(<size_t>self._owner.node) is not self._owner:
+        if self._owner is not None and not _owner_holds(self._store, self._owner,
+                                                        self._handle):
             raise RuntimeError(f"{what}: this GraphDefinition is no longer valid: the node "
-                               f"that owned it was destroyed")
+                               f"that owned it was destroyed, or its child graph replaced")
         return 0
 
     cdef object _wrap(self, CUgraphNode handle):
@@ -212,7 +222,8 @@ cdef class GraphDefinition(Resource):
             if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:  # its copy goes with it
                 HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handle, &copy))
                 record.info = <size_t>copy
-            self._store._records[<size_t>handle] = record
+            # (two threads reading one graph: both get the record the first one stored)
+            record = self._store._records.setdefault(<size_t>handle, record)
         return _new_node(_class_of(kind, record), self, handle, record)
 
     @property
@@ -227,7 +238,7 @@ cdef class GraphDefinition(Resource):
         graph was destroyed (a view)."""
         return (not self._closed and self._handle != NULL and not self._store._closed
                 and (self._owner is None
-                     or self._store._records.get(<size_t>self._owner.node) is self._owner))
+                     or _owner_holds(self._store, self._owner, self._handle)))
 
     def __eq__(self, other):
         if not isinstance(other, GraphDefinition):

@@ -46,7 +46,9 @@ cdef class ExecutableGraphNode:
                            f"use graph[node]")
 
     cdef int _check(self, str what) except -1:
-        self._graph._check_open()
+        if self._graph is None or self._node is None:
+            raise RuntimeError(f"{what}: this {type(self).__name__} was not made by graph[node]")
+        self._graph._check_ready()
         self._node._check_valid(what)
         return 0
 
@@ -63,6 +65,8 @@ cdef class ExecutableGraphNode:
         return 0
 
     def __repr__(self):
+        if self._node is None:
+            return f"<{type(self).__name__} (not made by graph[node])>"
         return (f"<{type(self).__name__} of {self._graph!r} "
                 f"node={<size_t>self._node._handle:#x}>")
 

@@ -22,6 +22,8 @@ cdef class Graph(Resource):
     cdef unsigned long long _launches
     cdef Stream _last_stream      # of the latest launch: later launches queue behind it
 
+    cdef int _check_ready(self) except -1
+
 
 cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what)

@@ -27,7 +27,8 @@ from cuda_core._context cimport Context, ContextGuard, enter_context, exit_conte
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, is_default_handle
-from cuda_core.graph._host_callback cimport hold_for_launch, release_after_failed_launch
+from cuda_core.graph._host_callback cimport (drain_released, hold_for_launch, release_after_failed_launch,
+                                            release_later)
 
 import os
 import weakref
@@ -38,49 +39,6 @@ from cuda_core._options import check_or_create_options
 from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 
 __all__ = ["Graph"]
-
-
-cdef extern from *:
-    """
-    #include <mutex>
-    #include <vector>
-    // Objects whose last CUDA user-object reference went away, waiting for the main thread.
-    static std::mutex cuda_core_released_lock;
-    static std::vector<PyObject*> cuda_core_released;
-    static bool cuda_core_drain_pending = false;
-
-    static int cuda_core_drain_released(void*) {
-        std::vector<PyObject*> items;
-        {
-            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
-            items.swap(cuda_core_released);
-            cuda_core_drain_pending = false;
-        }
-        for (PyObject* obj : items) {
-            Py_DECREF(obj);
-        }
-        return 0;
-    }
-
-    // A user object's destructor: any thread, no GIL, no CUDA calls allowed.
-    static void cuda_core_release_later(void* obj) {
-        bool schedule;
-        {
-            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
-            cuda_core_released.push_back(static_cast<PyObject*>(obj));
-            schedule = !cuda_core_drain_pending;
-            cuda_core_drain_pending = true;
-        }
-        // Refused only while the interpreter is going away: the objects then stay queued
-        // (the next drain, if any, releases them).
-        if (schedule && Py_AddPendingCall(cuda_core_drain_released, NULL) != 0) {
-            std::lock_guard<std::mutex> guard(cuda_core_released_lock);
-            cuda_core_drain_pending = false;
-        }
-    }
-    """
-    int drain_released "cuda_core_drain_released"(void* unused) noexcept
-    void release_later "cuda_core_release_later"(void* obj) noexcept nogil
 
 
 # Updates replaced this many sets of objects that a launch may still use: they are let go
@@ -178,11 +136,18 @@ cdef class Graph(Resource):
         if self._launches and (held or retired):
             _let_go(self, (held, retired))
         self._last_stream = None
-        drain_released(NULL)
+        drain_released()
         return 0
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
+
+    cdef int _check_ready(self) except -1:
+        self._check_open()
+        if self._handle == NULL:
+            raise RuntimeError("this Graph was not made by GraphBuilder.complete() or "
+                               "GraphDefinition.instantiate()")
+        return 0
 
     def launch(self, stream):
         """Launch the graph on ``stream`` (a :class:`Stream` or any ``__cuda_stream__``
@@ -194,7 +159,7 @@ cdef class Graph(Resource):
         cdef CUresult err
         cdef CUcontext ctx
         cdef ContextGuard guard
-        self._check_open()
+        self._check_ready()
         if type(stream) is Stream:
             s = <Stream>stream
         else:
@@ -203,12 +168,13 @@ cdef class Graph(Resource):
         ctx = s._bind_ctx
         if ctx != NULL:  # a bound default stream: its device's context, for this call
             enter_context(guard, ctx)
-        if self._keep:
-            hold_for_launch(self._keep)
+        keep = self._keep  # read once: an update may replace it meanwhile
+        if keep:
+            hold_for_launch(keep)
         with cython.critical_section(self):  # (free-threaded: launches from several threads)
+            # Counted before the launch: an update on another thread meanwhile then keeps
+            # what it replaces (a launch counted but refused only delays a release).
             self._launches += 1
-            if self._last_stream is not s:
-                self._last_stream = s
         with nogil:
             err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
@@ -217,16 +183,19 @@ cdef class Graph(Resource):
             try:
                 enter_context(guard, s._ctx._handle)
             except BaseException:
-                if self._keep:
-                    release_after_failed_launch(self._keep)
+                if keep:
+                    release_after_failed_launch(keep)
                 raise
             with nogil:
                 err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
         if err != CUDA_SUCCESS:
-            if self._keep:
-                release_after_failed_launch(self._keep)
+            if keep:
+                release_after_failed_launch(keep)
             HANDLE_RETURN(err)
+        with cython.critical_section(self):
+            if self._last_stream is not s:  # only a launch that was queued
+                self._last_stream = s
 
     def upload(self, stream):
         """Upload the graph's device resources on ``stream`` ahead of its first launch.
@@ -236,7 +205,7 @@ cdef class Graph(Resource):
         cdef Stream s
         cdef CUresult err
         cdef ContextGuard guard
-        self._check_open()
+        self._check_ready()
         s = as_stream(stream, "Graph.upload()")
         s._check_open()
         enter_context(guard, self._ctx._handle)
@@ -262,7 +231,7 @@ cdef class Graph(Resource):
         CUDAError
             When the driver refuses the update; the message says what differs.
         """
-        self._check_open()
+        self._check_ready()
         # The builder's module cimports this one: its half (the type check and the source's
         # graph, then update_graph) is imported when it is needed.
         from cuda_core.graph._builder import _update_from
@@ -273,7 +242,7 @@ cdef class Graph(Resource):
         """The executable view of ``node`` (a :class:`GraphNode` of the definition this Graph
         was instantiated or last updated from): an :class:`ExecutableKernelNode` and so on by
         the node's type, whose ``update()`` changes this Graph only."""
-        self._check_open()
+        self._check_ready()
         if _view_factory == NULL:  # only before cuda_core.graph finished importing
             raise RuntimeError("Graph[node]: import cuda_core.graph first")
         return _view_factory(self, node)
@@ -281,7 +250,7 @@ cdef class Graph(Resource):
     @property
     def handle(self):
         """The ``cuda.bindings.driver.CUgraphExec`` (``int(graph.handle)`` is its address)."""
-        self._check_open()
+        self._check_ready()
         return _driver_py.CUgraphExec(<size_t>self._handle)
 
     def close(self):
@@ -332,12 +301,12 @@ cdef int dot_print(CUgraph graph, object path, object options, str what) except 
     return 0
 
 
-cdef int _wait_idle(Graph graph) except -1:
-    """Wait until the Graph's context has no work queued (so no launch uses what the Graph
-    lets go)."""
+cdef int _wait_idle(CUcontext ctx) except -1:
+    """Wait until ``ctx`` has no work queued (the context of the Graph's latest launch: then no
+    launch uses what the Graph lets go)."""
     cdef CUresult err
     cdef ContextGuard guard
-    enter_context(guard, graph._ctx._handle)
+    enter_context(guard, ctx)
     with nogil:
         err = cydriver.cuCtxSynchronize()
     exit_context(guard)
@@ -353,7 +322,7 @@ cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object
     cdef CUgraphExec handle = NULL
     cdef CUresult err
     cdef ContextGuard guard
-    drain_released(NULL)
+    drain_released()
     enter_context(guard, ctx._handle)
     with nogil:
         err = cydriver.cuGraphInstantiateWithParams(&handle, graph, params)
@@ -382,7 +351,7 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
     cdef ContextGuard guard
     cdef CUgraphNodeType kind
     memset(&info, 0, sizeof(info))
-    drain_released(NULL)
+    drain_released()
     enter_context(guard, graph._ctx._handle)
     with nogil:
         err = cydriver.cuGraphExecUpdate(graph._handle, source, &info)
@@ -395,7 +364,8 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
         _raise_refused(err, "update(): cuGraphExecUpdate refused the new graph" + where,
                        _UPDATE_RESULTS, info.result)
     graph._keep = keep
-    graph._store = weakref.ref(store)
+    # graph._store stays: the driver names an executable graph's nodes by the nodes of the
+    # graph it was instantiated from, whatever it was updated from since.
     # Every parameter is the source's now: what the old ones used goes.
     held, graph._held = graph._held, ({0: (uses, graph._launches)} if uses else None)
     if held:
@@ -419,39 +389,55 @@ cdef int _retire(Graph graph, object objects, unsigned long long launches) excep
 
 
 cdef int _let_go(Graph graph, object objects) except -1:
-    """Release ``objects`` once every launch of ``graph`` queued so far is done: now when the
-    latest launch's stream is idle, else by a host function queued behind that launch
-    (launches of one CUgraphExec run in order), when its stream is one whose handle stays
-    valid (made by cuda_core, a default stream, or held through its owner object), else by
-    waiting for the context to be idle."""
-    cdef Stream s = graph._last_stream
+    """Release ``objects`` once every launch of ``graph`` queued so far is done (launches of
+    one CUgraphExec run in order, so the latest one's end is all of theirs): now when the
+    latest launch's stream is idle; else by a host function queued behind it, on a stream
+    whose handle stays valid (made by cuda_core, or held through its owner object); else by
+    waiting for that stream's context to be idle (a default stream: the per-thread one is
+    another thread's, the legacy one may be another context's). If that fails, ``objects``
+    are kept for the rest of the process rather than freed under a launch."""
+    cdef Stream s
     cdef CUresult err
+    cdef CUcontext ctx = graph._ctx._handle
     cdef ContextGuard guard
     cdef CUstreamCaptureStatus capturing = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
-    if s is not None and not s._closed and (s._owned or s._owner is not None
-                                            or is_default_handle(s._handle)):
-        enter_context(guard, graph._ctx._handle)
-        if cydriver.cuStreamIsCapturing(s._handle, &capturing) == CUDA_SUCCESS and \
-                capturing != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
-            # The latest launch went into a capture, whose graph may run it at any later
-            # time: neither a host function (it would be captured too) nor a wait can tell
-            # when it is done. What it uses is kept for the rest of the process.
-            Py_INCREF(objects)
-            return 0
-        err = cydriver.cuStreamQuery(s._handle)
-        if err == CUDA_SUCCESS:  # the latest launch, and so every one, is done already
-            return 0
-        Py_INCREF(objects)  # given back on the main thread after the host function ran
-        err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later, <void*>objects)
-        exit_context(guard)
-        if err == CUDA_SUCCESS:
-            return 0
-        Py_DECREF(objects)
-    _wait_idle(graph)
+    drain_released()
+    with cython.critical_section(graph):
+        s = graph._last_stream
+    if s is not None:
+        if s._bind_ctx != NULL:
+            ctx = s._bind_ctx
+        elif s._ctx is not None:
+            ctx = s._ctx._handle
+    try:
+        if s is not None and not s._closed and not is_default_handle(s._handle) and \
+                (s._owned or s._owner is not None):
+            enter_context(guard, ctx)
+            if cydriver.cuStreamIsCapturing(s._handle, &capturing) == CUDA_SUCCESS and \
+                    capturing != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+                # The latest launch went into a capture, whose graph may run it at any later
+                # time: neither a host function (it would be captured too) nor a wait can
+                # tell when it is done. What it uses is kept for the rest of the process.
+                Py_INCREF(objects)
+                return 0
+            if cydriver.cuStreamQuery(s._handle) == CUDA_SUCCESS:
+                return 0  # the latest launch, and so every one, is done already
+            Py_INCREF(objects)  # given back on the main thread after the host function ran
+            err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later,
+                                            <void*>objects)
+            exit_context(guard)
+            if err == CUDA_SUCCESS:
+                return 0
+            Py_DECREF(objects)
+        _wait_idle(ctx)
+    except BaseException:
+        Py_INCREF(objects)  # not freed under a launch that may still run
+        raise
     return 0
 
 
 cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1:
+    drain_released()
     if graph._held is None:
         graph._held = {}
     old = graph._held.get(<size_t>node)

@@ -20,6 +20,11 @@ cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1
 # The trampoline of a host node of a GraphDefinition: ``arg`` is its _HostCall, which the
 # Graph holds (``_graph``) for as long as a launch may run it (no reference per launch).
 cdef void run_kept_host_call(void* arg) noexcept with gil
+# The deferred release: ``release_later(obj)``, callable from any thread without the GIL (a
+# host function, a driver thread), gives up one reference to ``obj``; the main thread drops it
+# (Py_AddPendingCall), or whoever calls ``drain_released()`` (with the GIL) first.
+cdef void release_later(void* obj) noexcept nogil
+cdef int drain_released() noexcept
 
 # The host node parameters of the node-level calls (v1) and of CUgraphNodeParams.host (v2).
 ctypedef fused HostNodeParams:

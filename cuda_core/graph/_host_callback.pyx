@@ -23,6 +23,66 @@ from cuda_core._errors cimport HANDLE_RETURN
 __all__ = []
 
 
+cdef extern from *:
+    """
+    #include <mutex>
+    #include <vector>
+    // Objects given up by host functions (and the trampolines), waiting for the main thread.
+    // Allocated once and never destroyed: a host function may run while the process exits,
+    // after static destructors.
+    struct cuda_core_Released {
+        std::mutex lock;
+        std::vector<PyObject*> items;
+        bool drain_pending = false;
+    };
+    static cuda_core_Released* cuda_core_released = new cuda_core_Released();
+
+    static int cuda_core_drain_released(void*) {
+        std::vector<PyObject*> items;
+        {
+            std::lock_guard<std::mutex> guard(cuda_core_released->lock);
+            items.swap(cuda_core_released->items);
+            cuda_core_released->drain_pending = false;
+        }
+        for (PyObject* obj : items) {
+            Py_DECREF(obj);
+        }
+        return 0;
+    }
+
+    // Any thread, no GIL, no CUDA calls allowed: queue the reference for the main thread.
+    static void cuda_core_release_later(void* obj) {
+        if (!Py_IsInitialized()) {
+            return;  // the interpreter is gone: so is what the reference was to
+        }
+        bool schedule;
+        {
+            std::lock_guard<std::mutex> guard(cuda_core_released->lock);
+            cuda_core_released->items.push_back(static_cast<PyObject*>(obj));
+            schedule = !cuda_core_released->drain_pending;
+            cuda_core_released->drain_pending = true;
+        }
+        // Refused when the interpreter's queue of pending calls is full or it is going away:
+        // the objects stay queued, and the next call here (or drain_released, which the
+        // graph calls also call) tries again.
+        if (schedule && Py_AddPendingCall(cuda_core_drain_released, NULL) != 0) {
+            std::lock_guard<std::mutex> guard(cuda_core_released->lock);
+            cuda_core_released->drain_pending = false;
+        }
+    }
+    """
+    int _drain "cuda_core_drain_released"(void* unused) noexcept
+    void _release_later "cuda_core_release_later"(void* obj) noexcept nogil
+
+
+cdef void release_later(void* obj) noexcept nogil:
+    _release_later(obj)
+
+
+cdef int drain_released() noexcept:
+    return _drain(NULL)
+
+
 cdef class _HostCall:
     """What one captured host node runs (see the module docstring); made by
     make_host_call."""
@@ -41,7 +101,10 @@ cdef void _run_host_call(void* arg) noexcept with gil:
         else:
             call.fn()
     finally:
-        Py_DECREF(call)  # the reference the launch took for this run
+        # The reference the launch took for this run: given back on the main thread, as it
+        # may be the last one (a Graph closed with launches queued), and what it frees may
+        # call CUDA, which a host function may not.
+        release_later(arg)
 
 
 cdef void run_kept_host_call(void* arg) noexcept with gil:
@@ -72,6 +135,8 @@ cdef _HostCall make_host_call(object fn, object user_data, str what):
                                 f"object or None, not {type(user_data).__name__}") from None
             call.data = <void*>PyBytes_AS_STRING(user_data)
         address = ctypes.cast(fn, ctypes.c_void_p).value
+        if address is None:
+            raise ValueError(f"{what}: fn is a NULL ctypes function pointer")
         call.c_fn = <c_host_fn>address
         call.user_data = user_data
     elif callable(fn):

@@ -116,6 +116,9 @@ cdef class GraphNode:
         others = _same_graph(self._graph, nodes, what)
         self._check_valid(what)
         present = self._adjacent(succ)
+        # Every new edge is checked before the first is added: all end at this node, so an
+        # edge added earlier cannot make a later one close a cycle that was not there.
+        new = []
         for other in others:
             if other == self:
                 raise ValueError(f"{what}: a node cannot depend on itself")
@@ -124,10 +127,11 @@ cdef class GraphNode:
             source, target = (self, other) if succ else (other, self)
             if _reaches(target, source):
                 raise ValueError(f"{what}: the edge {source!r} -> {target!r} would close a cycle")
+            new.append((source, target))
+        for source, target in new:
             HANDLE_RETURN(cydriver.cuGraphAddDependencies(
                 self._graph._handle, &(<GraphNode>source)._handle,
                 &(<GraphNode>target)._handle, NULL, 1))
-            present.add(other)
 
     def _disconnect(self, nodes, succ):
         """Remove the edges between this node and those of ``nodes`` that have one."""
@@ -501,10 +505,14 @@ cdef int _replace(GraphNode node, object value, bint succ) except -1:
     what = "GraphNode.succ" if succ else "GraphNode.pred"
     wanted = _same_graph(node._graph, value, what)  # all checked before any edge changes
     node._check_valid(what)
-    for other in wanted:
+    wanted_set = set(wanted)
+    present = node._adjacent(succ)
+    for other in wanted:  # every edge checked before any changes (see _connect)
         if other == node:
             raise ValueError(f"{what}: a node cannot depend on itself")
-    wanted_set = set(wanted)
+        source, target = (node, other) if succ else (other, node)
+        if other not in present and _reaches(target, source):
+            raise ValueError(f"{what}: the edge {source!r} -> {target!r} would close a cycle")
     node._disconnect(tuple(n for n in node._adjacent(succ) if n not in wanted_set), succ)
     node._connect(wanted, succ)
     return 0
@@ -682,7 +690,7 @@ cdef dict _NOT_IN_CHILD = {
 }
 
 
-cdef int _check_child(CUgraph graph, str what) except -1:
+cdef int check_child(CUgraph graph, str what) except -1:
     """Refuse a child graph with nodes the driver does not take in one (at any depth)."""
     cdef size_t count = 0
     cdef vector[CUgraphNode] handles
@@ -700,7 +708,7 @@ cdef int _check_child(CUgraph graph, str what) except -1:
                              f"child graph cannot have")
         if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:
             HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handles[i], &inner))
-            _check_child(inner, what)
+            check_child(inner, what)
     return 0
 
 
@@ -711,7 +719,7 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
     graph._check_valid(what)
     if c._handle == graph._handle:
         raise ValueError(f"{what}: a graph cannot contain itself")
-    _check_child(c._handle, what)
+    check_child(c._handle, what)
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
     params.graph.graph = c._handle  # ownership 0: the driver clones it

@@ -6,6 +6,8 @@ the definition (Graphs instantiated before keep their own parameters; see
 Importing this module registers each class with ``_definition``, which makes the node objects.
 """
 
+import sys
+
 cimport cython
 from libc.string cimport memset as c_memset
 
@@ -21,7 +23,8 @@ from cuda_core._kernel cimport make_kernel
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
-                                          check_event, child_definition, current_ctx,
+                                          check_child, check_event, child_definition,
+                                          current_ctx,
                                           definition_view, forget_records, register_node_class)
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
@@ -254,7 +257,7 @@ cdef class MemsetNode(GraphNode):
             dst_owner = None if _is_buffer(held) else held
         if value is None:
             value = old.value if old.elementSize == 1 else \
-                (<object>old.value).to_bytes(old.elementSize, "little")
+                (<object>old.value).to_bytes(old.elementSize, sys.byteorder)
         c_memset(&params, 0, sizeof(params))
         uses = memset_params(&params, dst, value, old.width if width is None else width,
                              old.height if height is None else height,
@@ -304,9 +307,11 @@ cdef class MemcpyNode(GraphNode):
         cdef CUgraphNodeParams params
         what = "MemcpyNode.update()"
         cdef CUDA_MEMCPY3D old = self._params(what)
-        if old.Height > 1 or old.Depth > 1 or old.srcArray != NULL or old.dstArray != NULL:
+        if old.Height > 1 or old.Depth > 1 or old.srcArray != NULL or old.dstArray != NULL \
+                or old.srcXInBytes or old.srcY or old.srcZ or old.srcLOD \
+                or old.dstXInBytes or old.dstY or old.dstZ or old.dstLOD:
             raise NotImplementedError(f"{what}: only a one-dimensional copy between addresses "
-                                      f"can be changed")
+                                      f"(no offsets) can be changed")
         held = self._record.uses if self._record.uses else [None, None]
         if dst is None:
             if dst_owner is not None:
@@ -362,6 +367,7 @@ cdef class ChildGraphNode(GraphNode):
         if c._store is self._graph._store:
             raise ValueError(f"{what}: child must be a graph of another hierarchy, not one of "
                              f"this definition's")
+        check_child(c._handle, what)
         c_memset(&params, 0, sizeof(params))
         params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
         params.graph.graph = c._handle
