@@ -47,12 +47,10 @@ cdef enum:
     _BUILDING = 1   # capturing
     _ENDED = 2      # capture ended; _graph holds the result (NULL if the driver refused it)
 
-cdef dict _COND_TYPES = {
-    (cydriver.CU_GRAPH_COND_TYPE_IF, False): _COND_IF,
-    (cydriver.CU_GRAPH_COND_TYPE_IF, True): _COND_IF,
-    (cydriver.CU_GRAPH_COND_TYPE_WHILE, False): _COND_WHILE,
-    (cydriver.CU_GRAPH_COND_TYPE_SWITCH, False): _COND_SWITCH,
-    (cydriver.CU_GRAPH_COND_TYPE_SWITCH, True): _COND_SWITCH,
+cdef dict _COND_TYPES = {  # (an if/else node is an IF node with two bodies)
+    cydriver.CU_GRAPH_COND_TYPE_IF: _COND_IF,
+    cydriver.CU_GRAPH_COND_TYPE_WHILE: _COND_WHILE,
+    cydriver.CU_GRAPH_COND_TYPE_SWITCH: _COND_SWITCH,
 }
 
 cdef dict _CAPTURE_MODES = {
@@ -517,7 +515,7 @@ cdef class GraphBuilder(Resource):
         # the node an IfNode (and so on) in graph_definition views.
         bodies = tuple(<size_t>params.conditional.phGraph_out[i] for i in range(size))
         cdef _NodeRecord record = new_record(node, cap.graph, None)
-        record.info = (condition, _COND_TYPES[kind, size > 1], bodies)
+        record.info = (condition, _COND_TYPES[kind], bodies)
         self._store._records[<size_t>node] = record
         return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i], record)
                      for i in range(size))

@@ -54,8 +54,7 @@ cdef class ExecutableGraphNode:
 
     cdef int _done(self, CUresult err, object uses, str what) except -1:
         """After the driver call of an update: its error, or what the Graph now holds."""
-        if err == cydriver.CUDA_ERROR_INVALID_VALUE and not isinstance(
-                self, ExecutableChildGraphNode):  # a child's refusal is about its graph
+        if err == cydriver.CUDA_ERROR_INVALID_VALUE:
             raise ValueError(f"{what}: the driver refused the update: the node is not part of "
                              f"this Graph (added after it was instantiated?), or the change is "
                              f"one an instantiated graph cannot take") \
@@ -193,8 +192,10 @@ cdef class ExecutableChildGraphNode(ExecutableGraphNode):
         what = "ExecutableChildGraphNode.update()"
         self._check(what)
         cdef GraphDefinition c = child_definition(child, what)
-        self._done(cydriver.cuGraphExecChildGraphNodeSetParams(
-            self._graph._handle, self._node._handle, c._handle), c._store.snapshot(), what)
+        # A refusal here is about the child's graph (another shape): the driver's error.
+        HANDLE_RETURN(cydriver.cuGraphExecChildGraphNodeSetParams(
+            self._graph._handle, self._node._handle, c._handle))
+        hold_for_node(self._graph, self._node._handle, c._store.snapshot())
         if c._store._loose:  # its captured host calls: held per launch from now on
             self._graph._keep = self._graph._keep + c._store._loose
 

@@ -44,7 +44,8 @@ __all__ = ["Graph"]
 # Updates replaced this many sets of objects that a launch may still use: they are let go
 # behind the latest launch (bounds the memory of an update-and-launch loop with one host
 # function per this many updates).
-cdef Py_ssize_t _RETIRED_LIMIT = 256
+cdef enum:
+    _RETIRED_LIMIT = 256
 
 cdef dict _INSTANTIATE_RESULTS = {
     cydriver.CUDA_GRAPH_INSTANTIATE_ERROR: "the graph could not be instantiated",

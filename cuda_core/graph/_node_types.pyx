@@ -21,6 +21,7 @@ from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._event cimport Event
 from cuda_core._kernel cimport make_kernel
 from cuda_core._kernel_args cimport ParamHolder, holder_release
+from cuda_core._memory._buffer cimport Buffer
 from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
                                           check_child, check_event, child_definition,
@@ -253,8 +254,7 @@ cdef class MemsetNode(GraphNode):
             if dst_owner is not None:
                 raise ValueError(f"{what}: dst_owner goes with a new raw-address dst")
             held = self._record.uses[0] if self._record.uses else None
-            dst = held if _is_buffer(held) else <size_t>old.dst
-            dst_owner = None if _is_buffer(held) else held
+            dst, dst_owner = _kept_operand(held, <size_t>old.dst)
         if value is None:
             value = old.value if old.elementSize == 1 else \
                 (<object>old.value).to_bytes(old.elementSize, sys.byteorder)
@@ -329,15 +329,10 @@ cdef class MemcpyNode(GraphNode):
         self._record.uses = uses
 
 
-cdef bint _is_buffer(object obj):
-    from cuda_core._memory._buffer import Buffer
-
-    return isinstance(obj, Buffer)
-
-
 cdef tuple _kept_operand(object held, size_t address):
-    """An operand an update leaves as it is: ``(dst or src, owner)`` for memcpy_params."""
-    return (held, None) if _is_buffer(held) else (address, held)
+    """An operand an update leaves as it is: ``(operand, owner)`` for the parameter fillers
+    (the Buffer it was, or its address and the owner that was kept with it)."""
+    return (held, None) if isinstance(held, Buffer) else (address, held)
 
 
 @cython.final
