@@ -52,7 +52,12 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _harness import (Case, Contender, Prepared, Target, Unavailable,  # noqa: E402
+from _cuda import bench_floor_module as _bench_floor_module  # noqa: E402
+from _cuda import check as _check  # noqa: E402
+from _cuda import ctx_sync as _ctx_sync  # noqa: E402
+from _cuda import driver as _driver  # noqa: E402
+from _cuda import quietly as _quietly  # noqa: E402
+from _harness import (Case, Contender, Prepared, Target,  # noqa: E402
                       add_arguments, device_meta, finish, run_cases, run_script)
 
 OURS = "cuda_core"
@@ -99,23 +104,10 @@ def _expected(updated: bool) -> tuple[list[float], list[float]]:
 
 # -- the driver, through cuda.bindings: memory set-up, read-back, the floor's graphs ----------
 
-def _driver():
-    from cuda.bindings import driver
-
-    return driver
 
 
-def _check(result, what: str):
-    """Unpack a cuda.bindings ``(err, *values)`` tuple, raising on a failure code."""
-    err = result[0]
-    if int(err) != 0:
-        raise RuntimeError(f"{what} failed: {err!r}")
-    values = result[1:]
-    return values[0] if len(values) == 1 else values or None
 
 
-def _ctx_sync() -> None:
-    _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize")
 
 
 def _write(ptr: int, data: bytes) -> None:
@@ -148,12 +140,6 @@ def _prove(what: str, ptrs: list[int], launch_once, sync, updated: bool) -> None
                                f"{w[i]!r} (node {UPDATED} {'updated to B' if updated else 'on A'})")
 
 
-def _quietly(fn) -> None:
-    """Cleanup on a failure path: the original exception is the one to report."""
-    try:
-        fn()
-    except Exception:
-        pass
 
 
 # -- cuda_core and cuda.core: one adapter, the same API shape ----------------------------------
@@ -346,14 +332,6 @@ def _core_replay_setup(module: str):
 
 # -- the C floor ---------------------------------------------------------------------------
 
-def _bench_floor_module():
-    """``cuda_core._bench_floor``, which only a wheel built with ``CUDA_CORE_BENCH=1`` has."""
-    try:
-        from cuda_core import _bench_floor
-    except ImportError:
-        raise Unavailable("cuda_core was built without _bench_floor: build it with"
-                          " CUDA_CORE_BENCH=1 (benchmarks/README.md)") from None
-    return _bench_floor
 
 
 class _Floor:
