@@ -42,7 +42,6 @@ cdef class Buffer(Resource):
     cdef int _query_attributes(self) except -1
     cdef object _memory_kind(self, str name, int flag)
     cdef tuple _dl_device(self)
-    cdef int _order_before(self, size_t consumer) except -1
 
 
 cdef Buffer as_buffer(object obj, str what)
