@@ -169,6 +169,25 @@ cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object s
 
 # -- Buffer -----------------------------------------------------------------------------------
 
+# Buffer's IPC members (see _buffer.pxd): set once, while _memory._ipc is imported (which
+# cuda_core._memory is to do before any buffer is used), and only read afterwards.
+cdef ipc_export_fn _ipc_export = NULL
+cdef ipc_import_fn _ipc_import = NULL
+cdef ipc_reduce_fn _ipc_reduce = NULL
+
+
+cdef int register_ipc(ipc_export_fn export, ipc_import_fn import_,
+                      ipc_reduce_fn reduce) except -1:
+    """Install the IPC members' implementations (none NULL); a second registration is refused."""
+    global _ipc_export, _ipc_import, _ipc_reduce
+    if _ipc_export != NULL:
+        raise RuntimeError("register_ipc(): Buffer's IPC hooks are already registered")
+    _ipc_import = import_
+    _ipc_reduce = reduce
+    _ipc_export = export
+    return 0
+
+
 cdef Buffer as_buffer(object obj, str what):
     """``obj`` if it is a Buffer, else a TypeError; ``what`` names the argument
     (``"<call>: <name>"``)."""
@@ -219,6 +238,10 @@ cdef class Buffer(Resource):
     method and property of a closed buffer except ``is_closed`` raises ``RuntimeError``.
     While a DLPack export of the buffer is alive, its memory stays valid: closing the buffer
     then only marks it closed, and the memory is freed when the last export is released.
+
+    A buffer of an IPC-enabled memory resource can be shared with another process, through
+    :attr:`ipc_descriptor` or pickling (as ``multiprocessing`` does); unpickling one imports
+    memory the sender chose: see the warning of :meth:`from_ipc_descriptor`.
     """
 
     def __init__(self, *args, **kwargs):
@@ -385,9 +408,11 @@ cdef class Buffer(Resource):
 
     @property
     def is_mapped(self):
-        """True if the memory was mapped from another process (through IPC). Always False
-        until IPC import exists; resources that import memory report it."""
+        """True if the memory was mapped from another process through IPC (imported, or
+        unpickled), or the memory resource says so (its ``is_mapped``)."""
         self._check_open()
+        if self._mapped:
+            return True
         if self._mr is not None:
             return bool(getattr(self._mr, "is_mapped", False))
         return False
@@ -407,10 +432,89 @@ cdef class Buffer(Resource):
             "owner-kept" if self._owner is not None else "view")
         return f"<{type(self).__name__} ptr=0x{self._ptr:x} size={self._size} ({who})>"
 
+    # -- IPC: implemented in _memory._ipc (see register_ipc) ----------------------------------
+
+    @property
+    def ipc_descriptor(self):
+        """The ``IPCBufferDescriptor`` another process imports this buffer with
+        (:meth:`from_ipc_descriptor`).
+
+        Made once and kept; an imported buffer gives the one it was imported from, so that it
+        can be passed on. Importers can use the memory while this buffer is open.
+
+        Raises
+        ------
+        RuntimeError
+            If the buffer's memory resource is not IPC-enabled (or there is none).
+        TypeError
+            If the resource says it is IPC-enabled but is not one cuda_core can export from.
+        ValueError
+            If the buffer is empty (nothing to share).
+        """
+        self._check_open()
+        if _ipc_export == NULL:
+            raise RuntimeError("cuda_core._memory._ipc is not loaded")
+        return _ipc_export(self)
+
+    @classmethod
+    def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
+        """Import a buffer that another process exported (:attr:`ipc_descriptor`).
+
+        Parameters
+        ----------
+        mr : MemoryResource
+            The resource the memory is imported through: the exporting process's IPC-enabled
+            resource as mapped into this one (``from_allocation_handle``, or unpickled), not
+            the exporter's own.
+        ipc_descriptor : object
+            The ``IPCBufferDescriptor``, from the exporting process.
+        stream : Stream
+            The stream that orders the buffer's eventual release (keyword-only, required).
+
+        Returns
+        -------
+        Buffer
+            An owning buffer of the shared memory (:attr:`is_mapped` is True). Closing it
+            unmaps the memory here; the exporter frees it.
+
+        Raises
+        ------
+        TypeError
+            If ``mr`` or ``ipc_descriptor`` is of the wrong kind, or they do not fit together.
+        RuntimeError
+            If ``mr`` is not IPC-enabled, or is closed.
+        ValueError
+            If the descriptor states more bytes than the shared allocation has, or names
+            another device than ``mr``'s.
+        CUDAError
+            If the driver does not recognize the descriptor (freed in the exporting process,
+            from another resource, or not a descriptor at all).
+
+        Warnings
+        --------
+        Importing memory trusts the process that exported it. A descriptor (and a pickled
+        buffer, which carries one) is the exporter's word: a token naming memory of its choice,
+        and a size that decides how far later copies and kernels reach. The token's length,
+        that the driver knows it, that the size fits the shared allocation and the device
+        matches are checked; the exporter's intent cannot be: it may keep writing to the
+        memory, or share it with others too. Import only from processes you trust, over
+        channels only they can write to (the ``multiprocessing`` Queues and Pipes of your
+        program); never unpickle a buffer or a descriptor read from a file, a socket or a user
+        (unpickling runs code anyway: one more reason to keep pickles inside your program).
+        """
+        if _ipc_import == NULL:
+            raise RuntimeError("cuda_core._memory._ipc is not loaded")
+        if not (isinstance(cls, type) and issubclass(cls, Buffer)):
+            raise TypeError("from_ipc_descriptor() must be called on Buffer or a subclass of it")
+        return _ipc_import(cls, mr, ipc_descriptor, stream)
+
     def __reduce__(self):
-        raise TypeError("Buffer objects cannot be pickled: they refer to memory of this "
-                        "process (sharing buffers between processes needs IPC, which is not "
-                        "implemented yet)")
+        """Pickled as its memory resource and :attr:`ipc_descriptor` (IPC-enabled resources
+        only, else a TypeError); unpickling imports it: see :meth:`from_ipc_descriptor`."""
+        if _ipc_reduce == NULL:  # a TypeError: what pickle and copy expect of the unpicklable
+            raise TypeError("Buffer objects cannot be pickled here: pickling shares the buffer "
+                            "through IPC, and cuda_core._memory._ipc is not loaded")
+        return _ipc_reduce(self)
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -513,7 +617,8 @@ cdef class Buffer(Resource):
         ----------
         dst : Buffer, optional
             The destination, of the same size. When None, a new buffer is allocated from this
-            buffer's memory resource (on ``stream``).
+            buffer's memory resource (on ``stream``); an imported (IPC) buffer's cannot: pass
+            ``dst``.
         stream : Stream
             The stream that orders the copy (keyword-only, required).
 
