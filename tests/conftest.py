@@ -11,7 +11,17 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
 from helpers import gpu_probe  # noqa: E402
 
 
+# NVLink multicast stays off in every process a test starts (children inherit os.environ): the
+# lent multi-GPU machines must not have it used, and cuda_core never calls cuMulticast*.
+NO_MULTICAST_ENV = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+
+
 def pytest_configure(config):
+    os.environ.update(NO_MULTICAST_ENV)
     # A CUDAWarning fails the test that caused it. The filter is added here rather than in
     # pyproject.toml: pytest resolves the class by importing cuda_core, and it applies the ini
     # file's filters once before this file has run, when ``python -m pytest`` from the

@@ -36,14 +36,29 @@ cdef class Buffer(Resource):
     # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
     cdef int _attr_flags
     cdef int _attr_device
+    # IPC, last, so that the fields above (the launch path's first) keep their places: the
+    # descriptor the buffer was exported with or imported from (None until then), and whether
+    # it was imported from another process.
+    cdef object _ipc_desc
+    cdef bint _mapped
 
     cdef int _free(self) except -1
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
     cdef object _memory_kind(self, str name, int flag)
     cdef tuple _dl_device(self)
-    cdef int _order_before(self, size_t consumer) except -1
 
+
+# Buffer's IPC members, implemented in _memory._ipc, which cimports this module (so this one
+# cannot cimport it) and registers them, once, while it is imported: ``export(buf)`` gives
+# ``buf.ipc_descriptor`` (``buf`` open), ``import_(cls, mr, desc, stream)`` the buffer of
+# ``cls.from_ipc_descriptor(mr, desc, stream=stream)`` (``cls`` Buffer or a subclass, the
+# other arguments unchecked), ``reduce(buf)`` ``buf.__reduce__()``.
+ctypedef object (*ipc_export_fn)(Buffer buf)
+ctypedef object (*ipc_import_fn)(object cls, object mr, object desc, object stream)
+ctypedef object (*ipc_reduce_fn)(Buffer buf)
+cdef int register_ipc(ipc_export_fn export, ipc_import_fn import_,
+                      ipc_reduce_fn reduce) except -1
 
 cdef Buffer as_buffer(object obj, str what)
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream)

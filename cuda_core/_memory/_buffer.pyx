@@ -23,20 +23,18 @@ memory module shares in ``_alloc``.
 """
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
+from cuda.bindings.cydriver cimport CUdeviceptr
 from libc.stdint cimport int32_t
 
 from cuda_core._checks cimport check_address, check_size
-from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._resource cimport Resource, warn_release_failed
-from cuda_core._stream cimport Stream, as_stream, same_stream
+from cuda_core._stream cimport Stream, as_stream
 from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
                                        sync_context)
 from cuda_core._memory._copy cimport copy_bytes, fill_bytes
-from cuda_core._memory._dlpack cimport make_capsule
-from cuda_core._memory._dlpack_abi cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+from cuda_core._memory._dlpack cimport dlpack_device, export_args, export_target, make_capsule
 
 __all__ = ["Buffer", "MemoryResource"]
 
@@ -171,6 +169,25 @@ cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object s
 
 # -- Buffer -----------------------------------------------------------------------------------
 
+# Buffer's IPC members (see _buffer.pxd): set once, while _memory._ipc is imported (which
+# cuda_core._memory is to do before any buffer is used), and only read afterwards.
+cdef ipc_export_fn _ipc_export = NULL
+cdef ipc_import_fn _ipc_import = NULL
+cdef ipc_reduce_fn _ipc_reduce = NULL
+
+
+cdef int register_ipc(ipc_export_fn export, ipc_import_fn import_,
+                      ipc_reduce_fn reduce) except -1:
+    """Install the IPC members' implementations (none NULL); a second registration is refused."""
+    global _ipc_export, _ipc_import, _ipc_reduce
+    if _ipc_export != NULL:
+        raise RuntimeError("register_ipc(): Buffer's IPC hooks are already registered")
+    _ipc_import = import_
+    _ipc_reduce = reduce
+    _ipc_export = export
+    return 0
+
+
 cdef Buffer as_buffer(object obj, str what):
     """``obj`` if it is a Buffer, else a TypeError; ``what`` names the argument
     (``"<call>: <name>"``)."""
@@ -221,6 +238,10 @@ cdef class Buffer(Resource):
     method and property of a closed buffer except ``is_closed`` raises ``RuntimeError``.
     While a DLPack export of the buffer is alive, its memory stays valid: closing the buffer
     then only marks it closed, and the memory is freed when the last export is released.
+
+    A buffer of an IPC-enabled memory resource can be shared with another process, through
+    :attr:`ipc_descriptor` or pickling (as ``multiprocessing`` does); unpickling one imports
+    memory the sender chose: see the warning of :meth:`from_ipc_descriptor`.
     """
 
     def __init__(self, *args, **kwargs):
@@ -387,9 +408,11 @@ cdef class Buffer(Resource):
 
     @property
     def is_mapped(self):
-        """True if the memory was mapped from another process (through IPC). Always False
-        until IPC import exists; resources that import memory report it."""
+        """True if the memory was mapped from another process through IPC (imported, or
+        unpickled), or the memory resource says so (its ``is_mapped``)."""
         self._check_open()
+        if self._mapped:
+            return True
         if self._mr is not None:
             return bool(getattr(self._mr, "is_mapped", False))
         return False
@@ -409,10 +432,89 @@ cdef class Buffer(Resource):
             "owner-kept" if self._owner is not None else "view")
         return f"<{type(self).__name__} ptr=0x{self._ptr:x} size={self._size} ({who})>"
 
+    # -- IPC: implemented in _memory._ipc (see register_ipc) ----------------------------------
+
+    @property
+    def ipc_descriptor(self):
+        """The ``IPCBufferDescriptor`` another process imports this buffer with
+        (:meth:`from_ipc_descriptor`).
+
+        Made once and kept; an imported buffer gives the one it was imported from, so that it
+        can be passed on. Importers can use the memory while this buffer is open.
+
+        Raises
+        ------
+        RuntimeError
+            If the buffer's memory resource is not IPC-enabled (or there is none).
+        TypeError
+            If the resource says it is IPC-enabled but is not one cuda_core can export from.
+        ValueError
+            If the buffer is empty (nothing to share).
+        """
+        self._check_open()
+        if _ipc_export == NULL:
+            raise RuntimeError("cuda_core._memory._ipc is not loaded")
+        return _ipc_export(self)
+
+    @classmethod
+    def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
+        """Import a buffer that another process exported (:attr:`ipc_descriptor`).
+
+        Parameters
+        ----------
+        mr : MemoryResource
+            The resource the memory is imported through: the exporting process's IPC-enabled
+            resource as mapped into this one (``from_allocation_handle``, or unpickled), not
+            the exporter's own.
+        ipc_descriptor : object
+            The ``IPCBufferDescriptor``, from the exporting process.
+        stream : Stream
+            The stream that orders the buffer's eventual release (keyword-only, required).
+
+        Returns
+        -------
+        Buffer
+            An owning buffer of the shared memory (:attr:`is_mapped` is True). Closing it
+            unmaps the memory here; the exporter frees it.
+
+        Raises
+        ------
+        TypeError
+            If ``mr`` or ``ipc_descriptor`` is of the wrong kind, or they do not fit together.
+        RuntimeError
+            If ``mr`` is not IPC-enabled, or is closed.
+        ValueError
+            If the descriptor states more bytes than the shared allocation has, or names
+            another device than ``mr``'s.
+        CUDAError
+            If the driver does not recognize the descriptor (freed in the exporting process,
+            from another resource, or not a descriptor at all).
+
+        Warnings
+        --------
+        Importing memory trusts the process that exported it. A descriptor (and a pickled
+        buffer, which carries one) is the exporter's word: a token naming memory of its choice,
+        and a size that decides how far later copies and kernels reach. The token's length,
+        that the driver knows it, that the size fits the shared allocation and the device
+        matches are checked; the exporter's intent cannot be: it may keep writing to the
+        memory, or share it with others too. Import only from processes you trust, over
+        channels only they can write to (the ``multiprocessing`` Queues and Pipes of your
+        program); never unpickle a buffer or a descriptor read from a file, a socket or a user
+        (unpickling runs code anyway: one more reason to keep pickles inside your program).
+        """
+        if _ipc_import == NULL:
+            raise RuntimeError("cuda_core._memory._ipc is not loaded")
+        if not (isinstance(cls, type) and issubclass(cls, Buffer)):
+            raise TypeError("from_ipc_descriptor() must be called on Buffer or a subclass of it")
+        return _ipc_import(cls, mr, ipc_descriptor, stream)
+
     def __reduce__(self):
-        raise TypeError("Buffer objects cannot be pickled: they refer to memory of this "
-                        "process (sharing buffers between processes needs IPC, which is not "
-                        "implemented yet)")
+        """Pickled as its memory resource and :attr:`ipc_descriptor` (IPC-enabled resources
+        only, else a TypeError); unpickling imports it: see :meth:`from_ipc_descriptor`."""
+        if _ipc_reduce == NULL:  # a TypeError: what pickle and copy expect of the unpicklable
+            raise TypeError("Buffer objects cannot be pickled here: pickling shares the buffer "
+                            "through IPC, and cuda_core._memory._ipc is not loaded")
+        return _ipc_reduce(self)
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -515,7 +617,8 @@ cdef class Buffer(Resource):
         ----------
         dst : Buffer, optional
             The destination, of the same size. When None, a new buffer is allocated from this
-            buffer's memory resource (on ``stream``).
+            buffer's memory resource (on ``stream``); an imported (IPC) buffer's cannot: pass
+            ``dst``.
         stream : Stream
             The stream that orders the copy (keyword-only, required).
 
@@ -641,16 +744,7 @@ cdef class Buffer(Resource):
             host_acc = self._attr_flags & _ATTR_HOST
             managed = self._attr_flags & _ATTR_MANAGED
             dev_id = self._attr_device
-        if managed:
-            return (kDLCUDAManaged, dev_id if dev_id >= 0 else 0)
-        if dev_acc and host_acc:
-            return (kDLCUDAHost, 0)
-        if dev_acc:
-            return (kDLCUDA, dev_id)
-        if host_acc:
-            return (kDLCPU, 0)
-        raise BufferError("this buffer's memory is accessible from neither the host nor a "
-                          "device; it cannot be exported through DLPack")
+        return dlpack_device(dev_acc, host_acc, managed, dev_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export the buffer as a DLPack capsule: a 1-D int8 tensor of ``size`` elements.
@@ -691,97 +785,11 @@ cdef class Buffer(Resource):
         cdef int dev_type, dev_id
         cdef bint versioned = False
         self._check_open()
-        if copy is True:
-            raise BufferError("Buffer.__dlpack__(): copy=True is not supported; the export is "
-                              "always zero-copy")
-        if copy is not None and copy is not False:
-            raise TypeError(f"Buffer.__dlpack__(): copy must be a bool or None, not "
-                            f"{type(copy).__name__}")
         # Every argument is checked before the buffer's device is asked for.
-        if dl_device is not None:
-            want = _int_pair(dl_device, "dl_device", "(device_type, device_id)")
-        if max_version is not None:
-            major, minor = _int_pair(max_version, "max_version", "(major, minor)")
-            if major < 0 or minor < 0:
-                raise ValueError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
-                                 f"pair of non-negative ints, got {max_version!r}")
-            versioned = major >= 1
-        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
-            raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
-                            f"{type(stream).__name__}")
+        want = export_args(stream, max_version, dl_device, copy, &versioned)
         dev_type, dev_id = self._dl_device()
-        if dl_device is not None:
-            if want == (kDLCPU, 0) and dev_type in (kDLCUDAHost, kDLCUDAManaged):
-                # Pinned and managed memory is host memory too: hand it to a CPU consumer
-                # as such, still without a copy.
-                dev_type, dev_id = kDLCPU, 0
-            elif want != (dev_type, dev_id):
-                raise BufferError(f"Buffer.__dlpack__(): dl_device={want} differs from the "
-                                  f"buffer's device {(dev_type, dev_id)}, and the export "
-                                  f"cannot copy")
-        if dev_type == kDLCPU:
-            if stream is not None and stream != -1:
-                raise BufferError(f"Buffer.__dlpack__(): stream must be None for host memory "
-                                  f"(kDLCPU), got {stream}")
-        elif stream is None:
-            if dev_type != kDLCUDAHost:  # a host consumer of pinned memory has no stream
-                self._order_before(<size_t>cydriver.CU_STREAM_LEGACY)
-        elif stream == 0:
-            raise BufferError("Buffer.__dlpack__(): stream=0 is ambiguous in the DLPack "
-                              "protocol; pass 1 (legacy default stream), 2 (per-thread default "
-                              "stream), a stream address, None or -1")
-        elif stream < -1 or stream >= (1 << 64):
-            raise BufferError(f"Buffer.__dlpack__(): stream={stream} is not a stream")
-        elif stream != -1:
-            self._order_before(<size_t>stream)
+        export_target(want, stream, self._dealloc_stream, &dev_type, &dev_id)
         guard = _ExportGuard.__new__(_ExportGuard)
         (<_ExportGuard>guard)._buf = self
         self._exports += 1
         return make_capsule(self._ptr, self._size, dev_type, dev_id, guard, versioned)
-
-    cdef int _order_before(self, size_t consumer) except -1:
-        """Make the consumer's stream wait for the work queued so far on this buffer's stream."""
-        cdef Stream producer = self._dealloc_stream
-        cdef CUstream c = <CUstream>consumer
-        cdef CUcontext ctx
-        cdef cydriver.CUevent event = NULL
-        cdef CUresult err = CUDA_SUCCESS
-        cdef ContextGuard guard
-        if producer is None or producer._closed:
-            return 0
-        if same_stream(<size_t>producer._handle, consumer):
-            return 0
-        ctx = stream_context(producer)
-        with nogil:
-            enter_context(guard, ctx)
-            err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
-            if err == CUDA_SUCCESS:
-                err = cydriver.cuEventRecord(event, producer._handle)
-                if err == CUDA_SUCCESS:
-                    err = cydriver.cuStreamWaitEvent(c, event, 0)
-                # Destroying right after the wait is safe: the driver keeps what it needs.
-                cydriver.cuEventDestroy(event)
-            exit_context(guard)
-        return HANDLE_RETURN(err)
-
-
-cdef tuple _int_pair(object value, str name, str pair):
-    """``value``, a tuple of two ints (``pair`` names them), as a tuple of two Python ints.
-
-    Only a tuple is taken, as the DLPack protocol and cuda.core type these parameters; its items
-    are copied out first, so that the length checked is the length used."""
-    if not isinstance(value, tuple):
-        raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints or None, "
-                        f"not {type(value).__name__}")
-    items = tuple(value)
-    if len(items) != 2:
-        raise ValueError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
-                         f"{len(items)} item{'s' if len(items) != 1 else ''}: {value!r}")
-    first, second = items
-    for item in items:
-        if isinstance(item, bool) or not hasattr(type(item), "__index__"):
-            raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
-                            f"{type(item).__name__} in {value!r}")
-    return (first.__index__(), second.__index__())
-
-

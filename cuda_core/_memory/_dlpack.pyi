@@ -1,1 +1,2 @@
-# Internal: the DLPack capsule builder is reached only from Cython (Buffer.__dlpack__).
+# Internal: the DLPack capsule builder and Buffer.__dlpack__'s checks are reached only from
+# Cython (Buffer.__dlpack__, Buffer.__dlpack_device__).

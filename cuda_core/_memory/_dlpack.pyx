@@ -15,16 +15,25 @@ The DLPack specification lets a consumer call the deleter from any thread withou
 GIL, so the deleters take the GIL themselves before touching the reference, and they preserve
 any exception that is being raised around them. Once the interpreter has shut down they leak
 the reference rather than touch a dead interpreter.
+
+Beside the capsule, the rest of ``Buffer.__dlpack__`` that does not need the buffer itself: the
+checks of its arguments, the DLPack device of a kind of memory, and the stream order between the
+buffer's stream and the consumer's. (This module cannot cimport ``_buffer``, which cimports it.)
 """
 
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 
-from cuda.bindings.cydriver cimport CUdeviceptr
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
 
+from cuda_core._context cimport ContextGuard, enter_context, exit_context
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._stream cimport Stream, same_stream
+from cuda_core._memory._alloc cimport stream_context
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLTensor, DLPACK_MAJOR_VERSION,
-    DLPACK_MINOR_VERSION, kDLInt)
+    DLPACK_MINOR_VERSION, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLInt)
 
 __all__ = []
 
@@ -165,3 +174,128 @@ cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
         else:
             _delete_legacy(lt)
         raise
+
+
+# -- Buffer.__dlpack__'s checks and stream order ------------------------------------------------
+
+cdef tuple dlpack_device(bint dev_acc, bint host_acc, bint managed, int dev_id):
+    """``(device_type, device_id)`` of memory that the device and the host can access or not,
+    managed or not, of device ``dev_id``: what ``Buffer.__dlpack_device__`` returns."""
+    if managed:
+        return (kDLCUDAManaged, dev_id if dev_id >= 0 else 0)
+    if dev_acc and host_acc:
+        return (kDLCUDAHost, 0)
+    if dev_acc:
+        return (kDLCUDA, dev_id)
+    if host_acc:
+        return (kDLCPU, 0)
+    raise BufferError("this buffer's memory is accessible from neither the host nor a "
+                      "device; it cannot be exported through DLPack")
+
+
+cdef object export_args(object stream, object max_version, object dl_device, object copy,
+                        bint* versioned):
+    """Check ``Buffer.__dlpack__``'s arguments, before the buffer's device is asked for.
+
+    Returns the device the consumer asked for (``dl_device`` as a pair of ints), or None; sets
+    ``versioned`` to whether the capsule is to be versioned (``max_version`` major >= 1)."""
+    cdef object want = None
+    if copy is True:
+        raise BufferError("Buffer.__dlpack__(): copy=True is not supported; the export is "
+                          "always zero-copy")
+    if copy is not None and copy is not False:
+        raise TypeError(f"Buffer.__dlpack__(): copy must be a bool or None, not "
+                        f"{type(copy).__name__}")
+    if dl_device is not None:
+        want = _int_pair(dl_device, "dl_device", "(device_type, device_id)")
+    if max_version is not None:
+        major, minor = _int_pair(max_version, "max_version", "(major, minor)")
+        if major < 0 or minor < 0:
+            raise ValueError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
+                             f"pair of non-negative ints, got {max_version!r}")
+        versioned[0] = major >= 1
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+        raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
+                        f"{type(stream).__name__}")
+    return want
+
+
+cdef int export_target(object want, object stream, Stream producer, int* dev_type,
+                       int* dev_id) except -1:
+    """The rest of ``Buffer.__dlpack__``'s checks, once the buffer's device ``(dev_type,
+    dev_id)`` is known: the device the consumer gets (pinned or managed memory handed to a
+    CPU consumer as host memory, into ``dev_type``/``dev_id``), and its ``stream`` ordered
+    after ``producer`` (the buffer's stream) where the memory is a device's.
+
+    ``want`` and ``stream`` are what ``export_args`` accepted."""
+    if want is not None:
+        if want == (kDLCPU, 0) and dev_type[0] in (kDLCUDAHost, kDLCUDAManaged):
+            # Pinned and managed memory is host memory too: hand it to a CPU consumer
+            # as such, still without a copy.
+            dev_type[0], dev_id[0] = kDLCPU, 0
+        elif want != (dev_type[0], dev_id[0]):
+            raise BufferError(f"Buffer.__dlpack__(): dl_device={want} differs from the "
+                              f"buffer's device {(dev_type[0], dev_id[0])}, and the export "
+                              f"cannot copy")
+    if dev_type[0] == kDLCPU:
+        if stream is not None and stream != -1:
+            raise BufferError(f"Buffer.__dlpack__(): stream must be None for host memory "
+                              f"(kDLCPU), got {stream}")
+    elif stream is None:
+        if dev_type[0] != kDLCUDAHost:  # a host consumer of pinned memory has no stream
+            _order_before(producer, <size_t>cydriver.CU_STREAM_LEGACY)
+    elif stream == 0:
+        raise BufferError("Buffer.__dlpack__(): stream=0 is ambiguous in the DLPack "
+                          "protocol; pass 1 (legacy default stream), 2 (per-thread default "
+                          "stream), a stream address, None or -1")
+    elif stream < -1 or stream >= (1 << 64):
+        raise BufferError(f"Buffer.__dlpack__(): stream={stream} is not a stream")
+    elif stream != -1:
+        _order_before(producer, <size_t>stream)
+    return 0
+
+
+cdef int _order_before(Stream producer, size_t consumer) except -1:
+    """Make the consumer's stream wait for the work queued so far on ``producer`` (a buffer's
+    stream; nothing to wait for when it is None or closed)."""
+    cdef CUstream c = <CUstream>consumer
+    cdef CUcontext ctx
+    cdef cydriver.CUevent event = NULL
+    cdef CUresult err = CUDA_SUCCESS
+    cdef ContextGuard guard
+    if producer is None or producer._closed:
+        return 0
+    if same_stream(<size_t>producer._handle, consumer):
+        return 0
+    ctx = stream_context(producer)
+    with nogil:
+        enter_context(guard, ctx)
+        err = cydriver.cuEventCreate(&event, cydriver.CU_EVENT_DISABLE_TIMING)
+        if err == CUDA_SUCCESS:
+            err = cydriver.cuEventRecord(event, producer._handle)
+            if err == CUDA_SUCCESS:
+                err = cydriver.cuStreamWaitEvent(c, event, 0)
+            # Destroying right after the wait is safe: the driver keeps what it needs.
+            cydriver.cuEventDestroy(event)
+        exit_context(guard)
+    return HANDLE_RETURN(err)
+
+
+cdef tuple _int_pair(object value, str name, str pair):
+    """``value``, a tuple of two ints (``pair`` names them), as a tuple of two Python ints.
+
+    Only a tuple is taken, as the DLPack protocol and cuda.core type these parameters; its items
+    are copied out first, so that the length checked is the length used."""
+    if not isinstance(value, tuple):
+        raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints or None, "
+                        f"not {type(value).__name__}")
+    items = tuple(value)
+    if len(items) != 2:
+        raise ValueError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+                         f"{len(items)} item{'s' if len(items) != 1 else ''}: {value!r}")
+    first, second = items
+    for item in items:
+        if isinstance(item, bool) or not hasattr(type(item), "__index__"):
+            raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+                            f"{type(item).__name__} in {value!r}")
+    return (first.__index__(), second.__index__())
