@@ -287,3 +287,26 @@ def _fd_descriptor(size, chunks, tokens):
 
 _mp.add_reducer(IPCAllocationHandle, _reduce_handle)
 _mp.add_reducer(IPCBufferDescriptor, _reduce_descriptor)
+
+
+def device_uuid(int device_id):
+    """The UUID string of device ``device_id``: how a pickle names a device, so that processes
+    with different ``CUDA_VISIBLE_DEVICES`` agree on it."""
+    from cuda_core._device import Device
+    return Device(device_id).uuid
+
+
+def device_from_uuid(str uuid):
+    """The ordinal, in this process, of the device whose UUID string is ``uuid``.
+
+    Raises
+    ------
+    ValueError
+        No visible device has that UUID.
+    """
+    from cuda_core._device import Device
+    for dev in Device.get_all_devices():
+        if dev.uuid == uuid:
+            return dev.device_id
+    raise ValueError(f"device {uuid} of the sending process is not visible in this process "
+                     "(CUDA_VISIBLE_DEVICES?)")
