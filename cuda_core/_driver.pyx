@@ -6,18 +6,29 @@ which runs ``cuInit`` once. Where the driver library is missing or no GPU is vis
 use raises one :class:`CUDAError` naming the cause, and so does every later one.
 """
 
+import os
 import threading
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUresult, CUDA_SUCCESS
 
 from cuda_core._atomic cimport load_int, store_int
-from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, mark_forked_child
 from cuda_core._errors import CUDAError
 
 # Set once, under _init_lock, after cuInit succeeded; read atomically without the lock.
 cdef int _driver_ready = 0
 _init_lock = threading.Lock()
+
+
+def _after_fork_in_child():
+    # A child forked after cuInit inherits the ready flag but not a usable driver: every call
+    # fails. Its errors then say why (make_driver_error adds the hint).
+    if load_int(&_driver_ready):
+        mark_forked_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 cdef int ensure_driver() except -1:

@@ -12,6 +12,8 @@ cdef inline int HANDLE_RETURN(CUresult err) except -1 nogil:
 
 
 cdef object make_driver_error(CUresult err, str prefix=*)
+# Every later driver error says that this process is a child forked after cuInit.
+cdef void mark_forked_child() noexcept nogil
 
 
 cdef inline int check_call(CUresult err, str call) except -1:

@@ -9,6 +9,8 @@ failure takes the GIL, looks the code's name and text up in the driver and raise
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUresult
 
+from cuda_core._atomic cimport load_int, store_int
+
 __all__ = ["CUDAError", "CUDALaunchError", "CUDAOutOfMemoryError", "NVRTCError", "CUDAWarning"]
 
 
@@ -85,6 +87,19 @@ _HINTS = {
 }
 
 
+# Set in a child forked from a process that had initialized the driver (_driver's at-fork
+# hook, which runs while the child has one thread); read atomically.
+cdef int _forked_child = 0
+
+_FORKED_HINT = ("this process was forked from one that had initialized CUDA, and CUDA cannot "
+                "be used in such a child: start processes that use CUDA with the 'spawn' method "
+                "(multiprocessing.get_context('spawn'))")
+
+
+cdef void mark_forked_child() noexcept nogil:
+    store_int(&_forked_child, 1)
+
+
 cdef object make_driver_error(CUresult err, str prefix=None):
     cdef const char* c_name = NULL
     cdef const char* c_text = NULL
@@ -105,6 +120,8 @@ cdef object make_driver_error(CUresult err, str prefix=None):
         message = f"{message} ({hint})"
     if prefix:
         message = f"{prefix}: {message}"
+    if load_int(&_forked_child):
+        message = f"{message}; {_FORKED_HINT}"
     cls = CUDAOutOfMemoryError if err == cydriver.CUDA_ERROR_OUT_OF_MEMORY else CUDAError
     return cls(message, <int>err, name, explanation)
 

@@ -1,8 +1,12 @@
-"""Error types: fields, hierarchy, pickling; the cleanup-warning policy (CPU)."""
+"""Error types: fields, hierarchy, pickling; the cleanup-warning policy (CPU); the hint a forked
+child gets (GPU)."""
 
 import pickle
 
+import pytest
+
 from cuda_core import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRTCError
+from helpers import run_python
 from helpers.cython_build import run_downstream
 
 
@@ -76,3 +80,43 @@ def test_the_cleanup_warning_policy(downstream):
         "compiler": [[True, "Program 0x30: cleanup failed: "
                             "NVRTC_ERROR_INVALID_PROGRAM: invalid program"]],
     }
+
+
+_FORKED_CHILD = r"""
+import os
+import cuda_core
+
+stream = cuda_core.Device(0).create_stream()  # the driver is initialized here
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    try:
+        cuda_core.Device(0).create_stream()
+        report = "no error"
+    except cuda_core.CUDAError as exc:
+        report = f"CUDAError: {exc}"
+    except BaseException as exc:
+        report = f"{type(exc).__name__}: {exc}"
+    os.write(w, report.encode())
+    os._exit(0)
+os.close(w)
+report = b""
+while chunk := os.read(r, 4096):
+    report += chunk
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+print(report.decode())
+"""
+
+
+@pytest.mark.gpu
+def test_a_forked_child_is_told_to_use_spawn():
+    # CUDA cannot be used in a child forked after cuInit; its first error says so. The fork
+    # runs in a separate interpreter (a process that forked while using CUDA stays usable).
+    result = run_python(_FORKED_CHILD, timeout=120)
+    assert result.returncode == 0, result.stderr
+    code, report = result.stdout.split("\n", 1)
+    assert code == "0"
+    assert report.startswith("CUDAError: "), report
+    assert "forked from one that had initialized CUDA" in report and "'spawn'" in report
