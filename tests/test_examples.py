@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from helpers import has_gpu
+from helpers import has_gpu, run_python
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
@@ -23,6 +23,8 @@ KERNEL_EXAMPLES = [
 ]
 # Examples that use CuPy where it is installed and have a path without it.
 CUPY_OPTIONAL = ["memory_ops.py", "saxpy.py"]
+# Started in processes of its own and checked line by line in test_multi_gpu_allreduce_gpu.
+MULTI_PROCESS_EXAMPLES = ["multi_gpu_allreduce.py"]
 
 
 def run_example(name, env=None):
@@ -34,7 +36,8 @@ def run_example(name, env=None):
 
 def test_every_example_is_tested():
     found = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".py"))
-    assert found == sorted(KERNEL_EXAMPLES + ["show_device_properties.py"])
+    assert found == sorted(KERNEL_EXAMPLES + MULTI_PROCESS_EXAMPLES
+                           + ["show_device_properties.py"])
 
 
 @pytest.mark.skipif(has_gpu(), reason="the GPU case runs in test_show_device_properties_gpu")
@@ -54,7 +57,7 @@ def test_show_device_properties_gpu():
 
 
 @pytest.mark.skipif(has_gpu(), reason="a GPU is present: the examples run in test_example_gpu")
-@pytest.mark.parametrize("name", KERNEL_EXAMPLES)
+@pytest.mark.parametrize("name", KERNEL_EXAMPLES + MULTI_PROCESS_EXAMPLES)
 def test_example_without_gpu(name):
     result = run_example(name)
     assert result.returncode == 0, result.stderr
@@ -86,6 +89,46 @@ def test_example_gpu_without_cupy(name, tmp_path):
     else:
         assert "CuPy is not installed" in result.stdout, result.stdout
         assert "-> CuPy" not in result.stdout, result.stdout
+
+
+
+def _nccl_reason():
+    """Why multi_gpu_allreduce.py must skip its NCCL part here (its exact words), or None when
+    PyTorch with the NCCL backend imports. Asked in a fresh interpreter: importing torch here
+    would load it into the test process."""
+    code = ("import sys\n"
+            "try:\n"
+            "    import torch.distributed as dist\n"
+            "except ImportError:\n"
+            "    print('no torch'); sys.exit(0)\n"
+            "print('nccl' if dist.is_available() and dist.is_nccl_available() else 'no nccl')\n")
+    answer = run_python(code, timeout=120)
+    assert answer.returncode == 0, answer.stderr
+    return {"no torch": "PyTorch is not installed (",
+            "no nccl": "this PyTorch has no NCCL backend "
+                       "(torch.distributed.is_nccl_available() is False)",
+            "nccl": None}[answer.stdout.strip()]
+
+
+@pytest.mark.gpu
+def test_multi_gpu_allreduce_gpu():
+    ngpu = int(run_python("from cuda_core import system; print(system.get_num_devices())",
+                          timeout=60).stdout)
+    gpus = f"{ngpu} GPU" + ("" if ngpu == 1 else "s")
+    result = run_example("multi_gpu_allreduce.py")
+    output = f"{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, output
+    lines = result.stdout.strip().splitlines()
+    reason = _nccl_reason()
+    if reason is None:
+        world = f"{ngpu} rank" + ("" if ngpu == 1 else "s")
+        assert f"NCCL all-reduce: {world} x 1048576 floats on {gpus}: OK" in lines, output
+    else:  # the example says why, and that is the only case in which Part 1 may be left out
+        assert any(line.startswith(f"NCCL all-reduce: skipped: {reason}") for line in lines), \
+            output
+    ranks = max(2, ngpu)
+    assert f"IPC all-reduce: {ranks} ranks x 1048576 floats on {gpus}: OK" in lines, output
+    assert lines[-1] == "multi_gpu_allreduce: OK", output
 
 
 def _readme_snippets():
