@@ -18,8 +18,13 @@
 # Rank r fills element i with (r + 1) * (i % 1024), so after the sum every element i of every
 # rank holds world * (world + 1) / 2 * (i % 1024), exactly representable in float32.
 #
-# Run:  python examples/multi_gpu_allreduce.py [--n FLOATS] [--skip-nccl]
-# Part 1 needs PyTorch with NCCL; without it, it says why it is skipped and Part 2 still runs.
+# With --backend cupy, Part 1 calls NCCL through CuPy's bindings instead, on our stream itself
+# (they take the buffer's address and the stream's).
+#
+# Run:  python examples/multi_gpu_allreduce.py [--n FLOATS] [--backend torch|cupy]
+#                                               [--skip-nccl] [--skip-ipc]
+# Part 1 needs PyTorch with NCCL (or CuPy with NCCL); without it, it says why it is skipped and
+# Part 2 still runs.
 # On a machine without a GPU or driver it prints one line saying why, and exits 0.
 # ################################################################################################
 
@@ -99,10 +104,22 @@ def check(buf: Buffer, stream: Stream, world: int, n: int, who: str) -> None:
         host.close()
 
 
-# -- Part 1: NCCL through torch.distributed, one process per GPU ---------------------------------
+# -- Part 1: NCCL, one process per GPU ---------------------------------------------------------
 
-def nccl_unavailable() -> str | None:
-    """Why Part 1 cannot run here, or None when PyTorch has the NCCL backend."""
+# How each backend is named in the output: the default goes through PyTorch.
+BACKENDS = {"torch": "", "cupy": " (cupy.cuda.nccl)"}
+
+
+def nccl_unavailable(backend: str) -> str | None:
+    """Why Part 1 cannot run here with `backend`, or None when it can."""
+    if backend == "cupy":
+        try:
+            from cupy.cuda import nccl
+        except ImportError as exc:
+            return f"CuPy is not installed ({exc})"
+        if not nccl.available:
+            return "this CuPy has no NCCL (cupy.cuda.nccl.available is False)"
+        return None
     try:
         import torch.distributed as dist
     except ImportError as exc:
@@ -112,14 +129,8 @@ def nccl_unavailable() -> str | None:
     return None
 
 
-def nccl_rank(rank: int, world: int, n: int, rendezvous: str) -> None:
-    dev = Device(rank)
-    dev.set_current()
-    s = dev.create_stream()
-    fill, _, config = kernels(dev)
-    buf = DeviceMemoryResource(rank).allocate(4 * n, stream=s)
-    launch(s, config, fill, buf, np.float32(rank + 1), np.uint64(n))
-
+def all_reduce_torch(rank: int, world: int, buf: Buffer, s: Stream, rendezvous: str) -> None:
+    """Sum `buf` (float32) over the ranks with torch.distributed, on our stream `s`."""
     import torch
     import torch.distributed as dist
 
@@ -127,7 +138,7 @@ def nccl_rank(rank: int, world: int, n: int, rendezvous: str) -> None:
     dist.init_process_group("nccl", init_method=f"file://{rendezvous}", rank=rank,
                             world_size=world)
     try:
-        # torch borrows our stream: it stays ours (open until we close it, below).
+        # torch borrows our stream: it stays ours (open until we close it).
         ts = torch.cuda.ExternalStream(int(s.handle), device=torch.device("cuda", rank))
         with torch.cuda.stream(ts):
             # DLPack: an int8 view of the Buffer's bytes, no copy; torch's current stream (ours)
@@ -137,6 +148,43 @@ def nccl_rank(rank: int, world: int, n: int, rendezvous: str) -> None:
             del t  # the tensor keeps the Buffer's memory alive; drop it before closing
     finally:
         dist.destroy_process_group()
+
+
+def all_reduce_cupy(rank: int, world: int, n: int, buf: Buffer, s: Stream,
+                    unique_ids: Any) -> None:
+    """Sum `buf` (n float32) over the ranks with CuPy's NCCL bindings, on our stream `s`
+    itself: they take the buffer's address and the stream's."""
+    import cupy
+    from cupy.cuda import nccl
+
+    cupy.cuda.Device(rank).use()  # NCCL takes the runtime's current device
+    if rank == 0:
+        unique_id = nccl.get_unique_id()
+        for _ in range(world - 1):
+            unique_ids.put(unique_id)
+    else:
+        unique_id = unique_ids.get(timeout=TIMEOUT_S)
+    comm = nccl.NcclCommunicator(world, unique_id, rank)
+    try:
+        comm.allReduce(buf.handle, buf.handle, n, nccl.NCCL_FLOAT32, nccl.NCCL_SUM,
+                       int(s.handle))
+        s.sync()  # the collective has finished before its communicator goes
+    finally:
+        comm.destroy()
+
+
+def nccl_rank(rank: int, world: int, n: int, backend: str, rendezvous: str,
+              unique_ids: Any) -> None:
+    dev = Device(rank)
+    dev.set_current()
+    s = dev.create_stream()
+    fill, _, config = kernels(dev)
+    buf = DeviceMemoryResource(rank).allocate(4 * n, stream=s)
+    launch(s, config, fill, buf, np.float32(rank + 1), np.uint64(n))
+    if backend == "cupy":
+        all_reduce_cupy(rank, world, n, buf, s, unique_ids)
+    else:
+        all_reduce_torch(rank, world, buf, s, rendezvous)
     check(buf, s, world, n, f"NCCL rank {rank}")
     buf.close(s)
     s.sync()
@@ -161,7 +209,7 @@ def ipc_rank(rank: int, world: int, ngpu: int, n: int, inboxes: list[Any],
     for peer in range(world):
         if peer != rank:
             # multiprocessing sends the pool (its file descriptor), the buffer's descriptor and
-            # the event's; the receiver maps them. Plain pickle could not carry the descriptor.
+            # the event's; the receiver maps them. Plain pickle cannot carry a file descriptor.
             inboxes[peer].put((rank, mine, filled))
 
     result = mr.allocate(4 * n, stream=s)
@@ -257,12 +305,23 @@ def run_ranks(ctx: Any, body: Callable[..., None], world: int,
     return [f"rank {r}: {outcome[r]}" for r in sorted(outcome)]
 
 
+def report(head: str, errors: list[str]) -> bool:
+    """Print a part's result line (and its failures); True when it failed."""
+    print(f"{head}: {'FAILED' if errors else 'OK'}")
+    for e in errors:
+        print(f"  {e}")
+    return bool(errors)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Sum one buffer per process across GPUs, by NCCL (through PyTorch) and "
-                    "by cuda_core's IPC.")
+        description="Sum one buffer per process across GPUs, by NCCL and by cuda_core's IPC.")
     parser.add_argument("--n", type=int, default=1 << 20, help="floats per rank")
-    parser.add_argument("--skip-nccl", action="store_true", help="run the IPC part only")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default="torch",
+                        help="how Part 1 reaches NCCL: torch.distributed (default) or CuPy's "
+                             "NCCL bindings")
+    parser.add_argument("--skip-nccl", action="store_true", help="leave Part 1 (NCCL) out")
+    parser.add_argument("--skip-ipc", action="store_true", help="leave Part 2 (IPC) out")
     args = parser.parse_args(argv)
     n: int = args.n
     if n < 1:
@@ -276,24 +335,26 @@ def main(argv: list[str] | None = None) -> int:
         print("No GPU: the driver reports no CUDA-capable GPU")
         return 0
     ctx = multiprocessing.get_context("spawn")  # a process forked after CUDA was used cannot use it
+    gpus = plural(ngpu, "GPU")
     failed = False
 
-    why = "--skip-nccl" if args.skip_nccl else nccl_unavailable()
+    nccl = f"NCCL all-reduce{BACKENDS[args.backend]}"
+    why = "--skip-nccl" if args.skip_nccl else nccl_unavailable(args.backend)
     if why is not None:
-        print(f"NCCL all-reduce: skipped: {why}")
+        print(f"{nccl}: skipped: {why}")
     else:
         world = ngpu
+        unique_ids = ctx.Queue()
         with tempfile.TemporaryDirectory() as tmp:
             rendezvous = os.path.join(tmp, "rendezvous")  # a file: no port, nothing off the host
-            errors = run_ranks(ctx, nccl_rank, world, lambda r: (world, n, rendezvous))
-        head = f"NCCL all-reduce: {plural(world, 'rank')} x {n} floats on {plural(ngpu, 'GPU')}"
-        print(f"{head}: {'FAILED' if errors else 'OK'}")
-        for e in errors:
-            print(f"  {e}")
-        failed = failed or bool(errors)
+            errors = run_ranks(ctx, nccl_rank, world,
+                               lambda r: (world, n, args.backend, rendezvous, unique_ids))
+        failed |= report(f"{nccl}: {plural(world, 'rank')} x {n} floats on {gpus}", errors)
 
     dev0 = Device(0)
-    if not dev0.properties.mempool_supported_handle_types & 1:
+    if args.skip_ipc:
+        print("IPC all-reduce: skipped: --skip-ipc")
+    elif not dev0.properties.mempool_supported_handle_types & 1:
         print("IPC all-reduce: skipped: device 0's memory pools cannot be shared "
               "(properties.mempool_supported_handle_types has no POSIX file descriptors)")
     elif not dev0.properties.ipc_event_supported:
@@ -304,11 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         inboxes = [ctx.Queue() for _ in range(world)]
         barrier = ctx.Barrier(world)
         errors = run_ranks(ctx, ipc_rank, world, lambda r: (world, ngpu, n, inboxes, barrier))
-        head = f"IPC all-reduce: {plural(world, 'rank')} x {n} floats on {plural(ngpu, 'GPU')}"
-        print(f"{head}: {'FAILED' if errors else 'OK'}")
-        for e in errors:
-            print(f"  {e}")
-        failed = failed or bool(errors)
+        failed |= report(f"IPC all-reduce: {plural(world, 'rank')} x {n} floats on {gpus}",
+                         errors)
 
     if failed:
         print("multi_gpu_allreduce: FAILED")

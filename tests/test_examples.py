@@ -27,11 +27,12 @@ CUPY_OPTIONAL = ["memory_ops.py", "saxpy.py"]
 MULTI_PROCESS_EXAMPLES = ["multi_gpu_allreduce.py"]
 
 
-def run_example(name, env=None):
+def run_example(name, env=None, args=()):
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], capture_output=True,
-                          text=True, timeout=300, cwd=os.path.dirname(EXAMPLES), env=full_env)
+    return subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+                          capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(EXAMPLES), env=full_env)
 
 
 def test_every_example_is_tested():
@@ -92,44 +93,73 @@ def test_example_gpu_without_cupy(name, tmp_path):
 
 
 
-def _nccl_reason():
-    """Why multi_gpu_allreduce.py must skip its NCCL part here (its exact words), or None when
-    PyTorch with the NCCL backend imports. Asked in a fresh interpreter: importing torch here
-    would load it into the test process."""
-    code = ("import sys\n"
-            "try:\n"
-            "    import torch.distributed as dist\n"
-            "except ImportError:\n"
-            "    print('no torch'); sys.exit(0)\n"
-            "print('nccl' if dist.is_available() and dist.is_nccl_available() else 'no nccl')\n")
+def _nccl_reason(backend):
+    """Why multi_gpu_allreduce.py must skip its NCCL part here with ``backend`` (its exact
+    words), or None when that binding of NCCL imports and has NCCL. Asked in a fresh
+    interpreter: importing torch or CuPy here would load them into the test process."""
+    if backend == "cupy":
+        code = ("import sys\n"
+                "try:\n"
+                "    from cupy.cuda import nccl\n"
+                "except ImportError:\n"
+                "    print('missing'); sys.exit(0)\n"
+                "print('nccl' if nccl.available else 'no nccl')\n")
+        reasons = {"missing": "CuPy is not installed (",
+                   "no nccl": "this CuPy has no NCCL (cupy.cuda.nccl.available is False)"}
+    else:
+        code = ("import sys\n"
+                "try:\n"
+                "    import torch.distributed as dist\n"
+                "except ImportError:\n"
+                "    print('missing'); sys.exit(0)\n"
+                "print('nccl' if dist.is_available() and dist.is_nccl_available() "
+                "else 'no nccl')\n")
+        reasons = {"missing": "PyTorch is not installed (",
+                   "no nccl": "this PyTorch has no NCCL backend "
+                              "(torch.distributed.is_nccl_available() is False)"}
     answer = run_python(code, timeout=120)
-    assert answer.returncode == 0, answer.stderr
-    return {"no torch": "PyTorch is not installed (",
-            "no nccl": "this PyTorch has no NCCL backend "
-                       "(torch.distributed.is_nccl_available() is False)",
-            "nccl": None}[answer.stdout.strip()]
+    said = (answer.stdout.strip().splitlines() or [""])[-1]
+    assert answer.returncode == 0 and said in ("missing", "no nccl", "nccl"), \
+        answer.stdout + answer.stderr
+    return reasons.get(said)
+
+
+def _run_allreduce(*args):
+    """Run multi_gpu_allreduce.py; its output lines, the GPU count, and the text for errors."""
+    ngpu = int(run_python("from cuda_core import system; print(system.get_num_devices())",
+                          timeout=60).stdout)
+    result = run_example("multi_gpu_allreduce.py", args=args)
+    output = f"{result.stdout}\n{result.stderr}"
+    assert result.returncode == 0, output
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == "multi_gpu_allreduce: OK", output
+    return lines, ngpu, output
+
+
+def _check_nccl_part(lines, ngpu, output, backend, label):
+    reason = _nccl_reason(backend)
+    if reason is None:
+        world = f"{ngpu} rank" + ("" if ngpu == 1 else "s")
+        gpus = f"{ngpu} GPU" + ("" if ngpu == 1 else "s")
+        assert f"{label}: {world} x 1048576 floats on {gpus}: OK" in lines, output
+    else:  # the example says why, and that is the only case in which Part 1 may be left out
+        assert any(line.startswith(f"{label}: skipped: {reason}") for line in lines), output
 
 
 @pytest.mark.gpu
 def test_multi_gpu_allreduce_gpu():
-    ngpu = int(run_python("from cuda_core import system; print(system.get_num_devices())",
-                          timeout=60).stdout)
+    lines, ngpu, output = _run_allreduce()
+    _check_nccl_part(lines, ngpu, output, "torch", "NCCL all-reduce")
     gpus = f"{ngpu} GPU" + ("" if ngpu == 1 else "s")
-    result = run_example("multi_gpu_allreduce.py")
-    output = f"{result.stdout}\n{result.stderr}"
-    assert result.returncode == 0, output
-    lines = result.stdout.strip().splitlines()
-    reason = _nccl_reason()
-    if reason is None:
-        world = f"{ngpu} rank" + ("" if ngpu == 1 else "s")
-        assert f"NCCL all-reduce: {world} x 1048576 floats on {gpus}: OK" in lines, output
-    else:  # the example says why, and that is the only case in which Part 1 may be left out
-        assert any(line.startswith(f"NCCL all-reduce: skipped: {reason}") for line in lines), \
-            output
     ranks = max(2, ngpu)
     assert f"IPC all-reduce: {ranks} ranks x 1048576 floats on {gpus}: OK" in lines, output
-    assert lines[-1] == "multi_gpu_allreduce: OK", output
 
+
+@pytest.mark.gpu
+def test_multi_gpu_allreduce_cupy_nccl_gpu():
+    lines, ngpu, output = _run_allreduce("--backend", "cupy", "--skip-ipc")
+    _check_nccl_part(lines, ngpu, output, "cupy", "NCCL all-reduce (cupy.cuda.nccl)")
+    assert "IPC all-reduce: skipped: --skip-ipc" in lines, output
 
 def _readme_snippets():
     readme = os.path.join(os.path.dirname(EXAMPLES), "README.md")
