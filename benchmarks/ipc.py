@@ -427,7 +427,14 @@ def _buffer_import_setup(helper: _Helper, contender: str) -> Callable[[], Prepar
             loc.s.sync()
             loc.call("free")
             run = _buffer_import_run(loc, mmr)
-            return Prepared(run, cleanup=lambda: (loc.close(), mmr.close()))
+
+            def cleanup() -> None:
+                try:
+                    loc.close()
+                finally:
+                    mmr.close()
+                    handle.close()
+            return Prepared(run, cleanup=cleanup)
         except BaseException:
             _quietly(loc.close)
             raise
