@@ -349,11 +349,16 @@ class _Helper:
         child_data.close()
 
     def call(self, *msg: Any) -> Any:
-        self.conn.send(msg)
-        if not self.conn.poll(ANSWER_S):
-            raise RuntimeError(f"the helper process did not answer {msg[0]!r} within "
-                               f"{ANSWER_S:g} s")
-        status, value = self.conn.recv()
+        try:
+            self.conn.send(msg)
+            if not self.conn.poll(ANSWER_S):
+                raise RuntimeError(f"the helper process did not answer {msg[0]!r} within "
+                                   f"{ANSWER_S:g} s")
+            status, value = self.conn.recv()
+        except (EOFError, OSError):
+            self.proc.join(5)
+            raise RuntimeError(f"the helper process has ended (exit code {self.proc.exitcode}; "
+                               f"its traceback, if any, is on stderr)") from None
         if status != "ok":
             raise RuntimeError(f"in the helper process: {value}")
         return value

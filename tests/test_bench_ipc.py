@@ -120,3 +120,14 @@ def test_helper_process_protocol(ipc):
     finally:
         helper.close()
     assert helper.proc.exitcode == 0
+
+
+def test_helper_that_died_is_reported(ipc):
+    helper = ipc._Helper()
+    try:
+        helper.proc.kill()
+        helper.proc.join()
+        with pytest.raises(RuntimeError, match=r"the helper process has ended \(exit code -9"):
+            helper.call("open", "events", ipc.OURS)
+    finally:
+        helper.close()
