@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 import uuid as _uuid
 from typing import Any
 
