@@ -35,7 +35,8 @@ def pattern(seed, n):
     return ((i * np.uint64(131) + np.uint64(seed * 7 + 1)) & np.uint64(0xFF)).astype(np.uint8)
 
 
-def _pinned(n):
+def pinned(n):
+    """``n`` bytes of pinned host memory (LegacyPinnedMemoryResource: no pool needed)."""
     from cuda_core import LegacyPinnedMemoryResource
 
     return LegacyPinnedMemoryResource().allocate(n)
@@ -52,7 +53,7 @@ def _view(buf, offset, n):
 def write_bytes(buf, data, stream, offset=0):
     """Copy the uint8 array ``data`` into ``buf`` at ``offset`` through pinned host memory, and
     wait for the copy."""
-    staging = _pinned(len(data))
+    staging = pinned(len(data))
     try:
         host = np.from_dlpack(staging).view(np.uint8)
         host[:] = data
@@ -71,7 +72,7 @@ def read_bytes(buf, stream, offset=0, n=None):
     """``n`` bytes of ``buf`` from ``offset`` (the rest of it by default), copied into pinned
     host memory on ``stream`` and returned as a new uint8 array."""
     n = buf.size - offset if n is None else n
-    staging = _pinned(n)
+    staging = pinned(n)
     try:
         _view(buf, offset, n).copy_to(staging, stream=stream)
         stream.sync()
@@ -222,6 +223,12 @@ def _setup(device_id=0):
 
 def _get(q):
     return q.get(timeout=CHILD_TIMEOUT)
+
+
+def _recv(conn):
+    if not conn.poll(CHILD_TIMEOUT):
+        raise TimeoutError(f"no message from the parent within {CHILD_TIMEOUT:g} s")
+    return conn.recv()
 
 
 def _wait(event, what):
@@ -449,14 +456,14 @@ def child_fd_rounds(conn, variant, warm, rounds, resource):
     vmr = None
     if variant == "vmm":
         vmr = VirtualMemoryResource(dev, VirtualMemoryResourceOptions(handle_type="posix_fd"))
-    staging = _pinned(1)
+    staging = pinned(1)
     host = np.from_dlpack(staging).view(np.uint8)
     before = None
     try:
         for r in range(warm + rounds):
             if r == warm:
                 before = counted_fds()
-            kind, number, payload = conn.recv()
+            kind, number, payload = _recv(conn)
             if number != r:
                 raise AssertionError(f"round {r}: got the message of round {number}")
             if kind == "desc":  # a pool or VMM buffer descriptor
