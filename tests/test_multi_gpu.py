@@ -9,6 +9,7 @@ on purpose runs in a child. Nothing here uses NVLink multicast.
 """
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -77,20 +78,23 @@ def _run_threads(work, args_list, timeout=CHILD_TIMEOUT):
     with every exception the threads raised. ``work`` gets an extra first argument, a
     Barrier all threads pass before working, which a failing thread breaks."""
     errors = []
+    lock = threading.Lock()
     barrier = threading.Barrier(len(args_list))
 
     def run(*args):
         try:
             work(barrier, *args)
-        except BaseException as exc:  # collected and re-raised below, with the thread's name
-            errors.append(f"{threading.current_thread().name}{args}: {exc!r}")
+        except BaseException as exc:  # collected, and reported below with the thread's name
+            with lock:
+                errors.append(f"{threading.current_thread().name}{args}: {exc!r}")
             barrier.abort()
 
     threads = [threading.Thread(target=run, args=args, daemon=True) for args in args_list]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + timeout  # one budget for all of them
     for t in threads:
-        t.join(timeout)
+        t.join(max(deadline - time.monotonic(), 0.0))
     stuck = [t.name for t in threads if t.is_alive()]
     assert not stuck, f"threads still running after {timeout} s: {stuck}; errors: {errors}"
     assert errors == []
