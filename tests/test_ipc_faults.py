@@ -137,10 +137,10 @@ def _clean_refusal_or_import(got, what):
         assert got[1] in ("CUDAError", "ValueError"), (what, got)
 
 
-def _gather(children, timeout=None):
-    """The report of every child in ``children`` (Child objects), in order, read as they come:
-    fails as soon as one of them has ended without reporting, not after the others' waits
-    time out."""
+def _values(children, timeout=None):
+    """The values the children (Child objects) returned, in order, read as they come: fails
+    as soon as one of them raised or ended without reporting, rather than after the others'
+    waits time out."""
     deadline = time.monotonic() + (CHILD_TIMEOUT if timeout is None else timeout)
     reports = [None] * len(children)
     while any(r is None for r in reports):
@@ -153,18 +153,12 @@ def _gather(children, timeout=None):
             try:
                 reports[i] = c.queue.get(timeout=0.05)
             except queue.Empty:
-                if c.proc.exitcode is not None:
-                    reports[i] = c.report(timeout=2)  # what it put before exiting, or a failure
-    return reports
-
-
-def _values(children, timeout=None):
-    out = []
-    for c, r in zip(children, _gather(children, timeout)):
-        if r[0] != "ok":
-            pytest.fail(f"child {c.proc.name} raised {r[1]}: {r[2]}")
-        out.append(r[1])
-    return out
+                if c.proc.exitcode is None:
+                    continue
+                reports[i] = c.report(timeout=2)  # what it put before exiting, or a failure
+            if reports[i][0] != "ok":
+                pytest.fail(f"child {c.proc.name} raised {reports[i][1]}: {reports[i][2]}")
+    return [r[1] for r in reports]
 
 
 # -- 1-3: processes killed around a hand-off --------------------------------------------------

@@ -14,6 +14,7 @@ Importing this module touches no GPU: cuda_core makes no driver call at import, 
 else is imported inside the functions that need it.
 """
 
+import contextlib
 import gc
 import os
 import sys
@@ -236,6 +237,17 @@ def _wait(event, what):
         raise TimeoutError(f"the parent did not set {what} in time")
 
 
+@contextlib.contextmanager
+def _breaking(barrier):
+    """Break ``barrier`` if the block raises, so that the other processes waiting at it fail
+    at once instead of timing out."""
+    try:
+        yield
+    except BaseException:
+        barrier.abort()
+        raise
+
+
 def _close_all(bufs, stream):
     for b in bufs:
         b.close(stream)
@@ -321,19 +333,20 @@ def child_hold_then_write(q, acks, go, barrier, half, seeds):
     importer at ``barrier``, then writes ``pattern(100 + half)`` into its half of every
     buffer, closes them and waits for the frees."""
     child_setup()
-    _, s = _setup()
-    bufs = _get(q)
-    for i, (b, seed) in enumerate(zip(bufs, seeds)):
-        check_pattern(b, seed, s, f"buffer {i} before the exporter closed its resource")
-    acks.put("imported")
-    _wait(go, "go")
-    for i, (b, seed) in enumerate(zip(bufs, seeds)):
-        check_pattern(b, seed, s, f"buffer {i} after the exporter closed its resource")
-    barrier.wait(CHILD_TIMEOUT)  # both importers have read the original data
-    for b in bufs:
-        n = b.size // 2
-        write_bytes(b, pattern(100 + half, n), s, offset=half * n)
-    _close_all(bufs, s)
+    with _breaking(barrier):
+        _, s = _setup()
+        bufs = _get(q)
+        for i, (b, seed) in enumerate(zip(bufs, seeds)):
+            check_pattern(b, seed, s, f"buffer {i} before the exporter closed its resource")
+        acks.put("imported")
+        _wait(go, "go")
+        for i, (b, seed) in enumerate(zip(bufs, seeds)):
+            check_pattern(b, seed, s, f"buffer {i} after the exporter closed its resource")
+        barrier.wait(CHILD_TIMEOUT)  # both importers have read the original data
+        for b in bufs:
+            n = b.size // 2
+            write_bytes(b, pattern(100 + half, n), s, offset=half * n)
+        _close_all(bufs, s)
     return len(bufs)
 
 
@@ -517,23 +530,24 @@ def child_concurrent_import(mr, q, barrier, index, mode, seed):
     child_setup()
     from cuda_core import Buffer
 
-    _, s = _setup()
-    if mode == "descriptor":
-        desc = _get(q)
+    with _breaking(barrier):
+        _, s = _setup()
+        if mode == "descriptor":
+            desc = _get(q)
+            barrier.wait(CHILD_TIMEOUT)
+            b = Buffer.from_ipc_descriptor(mr, desc, stream=s)
+        else:
+            barrier.wait(CHILD_TIMEOUT)
+            b = _get(q)
+            if b.memory_resource is not mr:
+                raise AssertionError("the Buffer arrived with another resource than the "
+                                     "registered one")
+        check_pattern(b, seed, s, f"importer {index}")
         barrier.wait(CHILD_TIMEOUT)
-        b = Buffer.from_ipc_descriptor(mr, desc, stream=s)
-    else:
-        barrier.wait(CHILD_TIMEOUT)
-        b = _get(q)
-        if b.memory_resource is not mr:
-            raise AssertionError("the Buffer arrived with another resource than the registered "
-                                 "one")
-    check_pattern(b, seed, s, f"importer {index}")
-    barrier.wait(CHILD_TIMEOUT)
-    _view(b, index * SLOT, SLOT).fill(index + 1, stream=s)
-    s.sync()
-    b.close(s)
-    s.sync()
+        _view(b, index * SLOT, SLOT).fill(index + 1, stream=s)
+        s.sync()
+        b.close(s)
+        s.sync()
     return index
 
 
