@@ -22,7 +22,7 @@ import pytest
 
 from helpers import run_python
 from helpers import ipc_children as kids
-from helpers.ipc import (CHILD_TIMEOUT, SPAWN, Children, DieOnUnpickle, assert_fds_back,
+from helpers.ipc import (CHILD_TIMEOUT, SPAWN, Children, DieOnUnpickle, PassFd, assert_fds_back,
                          conn_recv, exit_text, prime, queue_get, require_ipc_events,
                          require_pool_ipc, require_posix_fd_vmm)
 
@@ -84,6 +84,47 @@ def test_data_helpers():
         3: "pipe:[2]", 5: "y"}
     assert kids.outcome(lambda: 7) == ("ok", 7)
     assert kids.outcome(lambda: int("x"))[:2] == ("error", "ValueError")
+
+
+def test_a_descriptor_for_a_killed_child_waits_in_the_resource_sharer():
+    # The mechanics test_child_killed_before_receiving relies on, with /dev/null for a pool's
+    # descriptor: the sender's duplicate outlives a receiver that died before asking for it,
+    # until resource_sharer.stop(); then a new transfer works, and a child whose report queue
+    # is dropped leaves no descriptor behind.
+    prime()
+    fd = os.open(os.devnull, os.O_RDONLY)
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        q, gate = SPAWN.Queue(), SPAWN.Event()
+        before = kids.counted_fds()
+        with Children() as children:
+            victim = children.start(kids.child_block_then_get, q, gate,
+                                    exitcode=-signal.SIGKILL)
+            q.put([PassFd(fd)])
+            _drain(q)
+            victim.kill()
+            victim.join(CHILD_TIMEOUT)
+            assert victim.exitcode == -signal.SIGKILL, exit_text(victim.exitcode)
+        del victim, q
+        held = kids.new_fds(before, kids.counted_fds())
+        dups = [n for n, what in held.items() if what == target]
+        assert len(dups) == 1, held
+        multiprocessing.resource_sharer.stop()
+        after = kids.counted_fds()
+        assert after.get(dups[0]) != target
+        assert_fds_back(before, after, slack=0)
+        q2 = SPAWN.Queue()
+        gate.set()
+        with Children() as children:
+            child = children.run(kids.child_block_then_get, q2, gate)
+            q2.put([PassFd(fd)])
+            assert child.value() == 1
+            _drain(q2)
+        del child, q2
+        held = kids.new_fds(before, kids.counted_fds())
+        assert [what for what in held.values() if what == target] == [], held
+    finally:
+        os.close(fd)
 
 
 # -- GPU helpers ------------------------------------------------------------------------------
