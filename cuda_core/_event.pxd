@@ -11,9 +11,8 @@ cdef class Event(Resource):
     cdef bint _blocking
     cdef bint _ipc
     cdef bint _recorded
-    # IPC: the handle came from another process (Event.from_ipc_descriptor), and is shared
-    # with every other import of the same descriptor in this process (the import table frees
-    # it with the last one).
+    # IPC: opened from another process's descriptor (Event.from_ipc_descriptor); a driver
+    # event of its own, destroyed by close() as any other.
     cdef bint _imported
     # IPC: the IPCEventDescriptor, made on first use of ipc_descriptor (exporter) or the one
     # the event was imported from; None until then. Written under critical_section(self).

@@ -4,11 +4,9 @@ another process.
 An IPC-enabled event (``Stream.record(options=EventOptions(ipc_enabled=True))``) is shared
 through its :class:`IPCEventDescriptor`, or by sending the event itself through
 :mod:`multiprocessing`. The importing process opens the descriptor with
-``cuIpcOpenEventHandle``. Imports go through one process-wide table keyed by the descriptor's
-64 bytes and the context: importing one descriptor twice gives two Event objects that share one
-driver event, destroyed when the last of them is closed. The table is C++ behind a
-``std::mutex`` that is only taken with the GIL released and holds no Python object, so it is
-safe under free-threaded CPython and cannot deadlock against the GIL or a finalizer.
+``cuIpcOpenEventHandle``, which gives a new driver event on every call (two imports of one
+descriptor are two independent events, each destroyed by its own ``close``), so imports need no
+bookkeeping in this process.
 """
 
 cimport cython
@@ -32,133 +30,6 @@ from cuda_core import _mp
 from cuda_core._options import EventOptions, check_or_create_options
 
 __all__ = ["Event", "EventOptions"]
-
-
-# -- the import table (C++; see the module docstring) ------------------------------------------
-
-cdef extern from *:
-    """
-    #include <mutex>
-    #include <string>
-    #include <unordered_map>
-    #include <vector>
-    // Events opened from descriptors, process-wide. Allocated once and never destroyed: an
-    // event may be closed while the process exits, after static destructors have run.
-    struct cuda_core_EventImports {
-        struct Entry {
-            long refs = 0;                  // Event objects holding the driver event
-            std::vector<std::string> keys;  // every key that names it (normally one)
-        };
-        std::mutex lock;
-        std::unordered_map<std::string, CUevent> by_key;
-        std::unordered_map<CUevent, Entry> by_event;
-    };
-    static cuda_core_EventImports* cuda_core_event_imports = new cuda_core_EventImports();
-
-    // The driver event for `key` (n bytes: the 64-byte handle, then the context), opened with
-    // open_event(&event, key) on a miss, one more reference taken. Called without the GIL;
-    // the callbacks run under the lock and touch no Python object.
-    static CUresult cuda_core_event_acquire(const char* key, size_t n,
-                                            CUresult (*open_event)(CUevent*, const char*),
-                                            CUresult (*destroy)(CUevent), CUevent* out) {
-        cuda_core_EventImports* t = cuda_core_event_imports;
-        CUevent ev = nullptr;
-        bool opened = false, added = false;
-        try {
-            std::string k(key, n);
-            std::lock_guard<std::mutex> guard(t->lock);
-            auto hit = t->by_key.find(k);
-            if (hit != t->by_key.end()) {
-                t->by_event[hit->second].refs += 1;  // present: no allocation, cannot throw
-                *out = hit->second;
-                return CUDA_SUCCESS;
-            }
-            CUresult err = open_event(&ev, key);
-            if (err != CUDA_SUCCESS) {
-                return err;
-            }
-            opened = true;
-            auto it = t->by_event.find(ev);
-            if (it == t->by_event.end()) {
-                it = t->by_event.emplace(ev, cuda_core_EventImports::Entry()).first;
-                added = true;
-            }
-            it->second.keys.push_back(k);
-            try {
-                t->by_key.emplace(k, ev);
-            } catch (...) {
-                it->second.keys.pop_back();
-                throw;
-            }
-            it->second.refs += 1;
-            *out = ev;
-            return CUDA_SUCCESS;
-        } catch (...) {  // out of memory (the guard has released the lock)
-            if (opened) {
-                // Undo a fresh import: no reference was handed out and no key names it. An
-                // event some other key already names stays as it is.
-                std::lock_guard<std::mutex> guard(t->lock);
-                auto it = t->by_event.find(ev);
-                if (it == t->by_event.end()) {
-                    destroy(ev);
-                } else if (added) {
-                    t->by_event.erase(it);
-                    destroy(ev);
-                }
-            }
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-    }
-
-    // Drop one reference to `ev`; the last one destroys it. *found is 0 when `ev` is not in
-    // the table. Called without the GIL.
-    static CUresult cuda_core_event_release(CUevent ev, CUresult (*destroy)(CUevent),
-                                            int* found) {
-        cuda_core_EventImports* t = cuda_core_event_imports;
-        std::lock_guard<std::mutex> guard(t->lock);
-        auto it = t->by_event.find(ev);
-        if (it == t->by_event.end()) {
-            *found = 0;
-            return CUDA_SUCCESS;
-        }
-        *found = 1;
-        if (--it->second.refs > 0) {
-            return CUDA_SUCCESS;
-        }
-        for (const std::string& k : it->second.keys) {
-            t->by_key.erase(k);
-        }
-        t->by_event.erase(it);
-        // Destroyed under the lock: an import of the same key waits, then opens a new event.
-        return destroy(ev);
-    }
-
-    static size_t cuda_core_event_imports_open() {
-        std::lock_guard<std::mutex> guard(cuda_core_event_imports->lock);
-        return cuda_core_event_imports->by_event.size();
-    }
-    """
-    CUresult _acquire "cuda_core_event_acquire"(
-        const char* key, size_t n, CUresult (*open_event)(CUevent*, const char*) noexcept nogil,
-        CUresult (*destroy)(CUevent) noexcept nogil, CUevent* out) noexcept nogil
-    CUresult _release_import "cuda_core_event_release"(
-        CUevent ev, CUresult (*destroy)(CUevent) noexcept nogil, int* found) noexcept nogil
-    size_t _imports_open "cuda_core_event_imports_open"() noexcept nogil
-
-
-cdef CUresult _open_event(CUevent* ev, const char* key) noexcept nogil:
-    cdef CUipcEventHandle handle
-    memcpy(handle.reserved, key, sizeof(CUipcEventHandle))
-    return cydriver.cuIpcOpenEventHandle(ev, handle)
-
-
-cdef CUresult _destroy_event(CUevent ev) noexcept nogil:
-    return cydriver.cuEventDestroy(ev)
-
-
-def _imported_events_open():
-    """How many driver events the import table holds (test hook)."""
-    return _imports_open()
 
 
 # -- process-wide flags, each written once with an atomic store ---------------------------------
@@ -221,27 +92,15 @@ cdef class Event(Resource):
                            "Device.create_event() or Stream.record()")
 
     cdef int _release(self) except -1:
-        cdef CUresult err
-        cdef int found = 1
-        if self._handle == NULL:
-            return 0
-        if not self._imported:
-            return check_call(cydriver.cuEventDestroy(self._handle), "cuEventDestroy")
-        with nogil:
-            err = _release_import(self._handle, _destroy_event, &found)
-        if not found:  # unreachable: every imported Event holds one reference
-            raise RuntimeError(f"imported event 0x{<size_t>self._handle:x} is missing from "
-                               f"the import table")
-        return check_call(err, "cuEventDestroy")
+        if self._handle != NULL:
+            check_call(cydriver.cuEventDestroy(self._handle), "cuEventDestroy")
+        return 0
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
 
     def close(self):
         """Destroy the event. Idempotent; work already recorded still completes.
-
-        An imported event shares its driver event with the other imports of the same
-        descriptor in this process: the last of them to close destroys it.
 
         .. note:: Calls ``cuEventDestroy``.
         """
@@ -336,8 +195,8 @@ cdef class Event(Resource):
         Event
             An IPC-enabled event without timing, recorded (so that :meth:`sync`,
             :attr:`is_done` and ``Stream.wait`` see the exporter's record), owned by this
-            process: :meth:`close` it when done. Importing one descriptor twice gives two
-            equal events sharing one driver event.
+            process: :meth:`close` it when done. Each import is a new driver event, also for
+            a descriptor imported before.
 
         Raises
         ------
@@ -351,8 +210,8 @@ cdef class Event(Resource):
 
         Notes
         -----
-        Calls ``cuIpcOpenEventHandle`` (once per descriptor and context while an import of it
-        is open). The exporting process must keep its event alive until this one is done.
+        Calls ``cuIpcOpenEventHandle``. The exporting process must keep its event alive until
+        this one is done with it.
         """
         cdef CUcontext current = NULL
         if type(ipc_descriptor) is not IPCEventDescriptor:
@@ -499,30 +358,19 @@ cdef IPCEventDescriptor _new_descriptor(bytes payload, bint blocking):
 
 
 cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
-    """The event ``desc`` names, opened in ``ctx`` (which the caller made current) through
-    the import table."""
-    cdef char key[128]  # the handle's 64 bytes, then the context's address
-    cdef size_t n = sizeof(CUipcEventHandle) + sizeof(CUcontext)
-    cdef CUevent handle = NULL
-    cdef Event ev
-    cdef CUcontext c = ctx._handle
+    """The event ``desc`` names, opened in ``ctx`` (which the caller made current)."""
+    cdef CUipcEventHandle handle
+    cdef CUevent opened = NULL
     cdef CUresult err
-    cdef int found = 1
-    memcpy(key, <const char*>desc._payload, sizeof(CUipcEventHandle))
-    memcpy(key + sizeof(CUipcEventHandle), &c, sizeof(CUcontext))
+    cdef Event ev = Event.__new__(Event)  # first: nothing to undo if it fails
+    memcpy(handle.reserved, <const char*>desc._payload, sizeof(CUipcEventHandle))
     with nogil:
-        err = _acquire(key, n, _open_event, _destroy_event, &handle)
+        err = cydriver.cuIpcOpenEventHandle(&opened, handle)
     if err != CUDA_SUCCESS:
         raise make_driver_error(err, f"{what}: ipc_descriptor: cuIpcOpenEventHandle refused it "
                                      f"(exported by this same process, or the exporting event "
                                      f"was destroyed?)")
-    try:
-        ev = Event.__new__(Event)
-    except BaseException:
-        with nogil:
-            _release_import(handle, _destroy_event, &found)
-        raise
-    ev._handle = handle
+    ev._handle = opened
     ev._ctx = ctx
     ev._blocking = desc._blocking
     ev._ipc = True

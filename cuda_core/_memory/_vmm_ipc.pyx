@@ -11,7 +11,8 @@ importing resource like any other (released the same way), except that it cannot
 Descriptors are not cached on the buffer (unlike a pool buffer's): each
 ``Buffer.ipc_descriptor`` exports fresh file descriptors, owned by the descriptor it returns,
 so that a live buffer holds no file descriptor and the user's descriptors bound how many are
-open. An imported buffer keeps its imported handles, not the descriptor's file descriptors.
+open. An imported buffer keeps its imported handles, not the descriptor's file descriptors, and
+cannot be exported again (only the exporting process can share its memory).
 
 ``_memory._ipc`` dispatches here (``register_vmm``, at import): every buffer of a
 VirtualMemoryResource, and every descriptor of a VMM kind.
@@ -37,6 +38,7 @@ from cuda_core._memory._vmm_mr cimport VirtualMemoryResource, _Allocation, _new_
 from cuda_core._stream cimport Stream
 
 import dataclasses
+import sys
 
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._memory._vmm_mr import _Chunk
@@ -64,6 +66,11 @@ cdef object _export(Buffer buf):
     if rec is None:
         raise ValueError(f"{what}: 0x{buf._ptr:x} is not an allocation of the buffer's "
                          f"VirtualMemoryResource (a buffer from Buffer.from_handle?)")
+    if (<_Allocation>rec)._imported:
+        # The driver does not hand imported memory on as a shareable handle of this process.
+        raise RuntimeError(f"{what}: this buffer was imported from another process; only the "
+                           f"exporting process can share it (send the descriptor it was "
+                           f"imported from, or export it there again)")
     name = str(handle_type)
     # The chunks that hold the buffer's bytes (a shrunk buffer may have more mapped).
     chunks = [c for c in (<_Allocation>rec).chunks if c.offset < buf._size]
@@ -101,10 +108,31 @@ cdef object _export_fds(size_t size, list chunks):
             c_close(fd)
         raise
     try:
-        return new_vmm_descriptor(KIND_VMM_FD, size, tuple(c.size for c in chunks), owned, ())
+        desc = new_vmm_descriptor(KIND_VMM_FD, size, tuple(c.size for c in chunks), owned, ())
     except BaseException:
         owned.close()
         raise
+    _keep_while_spawning(desc)
+    return desc
+
+
+cdef int _keep_while_spawning(IPCBufferDescriptor desc) except -1:
+    """Keep ``desc`` (its file descriptors) alive as long as the process being started, when
+    it is made while ``Process.start()`` pickles its arguments (a Buffer argument exports a
+    descriptor nobody else holds). The child inherits the file descriptors themselves
+    (``pass_fds``), but only once pickling has finished: closed before, they would be missing
+    in the child, or be other files by then."""
+    context = sys.modules.get("multiprocessing.context")
+    if context is None:  # multiprocessing is not even imported: no process is being started
+        return 0
+    popen = context.get_spawning_popen()
+    if popen is None:
+        return 0
+    kept = getattr(popen, "_cuda_core_kept", None)
+    if kept is None:
+        kept = popen._cuda_core_kept = []
+    kept.append(desc)
+    return 0
 
 
 cdef object _export_fabric(size_t size, list chunks):
