@@ -304,7 +304,6 @@ cdef class Event(Resource):
         return f"<Event handle=0x{<size_t>self._handle:x} device={self._ctx._device_id}{kind}>"
 
 
-
 @cython.final
 cdef class IPCEventDescriptor:
     """What another process opens an IPC-enabled event with (:meth:`Event.from_ipc_descriptor`).
@@ -387,7 +386,10 @@ cdef Event create_event(Context ctx, object options, bint for_record=False):
     cdef CUevent handle = NULL
     cdef ContextGuard guard
     if options is not None:  # the defaults need no options object
-        opts = check_or_create_options(EventOptions, options, "Event options")
+        if type(options) is EventOptions:  # the common case, without a Python call
+            opts = options
+        else:
+            opts = check_or_create_options(EventOptions, options, "Event options")
         timing, blocking, ipc = opts.timing_enabled, opts.blocking_sync, opts.ipc_enabled
         if timing:
             flags = 0

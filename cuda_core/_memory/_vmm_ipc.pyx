@@ -52,9 +52,12 @@ _KIND_NAMES = {KIND_VMM_FD: "posix_fd", KIND_VMM_FABRIC: "fabric"}
 
 cdef object _export(Buffer buf):
     """``buf.ipc_descriptor`` for a buffer of a VirtualMemoryResource (``buf`` is open)."""
-    cdef VirtualMemoryResource mr = <VirtualMemoryResource>buf._mr
+    cdef VirtualMemoryResource mr
     cdef ContextGuard guard
     what = "Buffer.ipc_descriptor"
+    if not isinstance(buf._mr, VirtualMemoryResource):  # the dispatcher's job; never guessed
+        raise TypeError(f"{what}: the buffer's memory resource is not a VirtualMemoryResource")
+    mr = <VirtualMemoryResource>buf._mr
     handle_type = mr._config.handle_type
     if handle_type is None:
         raise RuntimeError(f"{what}: the buffer's memory resource is not IPC-enabled (a "
@@ -189,7 +192,7 @@ cdef CUmemGenericAllocationHandle _import_chunk(IPCBufferDescriptor desc, Py_ssi
 cdef object _import(object cls, object mr_obj, IPCBufferDescriptor desc, object stream):
     """``cls.from_ipc_descriptor(mr, desc, stream=stream)`` for a VMM descriptor or a
     VirtualMemoryResource ``mr_obj``: the buffer, or an exception with nothing left mapped."""
-    cdef VirtualMemoryResource mr = <VirtualMemoryResource>mr_obj
+    cdef VirtualMemoryResource mr
     cdef Stream s
     cdef CUmemAllocationProp prop
     cdef CUmemGenericAllocationHandle handle
@@ -200,6 +203,11 @@ cdef object _import(object cls, object mr_obj, IPCBufferDescriptor desc, object 
     cdef Buffer buf
     cdef ContextGuard guard
     what = "Buffer.from_ipc_descriptor()"
+    if not isinstance(mr_obj, VirtualMemoryResource):
+        raise TypeError(f"{what}: ipc_descriptor describes a VirtualMemoryResource buffer, "
+                        f"which imports into a VirtualMemoryResource, not a "
+                        f"{type(mr_obj).__name__}")
+    mr = <VirtualMemoryResource>mr_obj
     s = require_stream(stream, what)
     s._check_open()
     handle_type = mr._config.handle_type
