@@ -177,6 +177,9 @@ def test_grown_buffer_imports_as_one_range_aliasing_it(dev, stream):
     grown = mr.modify_allocation(buf, 3 * gran)
     Buffer.from_handle(grown.handle + gran, 2 * gran).fill(0x22, stream=stream)
     stream.sync()
+    warm = grown.ipc_descriptor  # one export first: whatever the driver opens once is open
+    del warm
+    gc.collect()
     before = open_fds()
     desc = grown.ipc_descriptor
     assert len(set(open_fds()) - set(before)) == 2  # two chunks: two file descriptors
