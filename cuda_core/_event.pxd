@@ -11,6 +11,21 @@ cdef class Event(Resource):
     cdef bint _blocking
     cdef bint _ipc
     cdef bint _recorded
+    # IPC: opened from another process's descriptor (Event.from_ipc_descriptor); a driver
+    # event of its own, destroyed by close() as any other.
+    cdef bint _imported
+    # IPC: the IPCEventDescriptor, made on first use of ipc_descriptor (exporter) or the one
+    # the event was imported from; None until then. Written under critical_section(self).
+    cdef object _ipc_desc
 
 
-cdef Event create_event(Context ctx, object options)
+cdef class IPCEventDescriptor:
+    # The 64 bytes of the CUipcEventHandle.
+    cdef bytes _payload
+    cdef bint _blocking
+    cdef object __weakref__
+
+
+# A new, unrecorded event in ``ctx``. ``for_record``: the caller records it at once (Stream.record),
+# the only way an IPC-enabled event may be made; Device.create_event passes False.
+cdef Event create_event(Context ctx, object options, bint for_record=*)

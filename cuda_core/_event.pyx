@@ -1,17 +1,73 @@
-"""Events: mark a point in a stream, wait for it, time between two of them."""
+"""Events: mark a point in a stream, wait for it, time between two of them, share one with
+another process.
+
+An IPC-enabled event (``Stream.record(options=EventOptions(ipc_enabled=True))``) is shared
+through its :class:`IPCEventDescriptor`, or by sending the event itself through
+:mod:`multiprocessing`. The importing process opens the descriptor with
+``cuIpcOpenEventHandle``, which gives a new driver event on every call (two imports of one
+descriptor are two independent events, each destroyed by its own ``close``), so imports need no
+bookkeeping in this process.
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcpy
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUevent, CUresult, CUDA_SUCCESS
+from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUevent, CUipcEventHandle, CUresult,
+                                     CUDA_SUCCESS)
 
-from cuda_core._context cimport Context, ContextGuard, enter_context
-from cuda_core._errors cimport HANDLE_RETURN, check_call
+from cuda_core._atomic cimport load_int, store_int
+from cuda_core._context cimport (Context, ContextGuard, context_from_handle, enter_context,
+                                 primary_context)
+from cuda_core._driver cimport ensure_driver
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 
 from cuda.bindings import driver as _driver_py
 
+from cuda_core import _mp
 from cuda_core._options import EventOptions, check_or_create_options
 
 __all__ = ["Event", "EventOptions"]
+
+
+# -- process-wide flags, each written once with an atomic store ---------------------------------
+
+# Whether the multiprocessing reducers are registered (cuda_core._mp.ensure_reducers ran).
+cdef int _mp_ready = 0
+# Per device ordinal: 0 not known yet, 1 interprocess events supported, 2 not supported.
+cdef enum:
+    _IPC_SLOTS = 64
+cdef int _ipc_support[_IPC_SLOTS]
+
+
+cdef inline int _ensure_mp() except -1:
+    if load_int(&_mp_ready):
+        return 0
+    _mp.ensure_reducers()
+    store_int(&_mp_ready, 1)
+    return 0
+
+
+cdef int _check_ipc_supported(int ordinal) except -1:
+    """RuntimeError unless device ``ordinal`` supports interprocess events (read once)."""
+    cdef int known = 0
+    cdef int value = 0
+    cdef CUdevice dev = 0
+    if 0 <= ordinal < _IPC_SLOTS:
+        known = load_int(&_ipc_support[ordinal])
+    if known == 0:
+        HANDLE_RETURN(cydriver.cuDeviceGet(&dev, ordinal))
+        HANDLE_RETURN(cydriver.cuDeviceGetAttribute(
+            &value, cydriver.CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, dev))
+        known = 1 if value else 2
+        if 0 <= ordinal < _IPC_SLOTS:
+            store_int(&_ipc_support[ordinal], known)
+    if known == 2:
+        raise RuntimeError(f"device {ordinal} does not support interprocess events "
+                           f"(properties.ipc_event_supported is False)")
+    return 0
 
 
 cdef class Event(Resource):
@@ -20,6 +76,15 @@ cdef class Event(Resource):
 
     ``end - start`` gives the milliseconds between two completed, recorded events that both
     have timing enabled.
+
+    An IPC-enabled event, made by ``Stream.record(options=EventOptions(ipc_enabled=True))``,
+    can be waited on by other processes: send it through :mod:`multiprocessing` (a Queue, a
+    Pipe, a ``Process`` argument), or send its :attr:`ipc_descriptor` and import that with
+    :meth:`from_ipc_descriptor`. Such an event is recorded once (recording it again raises
+    ``TypeError``: record a new one), never records timing, and must stay alive in the
+    exporting process until every importer is done with it: what an imported event does once
+    its exporter destroyed the original is undefined in the driver. Plain :mod:`pickle`
+    refuses events.
     """
 
     def __init__(self, *args, **kwargs):
@@ -61,18 +126,110 @@ cdef class Event(Resource):
 
     @property
     def is_timing_enabled(self):
+        """True if the event records timestamps (``EventOptions.timing_enabled``)."""
         self._check_open()
         return bool(self._timing)
 
     @property
     def is_blocking_sync(self):
+        """True if :meth:`sync` blocks the calling thread instead of spinning."""
         self._check_open()
         return bool(self._blocking)
 
     @property
     def is_ipc_enabled(self):
+        """True if the event can be shared with other processes: an IPC-enabled event, or one
+        imported from another process."""
         self._check_open()
         return bool(self._ipc)
+
+    # -- IPC -----------------------------------------------------------------------------------
+
+    @property
+    def ipc_descriptor(self):
+        """The :class:`IPCEventDescriptor` another process opens this event with
+        (:meth:`from_ipc_descriptor`).
+
+        Made on first use and kept; an imported event gives the descriptor it was imported
+        from, so that it can be passed on.
+
+        Raises
+        ------
+        RuntimeError
+            If the event is not IPC-enabled, or is closed.
+
+        Notes
+        -----
+        Calls ``cuIpcGetEventHandle`` once.
+        """
+        cdef CUipcEventHandle handle
+        cdef ContextGuard guard
+        self._check_open()
+        if not self._ipc:
+            raise RuntimeError("Event.ipc_descriptor: this event is not IPC-enabled; record "
+                               "one with Stream.record(options=EventOptions(ipc_enabled=True))")
+        # Check, export and store as one step: two threads get the same descriptor. The driver
+        # call keeps the GIL (releasing the thread state would suspend the section).
+        with cython.critical_section(self):
+            desc = self._ipc_desc
+            if desc is None:
+                enter_context(guard, self._ctx._handle)
+                HANDLE_RETURN(cydriver.cuIpcGetEventHandle(&handle, self._handle))
+                desc = _new_descriptor(
+                    PyBytes_FromStringAndSize(handle.reserved, sizeof(CUipcEventHandle)),
+                    self._blocking)
+                self._ipc_desc = desc
+        return desc
+
+    @classmethod
+    def from_ipc_descriptor(cls, ipc_descriptor):
+        """Open, in the current context, an event another process exported.
+
+        Parameters
+        ----------
+        ipc_descriptor : IPCEventDescriptor
+            :attr:`ipc_descriptor` of the exporting process's event.
+
+        Returns
+        -------
+        Event
+            An IPC-enabled event without timing, recorded (so that :meth:`sync`,
+            :attr:`is_done` and ``Stream.wait`` see the exporter's record), owned by this
+            process: :meth:`close` it when done. Each import is a new driver event, also for
+            a descriptor imported before.
+
+        Raises
+        ------
+        TypeError
+            If ``ipc_descriptor`` is not an :class:`IPCEventDescriptor`.
+        RuntimeError
+            If no CUDA context is current (call ``Device(n).set_current()`` first).
+        CUDAError
+            If the driver refuses the descriptor: exported by this same process, or the
+            exporting event was destroyed.
+
+        Notes
+        -----
+        Calls ``cuIpcOpenEventHandle``. The exporting process must keep its event alive until
+        this one is done with it.
+        """
+        cdef CUcontext current = NULL
+        if type(ipc_descriptor) is not IPCEventDescriptor:
+            raise TypeError(f"Event.from_ipc_descriptor(): ipc_descriptor must be an "
+                            f"IPCEventDescriptor (Event.ipc_descriptor in the exporting "
+                            f"process), not {type(ipc_descriptor).__name__}")
+        ensure_driver()
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+        if current == NULL:
+            raise RuntimeError("Event.from_ipc_descriptor(): no CUDA context is current; call "
+                               "Device(n).set_current() first")
+        return _import_event(context_from_handle(current), <IPCEventDescriptor>ipc_descriptor,
+                             "Event.from_ipc_descriptor()")
+
+    def __reduce__(self):
+        _ensure_mp()  # so that the next multiprocessing pickle finds the reducer
+        raise TypeError("Event objects are sent through multiprocessing (IPC-enabled events) "
+                        "or as event.ipc_descriptor")
 
     @property
     def is_done(self):
@@ -143,23 +300,112 @@ cdef class Event(Resource):
     def __repr__(self):
         if self._closed:
             return "<Event closed>"
-        return f"<Event handle=0x{<size_t>self._handle:x} device={self._ctx._device_id}>"
+        kind = " imported" if self._imported else " ipc" if self._ipc else ""
+        return f"<Event handle=0x{<size_t>self._handle:x} device={self._ctx._device_id}{kind}>"
 
 
-cdef Event create_event(Context ctx, object options):
-    """A new, unrecorded event in ``ctx``."""
+@cython.final
+cdef class IPCEventDescriptor:
+    """What another process opens an IPC-enabled event with (:meth:`Event.from_ipc_descriptor`).
+
+    Made by :attr:`Event.ipc_descriptor`: the driver's 64-byte interprocess handle of the event
+    and whether it blocks on :meth:`Event.sync`. Two descriptors are equal (and hash alike)
+    when both are the same. Plain :mod:`pickle` carries it; unpickling checks its shape (what
+    it names is only checked by the driver, when it is opened).
+    """
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("IPCEventDescriptor objects cannot be created directly; use "
+                           "Event.ipc_descriptor")
+
+    @classmethod
+    def _init(cls, reserved, is_blocking_sync):
+        """A descriptor from its 64 bytes and blocking flag, checked (private; what pickles
+        call)."""
+        if type(reserved) is not bytes:
+            raise TypeError(f"reserved must be bytes, not {type(reserved).__name__}")
+        if len(<bytes>reserved) != sizeof(CUipcEventHandle):
+            raise ValueError(f"an event descriptor's payload is {sizeof(CUipcEventHandle)} "
+                             f"bytes (a CUipcEventHandle), not {len(<bytes>reserved)}")
+        if type(is_blocking_sync) is not bool:
+            raise TypeError(f"is_blocking_sync must be a bool, not "
+                            f"{type(is_blocking_sync).__name__}")
+        return _new_descriptor(<bytes>reserved, is_blocking_sync)
+
+    def __eq__(self, other):
+        if type(other) is not IPCEventDescriptor:
+            return NotImplemented
+        return (self._blocking == (<IPCEventDescriptor>other)._blocking
+                and self._payload == (<IPCEventDescriptor>other)._payload)
+
+    def __hash__(self):
+        return hash((IPCEventDescriptor, self._payload, self._blocking))
+
+    def __reduce__(self):
+        return IPCEventDescriptor._init, (self._payload, bool(self._blocking))
+
+    def __repr__(self):
+        return (f"<IPCEventDescriptor {self._payload[:8].hex()}... "
+                f"blocking_sync={bool(self._blocking)}>")
+
+
+cdef IPCEventDescriptor _new_descriptor(bytes payload, bint blocking):
+    cdef IPCEventDescriptor desc = IPCEventDescriptor.__new__(IPCEventDescriptor)
+    desc._payload = payload
+    desc._blocking = blocking
+    return desc
+
+
+cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
+    """The event ``desc`` names, opened in ``ctx`` (which the caller made current)."""
+    cdef CUipcEventHandle handle
+    cdef CUevent opened = NULL
+    cdef CUresult err
+    cdef Event ev = Event.__new__(Event)  # first: nothing to undo if it fails
+    memcpy(handle.reserved, <const char*>desc._payload, sizeof(CUipcEventHandle))
+    with nogil:
+        err = cydriver.cuIpcOpenEventHandle(&opened, handle)
+    if err != CUDA_SUCCESS:
+        raise make_driver_error(err, f"{what}: ipc_descriptor: cuIpcOpenEventHandle refused it "
+                                     f"(exported by this same process, or the exporting event "
+                                     f"was destroyed?)")
+    ev._handle = opened
+    ev._ctx = ctx
+    ev._blocking = desc._blocking
+    ev._ipc = True
+    ev._imported = True
+    ev._recorded = True
+    ev._ipc_desc = desc
+    return ev
+
+
+cdef Event create_event(Context ctx, object options, bint for_record=False):
+    """A new, unrecorded event in ``ctx`` (see _event.pxd)."""
     cdef bint timing = False, blocking = False, ipc = False
     cdef unsigned int flags = cydriver.CU_EVENT_DISABLE_TIMING
     cdef CUevent handle = NULL
     cdef ContextGuard guard
     if options is not None:  # the defaults need no options object
-        opts = check_or_create_options(EventOptions, options, "Event options")
+        if type(options) is EventOptions:  # the common case, without a Python call
+            opts = options
+        else:
+            opts = check_or_create_options(EventOptions, options, "Event options")
         timing, blocking, ipc = opts.timing_enabled, opts.blocking_sync, opts.ipc_enabled
         if timing:
             flags = 0
         if blocking:
             flags |= cydriver.CU_EVENT_BLOCKING_SYNC
         if ipc:
+            # The driver shares only events without timestamps; an IPC event is bound to the
+            # one record that makes it (cuda.core's rules, and its exception type).
+            if timing:
+                raise TypeError("IPC-enabled events cannot record timing: use "
+                                "EventOptions(ipc_enabled=True, timing_enabled=False)")
+            if not for_record:
+                raise TypeError("IPC-enabled events are created by "
+                                "Stream.record(options=EventOptions(ipc_enabled=True))")
+            _check_ipc_supported(ctx._device_id)
+            _ensure_mp()
             flags |= cydriver.CU_EVENT_INTERPROCESS
     enter_context(guard, ctx._handle)
     HANDLE_RETURN(cydriver.cuEventCreate(&handle, flags))
@@ -170,3 +416,31 @@ cdef Event create_event(Context ctx, object options):
     ev._blocking = blocking
     ev._ipc = ipc
     return ev
+
+
+# -- multiprocessing ---------------------------------------------------------------------------
+
+def _reduce_event(Event ev):
+    """How multiprocessing sends an Event: an IPC-enabled one as its device (by UUID) and its
+    descriptor; any other is refused."""
+    from cuda_core._memory._ipc_base import device_uuid
+
+    ev._check_open()
+    if not ev._ipc:
+        raise TypeError("only IPC-enabled events can be sent to another process: record one "
+                        "with Stream.record(options=EventOptions(ipc_enabled=True))")
+    return _rebuild_event, (device_uuid(ev._ctx._device_id), ev.ipc_descriptor)
+
+
+def _rebuild_event(str device_uuid not None, IPCEventDescriptor desc not None):
+    """Unpickle an event sent through multiprocessing: opened in the primary context of the
+    device with that UUID, which is made current only for the call."""
+    from cuda_core._memory._ipc_base import device_from_uuid
+
+    cdef Context ctx = primary_context(device_from_uuid(device_uuid))
+    cdef ContextGuard guard
+    enter_context(guard, ctx._handle)
+    return _import_event(ctx, desc, "unpickling an Event")
+
+
+_mp.add_reducer(Event, _reduce_event)

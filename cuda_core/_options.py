@@ -61,24 +61,30 @@ class StreamOptions:
 class EventOptions:
     """Options for :meth:`Device.create_event` and :meth:`Stream.record`.
 
+    Each field is a bool, or None, which means False (and is stored as False).
+
     Attributes
     ----------
-    timing_enabled : bool
+    timing_enabled : bool or None
         Record timestamps, so that ``end - start`` gives elapsed milliseconds. Off by default:
         events without timing are cheaper to record and wait on.
-    blocking_sync : bool
+    blocking_sync : bool or None
         ``Event.sync()`` blocks the calling thread instead of spinning.
-    ipc_enabled : bool
-        The event can be shared with other processes; needs ``timing_enabled=False``.
+    ipc_enabled : bool or None
+        The event can be shared with other processes (:attr:`Event.ipc_descriptor`, or sent
+        through :mod:`multiprocessing`). Such an event is created by
+        ``Stream.record(options=EventOptions(ipc_enabled=True))``, recorded once, and cannot
+        record timing: creating one with ``timing_enabled=True``, or through
+        :meth:`Device.create_event`, raises ``TypeError``.
     """
 
-    timing_enabled: bool = False
-    blocking_sync: bool = False
-    ipc_enabled: bool = False
+    timing_enabled: bool | None = False
+    blocking_sync: bool | None = False
+    ipc_enabled: bool | None = False
 
     def __post_init__(self):
+        # The combination ipc_enabled + timing_enabled is refused when an event is created
+        # (TypeError, as cuda.core), not here: options are plain values until used.
         for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
-            check_bool(getattr(self, field), f"EventOptions.{field}")
-        if self.ipc_enabled and self.timing_enabled:
-            raise ValueError("EventOptions.ipc_enabled=True needs timing_enabled=False: the "
-                             "driver cannot share events that record timestamps")
+            if check_bool(getattr(self, field), f"EventOptions.{field}", True) is None:
+                setattr(self, field, False)

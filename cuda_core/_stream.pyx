@@ -166,9 +166,11 @@ cdef class Stream(Resource):
         Parameters
         ----------
         event : Event, optional
-            An event to re-record. When None, a new event is created in the stream's context.
+            An event to re-record (not an IPC-enabled one: those are recorded once). When
+            None, a new event is created in the stream's context.
         options : EventOptions or dict, optional
-            Options for the new event; only when ``event`` is None.
+            Options for the new event; only when ``event`` is None. This is how IPC-enabled
+            events are made: ``options=EventOptions(ipc_enabled=True)``.
 
         Returns
         -------
@@ -180,7 +182,7 @@ cdef class Stream(Resource):
         self._check_open()
         ctx = self._resolve_ctx()
         if event is None:
-            ev = create_event(ctx, options)
+            ev = create_event(ctx, options, True)
         else:
             if options is not None:
                 raise ValueError("record(): options apply only when a new event is created "
@@ -190,6 +192,9 @@ cdef class Stream(Resource):
                                 f"{type(event).__name__}")
             ev = <Event>event
             ev._check_open()
+            if ev._ipc:  # bound to the record that made it (cuda.core's rule)
+                raise TypeError("an IPC-enabled event is recorded once; record a new one with "
+                                "Stream.record(options=...)")
             if ev._ctx._handle != ctx._handle:
                 raise ValueError(f"record(): the event belongs to device {ev._ctx._device_id} "
                                  f"but the stream to device {ctx._device_id}")

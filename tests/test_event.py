@@ -25,8 +25,11 @@ def test_create_and_flags(dev):
     assert t.is_timing_enabled and t.is_blocking_sync
     t.close()
     if dev.properties.ipc_event_supported:
-        i = dev.create_event(EventOptions(ipc_enabled=True))
-        assert i.is_ipc_enabled
+        # IPC events are bound to the record that makes them (as in cuda.core).
+        with pytest.raises(TypeError, match=r"created by Stream\.record"):
+            dev.create_event(EventOptions(ipc_enabled=True))
+        i = dev.default_stream.record(options=EventOptions(ipc_enabled=True))
+        assert i.is_ipc_enabled and not i.is_timing_enabled
         i.close()
 
 

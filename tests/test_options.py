@@ -56,7 +56,20 @@ def test_event_options_validation_names_the_field(field):
         EventOptions(**{field: "yes"})
 
 
-def test_ipc_event_cannot_time():
-    with pytest.raises(ValueError, match="ipc_enabled.*timing_enabled=False"):
-        EventOptions(timing_enabled=True, ipc_enabled=True)
+def test_ipc_with_timing_constructs():
+    # Refused when an event is made from it (TypeError, as cuda.core), not here.
+    opts = EventOptions(timing_enabled=True, ipc_enabled=True)
+    assert opts.timing_enabled and opts.ipc_enabled
     assert EventOptions(ipc_enabled=True).ipc_enabled
+
+
+@pytest.mark.parametrize("field", ["timing_enabled", "blocking_sync", "ipc_enabled"])
+def test_event_options_none_means_false(field):
+    opts = EventOptions(**{field: None})
+    assert getattr(opts, field) is False and opts == EventOptions()
+    assert check_or_create_options(EventOptions, {field: None}, "Event options") == EventOptions()
+
+
+def test_event_options_error_mentions_none():
+    with pytest.raises(TypeError, match="EventOptions.ipc_enabled must be a bool or None, not int"):
+        EventOptions(ipc_enabled=1)

@@ -17,6 +17,7 @@ from cuda_core._memory._mr_options import (
 )
 from cuda_core._memory._pinned_mr import PinnedMemoryResource
 from cuda_core._memory._vmm_mr import VirtualMemoryResource
+from cuda_core._memory import _vmm_ipc  # registers the VMM IPC hooks with _ipc
 
 __all__ = [
     "Buffer",

@@ -31,6 +31,7 @@ from cuda_core._stream cimport Stream
 
 import dataclasses
 
+from cuda_core import _mp
 from cuda_core._device import Device
 from cuda_core._errors import CUDAError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
@@ -70,17 +71,8 @@ class _Chunk:
 @cython.auto_pickle(False)
 cdef class _Allocation(Resource):
     """One allocation: its reserved address range and the physical chunks mapped into it,
-    which it owns. ``_release`` unmaps and releases the chunks and frees the range."""
-
-    cdef CUdeviceptr base
-    cdef size_t reserved
-    cdef size_t mapped
-    cdef size_t granularity
-    cdef list chunks
-    cdef int _dev_id
-    # Set by the resource's free once it has waited for the work that may use the memory;
-    # an allocation finalized without that waits for the whole device first.
-    cdef bint _waited
+    which it owns. ``_release`` unmaps and releases the chunks and frees the range (fields:
+    _vmm_mr.pxd)."""
 
     cdef int _release(self) except -1:
         cdef CUcontext ctx = primary_context(self._dev_id)._handle
@@ -145,11 +137,15 @@ cdef class VirtualMemoryResource(MemoryResource):
     ``stream`` is optional on :meth:`allocate` and :meth:`deallocate`. A free first waits for
     the stream it is given, or for the whole device when it has none, because unmapping
     memory that queued work still uses would fault.
-    """
 
-    cdef int _dev_id
-    cdef object _config
-    cdef dict _allocations
+    A resource with a ``handle_type`` (``"posix_fd"``, the default, or ``"fabric"``) is
+    IPC-enabled: its buffers can be shared with other processes through
+    :attr:`Buffer.ipc_descriptor` or :mod:`multiprocessing`, and imported with
+    :meth:`Buffer.from_ipc_descriptor` into a resource of the importing process, whose own
+    ``self_access``, ``peers`` and ``peer_access`` decide who can access the mapping there.
+    The resource itself pickles as a recipe (its device, by UUID, and its config): the
+    receiver gets a new resource with the same configuration, without the allocations.
+    """
 
     def __init__(self, device_id, config=None):
         # A copy of our own (checked again on the way): the caller may change theirs later.
@@ -164,6 +160,9 @@ cdef class VirtualMemoryResource(MemoryResource):
         self._config = opts
         self._allocations = {}
         self._c_dealloc = type(self) is VirtualMemoryResource
+        if opts.handle_type is not None:
+            # Its buffers' descriptors may be sent through multiprocessing.
+            _mp.ensure_reducers()
 
     def _check_config(self, dev, opts):
         where = opts.location_type
@@ -176,6 +175,19 @@ cdef class VirtualMemoryResource(MemoryResource):
                 dev, "host_numa_virtual_memory_management_supported"):
             raise RuntimeError(f"device {dev.device_id} cannot map host NUMA memory through "
                                f"the virtual memory API (location_type={str(where)!r})")
+        handle = None if opts.handle_type is None else str(opts.handle_type)
+        if handle == "win32_kmt":
+            raise ValueError("handle_type='win32_kmt' is a Windows handle type; use "
+                             "'posix_fd' (or 'fabric') on Linux")
+        if handle == "posix_fd" and not device_supports(
+                dev, "handle_type_posix_file_descriptor_supported"):
+            raise RuntimeError(f"device {dev.device_id} cannot export memory as POSIX file "
+                               f"descriptors (handle_type='posix_fd'; properties."
+                               f"handle_type_posix_file_descriptor_supported is False)")
+        if handle == "fabric" and not device_supports(dev, "handle_type_fabric_supported"):
+            raise RuntimeError(f"device {dev.device_id} cannot export memory as fabric handles "
+                               f"(handle_type='fabric'; properties.handle_type_fabric_supported "
+                               f"is False)")
         if opts.gpu_direct_rdma and not device_supports(
                 dev, "gpu_direct_rdma_with_cuda_vmm_supported"):
             raise RuntimeError(f"device {dev.device_id} does not support GPUDirect RDMA with "
@@ -213,10 +225,30 @@ cdef class VirtualMemoryResource(MemoryResource):
         """True for ``allocation_type="managed"``."""
         return self._config.allocation_type == "managed"
 
+    @property
+    def is_ipc_enabled(self):
+        """True if the buffers can be shared with other processes: the config has a
+        ``handle_type`` (``"posix_fd"`` or ``"fabric"``)."""
+        return self._config.handle_type is not None
+
     def __repr__(self):
+        handle = self._config.handle_type
         return (f"<VirtualMemoryResource device {self._dev_id} "
                 f"location={str(self._config.location_type)!r} "
+                f"handle_type={None if handle is None else str(handle)!r} "
                 f"allocations={len(self._allocations)}>")
+
+    def __reduce__(self):
+        """A recipe: the device (by UUID, so that processes with different
+        ``CUDA_VISIBLE_DEVICES`` agree) and the config, peers included (by UUID too). The
+        receiver gets a new resource; the allocations are not sent (send buffers for that)."""
+        from cuda_core._memory._ipc_base import device_uuid
+        from cuda_core._memory._vmm_ipc import _rebuild_vmm_mr
+
+        opts = self._config
+        return _rebuild_vmm_mr, (type(self), device_uuid(self._dev_id),
+                                 dataclasses.replace(opts, peers=()),
+                                 tuple(device_uuid(p) for p in opts.peers))
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -251,7 +283,8 @@ cdef class VirtualMemoryResource(MemoryResource):
             else cydriver.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
         return gran
 
-    cdef int _set_access(self, CUdeviceptr addr, size_t size, object opts) except -1:
+    cdef int _grant_access(self, CUdeviceptr addr, size_t size, object opts,
+                           int host) except -1:
         cdef cydriver.CUmemAccessDesc desc[66]
         cdef size_t n = 0
         if opts.self_access is not None:
@@ -267,17 +300,22 @@ cdef class VirtualMemoryResource(MemoryResource):
                 desc[n].location.id = p
                 desc[n].flags = _ACCESS[str(opts.peer_access)]
                 n += 1
-        where = opts.location_type
-        if where != "device":
+        if host >= 0:
             # Host memory is mapped for the CPU through an access descriptor of its own kind.
-            desc[n].location.type = (cydriver.CU_MEM_LOCATION_TYPE_HOST if where == "host"
-                                     else cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA)
+            desc[n].location.type = <cydriver.CUmemLocationType>host
             desc[n].location.id = 0
             desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
             n += 1
         if n == 0:
             return 0
         return HANDLE_RETURN(cydriver.cuMemSetAccess(addr, size, desc, n))
+
+    cdef int _set_access(self, CUdeviceptr addr, size_t size, object opts) except -1:
+        where = opts.location_type
+        return self._grant_access(
+            addr, size, opts,
+            -1 if where == "device" else cydriver.CU_MEM_LOCATION_TYPE_HOST if where == "host"
+            else cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA)
 
     cdef object _map_new(self, CUdeviceptr addr, size_t size, object opts):
         """Create ``size`` bytes of physical memory, map them at ``addr`` and grant access;
@@ -398,12 +436,15 @@ cdef class VirtualMemoryResource(MemoryResource):
         Parameters
         ----------
         buf : Buffer
-            An open buffer allocated by this resource, with no live DLPack export.
+            An open buffer allocated by this resource, with no live DLPack export; not one
+            imported from another process (``ValueError``).
         new_size : int
             The new size in bytes.
         config : VirtualMemoryResourceOptions or dict, optional
             Options for the memory added (handle type, access, peers); its allocation type
-            and location must be this resource's. None uses the resource's.
+            and location must be this resource's. None uses the resource's. Memory added with
+            ``handle_type=None`` cannot be exported: the buffer's ``ipc_descriptor`` then
+            raises ``RuntimeError``.
 
         Returns
         -------
@@ -426,6 +467,9 @@ cdef class VirtualMemoryResource(MemoryResource):
         if old._mr is not self or old._ptr not in self._allocations:
             raise ValueError("VirtualMemoryResource.modify_allocation(): buf was not "
                              "allocated by this resource")
+        if (<_Allocation>self._allocations[old._ptr])._imported:
+            raise ValueError("VirtualMemoryResource.modify_allocation(): an imported buffer "
+                             "cannot be resized (its memory belongs to the exporting process)")
         if old._exports:
             raise RuntimeError("VirtualMemoryResource.modify_allocation(): buf has live "
                                "DLPack exports; release them first")
