@@ -381,6 +381,15 @@ cdef class _MemPool(MemoryResource):
         """The mapped resource registered under ``uuid`` in this process (:meth:`register`;
         unpickling a resource through :mod:`multiprocessing` registers it).
 
+        Parameters
+        ----------
+        uuid : uuid.UUID
+            The exporting resource's :attr:`uuid`.
+
+        Returns
+        -------
+        The live mapped resource registered under ``uuid``.
+
         Raises
         ------
         TypeError
@@ -476,20 +485,28 @@ cdef class _MemPool(MemoryResource):
 
     # -- peer access (used by the proxy) --------------------------------------------------------
 
+    # Each pushes the pool's context when none is current (a thread that never chose one).
+
     def _peer_ordinals_with_access(self):
+        cdef ContextGuard guard
         self._check_usable()
+        enter_context(guard, self._fallback_context())
         return peer_ordinals(self._pool, self._dev_id)
 
     def _peer_edit(self, int op, tuple others):
         """A bulk change of the peer set (see _peer_access.peer_edit), in a critical section:
         two threads' read-modify-write of one pool take turns."""
+        cdef ContextGuard guard
         self._check_usable()
         changes = peer_changes(self._dev_id, op, others)  # checked before the section
+        enter_context(guard, self._fallback_context())
         with cython.critical_section(self):
             peer_edit(self._pool, self._dev_id, op, changes)
 
     def _apply_peer_access(self, list add, list remove):
+        cdef ContextGuard guard
         self._check_usable()
+        enter_context(guard, self._fallback_context())
         apply_peer_access(self._pool, add, remove)
 
 

@@ -7,7 +7,8 @@ from libc.string cimport memset
 
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport device_supports
+from cuda_core._context cimport ContextGuard, enter_context
+from cuda_core._memory._alloc cimport current_or_primary, device_supports
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
 
 from cuda_core._device import Device
@@ -144,9 +145,11 @@ cdef class PinnedMemoryResource(_MemPool):
 
 cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
     """Grant read-write access to a host pool to every device that has ``needed`` (a
-    DeviceProperties name): a host pool is accessible from the CPU only until devices are."""
+    DeviceProperties name): a host pool is accessible from the CPU only until devices are (and
+    access granted in one process does not carry over to another)."""
     cdef cydriver.CUmemAccessDesc desc[64]
     cdef size_t n = 0
+    cdef ContextGuard guard
     for i in range(min(device_count(), 64)):
         if device_supports(Device(i), needed):
             desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
@@ -154,5 +157,8 @@ cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
             desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
             n += 1
     if n:
+        # Some context current (an unpickling thread may have none): the current one, else
+        # device 0's primary.
+        enter_context(guard, current_or_primary(-1))
         HANDLE_RETURN(cydriver.cuMemPoolSetAccess(pool, desc, n))
     return 0
