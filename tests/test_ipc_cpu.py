@@ -318,6 +318,86 @@ def test_plain_pickle_of_a_resource_needs_the_registry():
         pickle.loads(crafted)
 
 
+# -- the import tables, over a stand-in driver ------------------------------------------------
+
+_TABLES = r"""
+import threading
+from cuda_core._memory import _ipc_table as t
+
+t._use_fake_driver()  # this process only: pools and pointers of a stand-in driver
+
+
+def key(alloc, salt=0):  # the stand-in maps the first 8 bytes to one address per allocation
+    return alloc.to_bytes(8, "little") + bytes([salt]) * 56
+
+
+a, b, other = t._TablePool(5), t._TablePool(5), t._TablePool(6)
+assert a.same_pool(b) and not a.same_pool(other)  # one state per driver pool
+assert a.stats() == (2, 0, 0, 2, False), a.stats()
+assert t._fake_counts() == (3, 0, 0, 0)
+
+err, p1, end, ordinal = a.import_(key(1))
+assert err == 0 and end == p1 + 0x8000 and ordinal == 0
+assert b.import_(key(1)) == (0, p1, end, 0)  # the same allocation: shared, counted
+assert a.stats() == (2, 1, 2, 2, False) and t._fake_counts()[2] == 1
+# Another descriptor the driver maps to the same address: the same mapping.
+assert a.import_(key(1, salt=9))[1] == p1 and a.stats() == (2, 1, 3, 2, False)
+assert a.import_(bytes(64))[0] == 1  # refused (CUDA_ERROR_INVALID_VALUE): nothing recorded
+assert a.stats() == (2, 1, 3, 2, False)
+assert a.release(p1) == (0, True) and a.release(p1) == (0, True)
+assert t._fake_counts()[3] == 0  # still in use: not freed
+assert a.release(p1) == (0, True) and t._fake_counts()[3] == 1  # the last reference frees
+assert a.release(p1) == (0, False) and a.release(12345) == (0, False)
+assert a.import_(key(1))[1] == p1 and t._fake_counts()[2] == 3  # imported afresh
+# Both resources detached while a buffer is open: the pool stays until its last release.
+assert a.detach() == 0 and b.detach() == 0
+assert a.stats() == (0, 1, 1, 2, False) and t._fake_counts()[1] == 0
+assert a.release(p1) == (0, True)
+assert a.stats() == (0, 0, 0, 2, True) and t._fake_counts()[1] == 1
+assert a.import_(key(2))[0] == 400  # CUDA_ERROR_INVALID_HANDLE: the pool is gone
+again = t._TablePool(5)  # the same fd after the pool was destroyed: a new state
+assert not again.same_pool(a) and again.stats() == (1, 0, 0, 1, False)
+
+_, _, imports, frees = t._fake_counts()
+errors = []
+start = threading.Barrier(8)
+
+
+def work(i):
+    try:
+        start.wait()
+        for n in range(2000):
+            err, p, _, _ = again.import_(key(1 + (i + n) % 3))
+            assert err == 0, err
+            err, found = again.release(p)
+            assert err == 0 and found, (err, found)
+    except BaseException as exc:
+        errors.append(repr(exc))
+
+
+threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+for th in threads:
+    th.start()
+for th in threads:
+    th.join(120)
+assert not any(th.is_alive() for th in threads)
+assert not errors, errors[:3]
+assert again.stats() == (1, 0, 0, 1, False), again.stats()
+counts = t._fake_counts()
+assert counts[2] - imports == counts[3] - frees > 0, counts  # every import freed once
+print("ok")
+"""
+
+
+def test_import_tables_over_a_stand_in_driver():
+    # The C++ of _ipc_table (shared pools, counted imports, the last release frees, the pool
+    # destroyed once unused, 8 threads at once) driven through its test hook, in a process of
+    # its own: the stand-in driver replaces the real one there for good.
+    result = run_python(_TABLES)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 # -- checks made before any driver call ---------------------------------------------------
 
 

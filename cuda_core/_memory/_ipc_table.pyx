@@ -275,6 +275,65 @@ cdef extern from *:
         }
     }
 
+    // A stand-in driver for the CPU tests of the tables (cuda_core_ipc_use_fakes): pool handles
+    // derived from the fd (two imports of one fd give one pool, as the driver does), pointers
+    // from the first 8 bytes of the key (one address per allocation, whatever the other bytes:
+    // the driver's behaviour), 0 there meaning a refused key; every call counted.
+    static long long cuda_core_ipc_fake_counts[4];  // pool imports, pool destroys, imports, frees
+    static cuda_core_IpcDriver cuda_core_ipc_real_driver;
+
+    static void cuda_core_ipc_fake_count(int which) {
+        __atomic_fetch_add(&cuda_core_ipc_fake_counts[which], 1, __ATOMIC_RELAXED);
+    }
+    static CUresult cuda_core_ipc_fake_pool_import(CUmemoryPool* pool, int fd) {
+        cuda_core_ipc_fake_count(0);
+        *pool = reinterpret_cast<CUmemoryPool>(static_cast<uintptr_t>(0x1000 + fd));
+        return CUDA_SUCCESS;
+    }
+    static CUresult cuda_core_ipc_fake_pool_destroy(CUmemoryPool) {
+        cuda_core_ipc_fake_count(1);
+        return CUDA_SUCCESS;
+    }
+    static CUresult cuda_core_ipc_fake_ptr_import(CUdeviceptr* ptr, CUmemoryPool,
+                                                  const unsigned char* key) {
+        unsigned long long id = 0;
+        for (int i = 7; i >= 0; i--) {
+            id = (id << 8) | key[i];
+        }
+        if (id == 0) {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        cuda_core_ipc_fake_count(2);
+        *ptr = 0x70000000ULL + id * 0x10000ULL;
+        return CUDA_SUCCESS;
+    }
+    static CUresult cuda_core_ipc_fake_ptr_range(CUdeviceptr ptr, CUdeviceptr* start,
+                                                 size_t* size, int* ordinal) {
+        *start = ptr;
+        *size = 0x8000;
+        *ordinal = 0;
+        return CUDA_SUCCESS;
+    }
+    static CUresult cuda_core_ipc_fake_free_async(CUdeviceptr, CUstream) {
+        cuda_core_ipc_fake_count(3);
+        return CUDA_SUCCESS;
+    }
+    static CUresult cuda_core_ipc_fake_stream_sync(CUstream) {
+        return CUDA_SUCCESS;
+    }
+    static void cuda_core_ipc_use_fakes() {
+        cuda_core_ipc_real_driver = cuda_core_ipc_driver;
+        cuda_core_ipc_driver.pool_import = cuda_core_ipc_fake_pool_import;
+        cuda_core_ipc_driver.pool_destroy = cuda_core_ipc_fake_pool_destroy;
+        cuda_core_ipc_driver.ptr_import = cuda_core_ipc_fake_ptr_import;
+        cuda_core_ipc_driver.ptr_range = cuda_core_ipc_fake_ptr_range;
+        cuda_core_ipc_driver.free_async = cuda_core_ipc_fake_free_async;
+        cuda_core_ipc_driver.stream_sync = cuda_core_ipc_fake_stream_sync;
+    }
+    static long long cuda_core_ipc_fake_count_of(int which) {
+        return __atomic_load_n(&cuda_core_ipc_fake_counts[which], __ATOMIC_RELAXED);
+    }
+
     static bool cuda_core_ipc_stats(cuda_core_ImportedPool* s, long long* out) {
         try {
             std::lock_guard<std::mutex> guard(*cuda_core_ipc_mutex);
@@ -314,6 +373,8 @@ cdef extern from *:
     CUresult _pointer_release "cuda_core_ipc_release"(ImportedPool* s, CUdeviceptr ptr,
                                                       CUstream stream, int* found) noexcept nogil
     bint _pool_stats "cuda_core_ipc_stats"(ImportedPool* s, long long* out) noexcept nogil
+    void _use_fakes "cuda_core_ipc_use_fakes"() noexcept nogil
+    long long _fake_count "cuda_core_ipc_fake_count_of"(int which) noexcept nogil
 
 
 # The driver calls of the tables: cydriver's, with the arguments the tables do not vary fixed.
@@ -406,3 +467,67 @@ cdef tuple pool_stats(ImportedPool* state):
     if not ok:
         raise MemoryError("pool_stats(): the IPC table lock failed")
     return (out[0], out[1], out[2], out[3], bool(out[4]))
+
+
+# -- test hooks: the tables over a stand-in driver (CPU tests, in a process of their own) -----
+
+def _use_fake_driver():
+    """Test hook: replace the driver calls of the tables with the stand-ins above, for the rest
+    of the process. Only for a test process of its own (tests/test_ipc_cpu.py runs it in a
+    subprocess): the real driver is never used again here."""
+    _use_fakes()
+
+
+def _fake_counts():
+    """Test hook: the stand-in driver's calls so far: (pool imports, pool destroys, pointer
+    imports, frees)."""
+    return tuple(_fake_count(i) for i in range(4))
+
+
+cdef class _TablePool:
+    """Test hook: one attachment to an imported pool, driving the table functions as a mapped
+    resource does (the GIL released around each)."""
+
+    cdef ImportedPool* _state
+
+    def __init__(self, int fd):
+        cdef CUresult err
+        with nogil:
+            err = pool_import(fd, &self._state)
+        if err != 0:
+            raise RuntimeError(f"pool_import: {err}")
+
+    def __dealloc__(self):
+        if self._state != NULL:
+            pool_forget(self._state)
+
+    def same_pool(self, _TablePool other):
+        return self._state == other._state
+
+    def import_(self, bytes key):
+        cdef CUdeviceptr ptr = 0
+        cdef size_t end = 0
+        cdef int ordinal = -1
+        cdef CUresult err
+        cdef const unsigned char* raw = key
+        if len(key) != 64:
+            raise ValueError("key must be 64 bytes")
+        with nogil:
+            err = pointer_import(self._state, raw, &ptr, &end, &ordinal)
+        return err, ptr, end, ordinal
+
+    def release(self, CUdeviceptr ptr):
+        cdef bint found = False
+        cdef CUresult err
+        with nogil:
+            err = pointer_release(self._state, ptr, <CUstream>0, &found)
+        return err, found
+
+    def detach(self):
+        cdef CUresult err
+        with nogil:
+            err = pool_detach(self._state)
+        return err
+
+    def stats(self):
+        return pool_stats(self._state)
