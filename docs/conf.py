@@ -57,6 +57,9 @@ nitpick_ignore = [
     ("py:class", "collections.abc.MutableSet"),
     ("py:class", "numpy.dtype"),
     ("py:func", "sys.unraisablehook"),
+    ("py:mod", "pickle"),
+    ("py:mod", "multiprocessing"),
+    ("py:class", "uuid.UUID"),
     # Private base classes that show-inheritance names.
     ("py:class", "cuda_core._device._DeviceAttributes"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),

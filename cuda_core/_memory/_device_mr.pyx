@@ -111,7 +111,7 @@ cdef class DeviceMemoryResource(_MemPool):
         ----------
         device_id : int or Device
             The device the pool's memory is on (as this process numbers it).
-        alloc_handle : IPCAllocationHandle or int
+        alloc_handle : ~cuda_core._memory._ipc_base.IPCAllocationHandle or int
             The handle, or a file descriptor received otherwise (e.g.
             ``multiprocessing.reduction.recv_handle``). It is never taken over: the resource
             imports and keeps a duplicate, and the caller still closes what it gave.

@@ -1,5 +1,6 @@
 import uuid as _uuid
 from collections.abc import Iterable, Iterator, MutableSet
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
 from cuda.bindings import driver
@@ -42,7 +43,7 @@ class _MemPool(MemoryResource):
 
 class _LiveSet(MutableSet[_T]):
     @classmethod
-    def _from_iterable(cls, iterable: Iterable[Any]) -> set[Any]: ...  # type: ignore[override]
+    def _from_iterable(cls, iterable: Iterable[Any]) -> set[Any]: ...
     def __iter__(self) -> Iterator[_T]: ...
     def __len__(self) -> int: ...
     def __contains__(self, item: object) -> bool: ...
@@ -58,10 +59,10 @@ class PeerAccessibleBySetProxy(_LiveSet[Device]):
     def intersection_update(self, *others: Iterable[Device | int]) -> None: ...
     def symmetric_difference_update(self, other: Iterable[Device | int]) -> None: ...
     def clear(self) -> None: ...
-    def __ior__(self, other: Iterable[Device | int]) -> PeerAccessibleBySetProxy: ...  # type: ignore[override,misc]
-    def __isub__(self, other: Iterable[Device | int]) -> PeerAccessibleBySetProxy: ...  # type: ignore[override,misc]
-    def __iand__(self, other: Iterable[Device | int]) -> PeerAccessibleBySetProxy: ...  # type: ignore[override,misc]
-    def __ixor__(self, other: Iterable[Device | int]) -> PeerAccessibleBySetProxy: ...  # type: ignore[override,misc]
+    def __ior__(self, other: AbstractSet[Any]) -> PeerAccessibleBySetProxy: ...  # type: ignore[misc]
+    def __isub__(self, other: AbstractSet[Any]) -> PeerAccessibleBySetProxy: ...
+    def __iand__(self, other: AbstractSet[Any]) -> PeerAccessibleBySetProxy: ...
+    def __ixor__(self, other: AbstractSet[Any]) -> PeerAccessibleBySetProxy: ...  # type: ignore[misc]
 
 class _MemoryCounters:
     @property

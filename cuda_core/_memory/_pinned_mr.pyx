@@ -106,7 +106,7 @@ cdef class PinnedMemoryResource(_MemPool):
 
         Parameters
         ----------
-        alloc_handle : IPCAllocationHandle or int
+        alloc_handle : ~cuda_core._memory._ipc_base.IPCAllocationHandle or int
             The handle, or a file descriptor received otherwise; never taken over (the
             resource imports and keeps a duplicate).
 
