@@ -5,9 +5,12 @@ DeviceMemoryResource and a PinnedMemoryResource pool (GPU).
 Children are spawned through tests/helpers/ipc.py (timeouts; a crash or a hang fails the test)
 and run the entry points of tests/helpers/ipc_pool.py. Every child closes its imports and
 synchronizes before it reports, and the parent frees its buffers only after the report: the
-driver's ordering rule (importers free first). A process may also map its own pool
-(``from_allocation_handle`` on its own handle): the driver gives it another pool handle and
-imports alias the memory at another address, which the single-process tests use.
+driver's ordering rule (importers free first).
+
+A process may also map its own device pool (``from_allocation_handle`` on its own handle): the
+driver gives it another pool handle, and imports alias the memory at another address (probe P1,
+driver 580). The single-process tests use that, for device pools only: the probe measured no
+host pool that way (a host allocation is already mapped in its own process).
 """
 
 import gc
@@ -37,6 +40,14 @@ def kind(request):
 @pytest.fixture
 def ipc_mr(dev, kind):
     mr = make_ipc_mr(kind)
+    yield mr
+    mr.close()
+
+
+@pytest.fixture
+def device_mr(dev):
+    """An IPC-enabled device pool: for the tests that map it into this same process."""
+    mr = make_ipc_mr("device")
     yield mr
     mr.close()
 
@@ -105,8 +116,8 @@ def test_resources_that_are_not_ipc_enabled(dev, kind, stream):
 
 
 @pytest.mark.gpu
-def test_mapping_in_one_process(ipc_mr, kind, stream):
-    mr = ipc_mr
+def test_mapping_in_one_process(device_mr, stream):
+    mr, kind = device_mr, "device"
     mmr = map_pool(kind, mr.allocation_handle)
     assert type(mmr) is type(mr) and mmr is not mr
     assert mmr.is_mapped and mmr.is_ipc_enabled and mmr.is_handle_owned
@@ -170,8 +181,8 @@ def test_mapping_in_one_process(ipc_mr, kind, stream):
 
 
 @pytest.mark.gpu
-def test_closing_the_exporting_resource(ipc_mr, kind, stream):
-    mr = ipc_mr
+def test_closing_the_exporting_resource(device_mr, stream):
+    mr, kind = device_mr, "device"
     buf = filled(mr, SIZE, 0x42, stream)
     mmr = map_pool(kind, mr.allocation_handle)
     assert mmr.register(mr.uuid) is mmr
@@ -203,10 +214,10 @@ def test_closing_the_exporting_resource(ipc_mr, kind, stream):
 
 
 @pytest.mark.gpu
-def test_export_after_the_resource_closed(ipc_mr, kind, stream):
+def test_export_after_the_resource_closed(device_mr, stream):
     # The pool of a closed resource lives on while buffers of it are allocated: exporting a
     # buffer needs only its pointer.
-    mr = ipc_mr
+    mr, kind = device_mr, "device"
     buf = filled(mr, SIZE, 0x24, stream)
     mmr = map_pool(kind, mr.allocation_handle)
     mr.close()
@@ -222,8 +233,8 @@ def test_export_after_the_resource_closed(ipc_mr, kind, stream):
 
 
 @pytest.mark.gpu
-def test_mapping_and_closing_leaves_no_descriptor(ipc_mr, kind, stream):
-    mr = ipc_mr
+def test_mapping_and_closing_leaves_no_descriptor(device_mr, stream):
+    mr, kind = device_mr, "device"
     handle = mr.allocation_handle
     buf = filled(mr, SIZE, 7, stream)
     for _ in range(3):  # warm up: the driver opens what it keeps
@@ -246,17 +257,14 @@ def test_mapping_and_closing_leaves_no_descriptor(ipc_mr, kind, stream):
 
 
 @pytest.mark.gpu
-def test_mapped_resource_peer_access(ipc_mr, kind):
-    mmr = map_pool(kind, ipc_mr.allocation_handle)
-    if kind == "device":
-        # A fresh import grants no peer (access is per process); the owner rule holds.
-        assert set(mmr.peer_accessible_by) == set()
-        mmr.peer_accessible_by = [0]
-        mmr.peer_accessible_by.add(Device(0))
-        assert set(mmr.peer_accessible_by) == set() and 0 not in mmr.peer_accessible_by
-    else:
-        # A mapped host pool grants the devices access itself (the driver grants none, P5).
-        assert Device(0) in set(mmr.peer_accessible_by)
+def test_mapped_resource_peer_access(device_mr):
+    # A fresh import grants no peer (access is per process); the owner rule holds. (A mapped
+    # host pool's grants are checked in a child: test_descriptor_by_hand.)
+    mmr = map_pool("device", device_mr.allocation_handle)
+    assert set(mmr.peer_accessible_by) == set()
+    mmr.peer_accessible_by = [0]
+    mmr.peer_accessible_by.add(Device(0))
+    assert set(mmr.peer_accessible_by) == set() and 0 not in mmr.peer_accessible_by
     mmr.close()
 
 
@@ -312,7 +320,13 @@ def test_descriptor_by_hand(ipc_mr, kind, stream):
     assert "mapped from another process" in out["copy_to"]
     assert "stream is required" in out["no_stream"]
     assert "import into the mapped resource" in out["into_exporter"]
-    assert out["stats_after"] == (1, 0, 0, 1, False)
+    if kind == "device":
+        assert out["peers"] == []
+    else:  # the mapped host pool granted the devices access (the driver grants none, P5)
+        assert 0 in out["peers"]
+    assert out["after_close_reads"] and out["stats_closed"] == (0, 1, 2, 1, False)
+    assert f"no mapped memory resource with uuid {mr.uuid}" in out["registry_after_close"]
+    assert out["stats_after"] == (0, 0, 0, 1, True)
     assert holds(buf, 0x3C, stream)  # the child's writes
     buf.close()
     stream.sync()

@@ -189,11 +189,23 @@ def child_descriptor_by_hand(conn, kind, size):
     except ValueError as exc:
         out["into_exporter"] = str(exc)
     local.close()
+    # Access is per process: a mapped device pool has no peer yet; a mapped host pool granted
+    # the devices access itself.
+    out["peers"] = sorted(d.device_id for d in mmr.peer_accessible_by)
+    # Closed with two imports open: they keep working, the registry forgets the resource,
+    # and the imported pool goes with the last of them.
+    assert mmr.register(handle.uuid) is mmr
+    mmr.close()
+    out["after_close_reads"] = holds(again, 0x3C, s)
+    out["stats_closed"] = mmr._ipc_stats()
+    try:
+        type(mmr).from_registry(handle.uuid)
+    except RuntimeError as exc:
+        out["registry_after_close"] = str(exc)
     again.close()
     buf.close()
     s.sync()
     out["stats_after"] = mmr._ipc_stats()
-    mmr.close()
     return out
 
 
