@@ -290,7 +290,9 @@ def test_allocation_handle_by_hand(ipc_mr, kind, stream):
     assert out["handle_kept"] and out["registered_self"] and out["from_registry"]
     assert out["again"]
     assert f"this resource's uuid is {mr.uuid}" in out["other_uuid"]
-    assert out["bare_uuid"] is None and out["bare_is_new"] and out["same_driver_pool"]
+    assert out["bare_uuid"] is None and out["bare_is_new"]
+    if kind == "device":  # P2: two imports of one pool give one driver handle (device pools)
+        assert out["same_driver_pool"]
     assert out["fd_open_after_import"] and out["fd_open_after_close"] and out["bare_register"]
     assert out["data"]
     assert "no mapped memory resource with uuid" in out["registry_after_close"]
@@ -432,6 +434,7 @@ def test_multiprocessing_leaves_no_descriptor_behind(ipc_mr, stream):
     prime()
     mr = ipc_mr
     bufs = [filled(mr, SIZE, i, stream) for i in range(1, 4)]
+    assert not mr.allocation_handle.is_closed  # exported (and kept) before the baseline
     gc.collect()
     before = open_fds()
     q = SPAWN.Queue()

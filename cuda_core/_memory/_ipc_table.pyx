@@ -220,6 +220,9 @@ cdef extern from *:
                     size_t size = 0;
                     int ord = -1;
                     err = cuda_core_ipc_driver.ptr_range(p, &start, &size, &ord);
+                    if (start == 0 || start > p) {
+                        start = p;  // not told: an imported pointer starts its allocation
+                    }
                     if (err == CUDA_SUCCESS &&
                             !cuda_core_ipc_insert(s, key, p, start + size, ord)) {
                         err = CUDA_ERROR_OUT_OF_MEMORY;

@@ -449,8 +449,8 @@ cdef class _MemPool(MemoryResource):
         ordinals; the pool's own device always has access and is ignored wherever it is given.
         Assigning an iterable replaces the set in one driver call.
 
-        A mapped resource starts with no peers whatever the exporter granted: access is per
-        process.
+        Access is per process: a mapped device pool starts with no peers, whatever the exporter
+        granted (a mapped host pool grants the devices access itself, as creation does).
 
         .. note:: Reads with ``cuMemPoolGetAccess``; each change, a bulk one included, is one
            ``cuMemPoolSetAccess`` (a change remaps every allocation of the pool: one call lets
