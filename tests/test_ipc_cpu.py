@@ -277,6 +277,8 @@ def test_registry_from_threads():
                 key = keys[(i + n) % len(keys)]
                 got = _ipc_base._registry_put(key, mine)
                 assert isinstance(got, Dummy)  # this thread's, or the one registered before
+                seen = _ipc_base._registry_get(key)
+                assert seen is None or isinstance(seen, Dummy)
                 _ipc_base._registry_drop(key, got)
         except BaseException as exc:  # re-raised in the main thread below
             errors.append(exc)

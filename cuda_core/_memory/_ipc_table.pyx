@@ -283,7 +283,6 @@ cdef extern from *:
     // from the first 8 bytes of the key (one address per allocation, whatever the other bytes:
     // the driver's behaviour), 0 there meaning a refused key; every call counted.
     static long long cuda_core_ipc_fake_counts[4];  // pool imports, pool destroys, imports, frees
-    static cuda_core_IpcDriver cuda_core_ipc_real_driver;
 
     static void cuda_core_ipc_fake_count(int which) {
         __atomic_fetch_add(&cuda_core_ipc_fake_counts[which], 1, __ATOMIC_RELAXED);
@@ -325,7 +324,6 @@ cdef extern from *:
         return CUDA_SUCCESS;
     }
     static void cuda_core_ipc_use_fakes() {
-        cuda_core_ipc_real_driver = cuda_core_ipc_driver;
         cuda_core_ipc_driver.pool_import = cuda_core_ipc_fake_pool_import;
         cuda_core_ipc_driver.pool_destroy = cuda_core_ipc_fake_pool_destroy;
         cuda_core_ipc_driver.ptr_import = cuda_core_ipc_fake_ptr_import;
