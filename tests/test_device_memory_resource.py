@@ -2,12 +2,14 @@
 _mempool.pyx), and Device.allocate / Device.memory_resource."""
 
 import gc
+import uuid
 
 import numpy as np
 import pytest
 
 from cuda_core import (Buffer, CUDAError, CUDAOutOfMemoryError, Device, DeviceMemoryResource,
                        DeviceMemoryResourceOptions, MemoryResource)
+from cuda_core._memory import _mempool
 from helpers.memory import NumpyMemoryResource
 
 
@@ -79,8 +81,14 @@ def test_ipc_enabled_pool(dev):
     if not dev.properties.handle_type_posix_file_descriptor_supported:
         pytest.skip("the device does not support POSIX file-descriptor handles")
     mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(ipc_enabled=True))
-    assert mr.is_ipc_enabled and mr.is_handle_owned
-    mr.close()
+    assert mr.is_ipc_enabled and mr.is_handle_owned and not mr.is_mapped
+    assert isinstance(mr.uuid, uuid.UUID) and mr.uuid.hex[:8] in repr(mr) and "ipc" in repr(mr)
+    other = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(ipc_enabled=True))
+    assert other.uuid != mr.uuid
+    plain = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+    assert plain.uuid is None and not plain.is_ipc_enabled
+    for r in (mr, other, plain):
+        r.close()
 
 
 @pytest.mark.gpu
@@ -173,17 +181,41 @@ def test_peer_accessible_by_single_device(dev):
     mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
     peers = mr.peer_accessible_by
     assert set(peers) == set() and len(peers) == 0
-    peers.add(dev)  # the pool's own device always has access: a no-op
-    assert dev not in peers
+    calls = _mempool._set_access_calls()
+    # The pool's own device is ignored wherever it is given, as cuda.core 1.2.2 does: it always
+    # has access, is never a member, and nothing reaches the driver.
+    peers.add(dev)
+    peers.discard(dev)
+    peers.discard(dev.device_id)
+    assert dev not in peers and dev.device_id not in peers
     mr.peer_accessible_by = [dev.device_id]
+    mr.peer_accessible_by = dev
+    peers |= {dev}
+    peers -= {dev}
+    peers &= {dev}
+    peers ^= {dev.device_id}
+    peers.update([dev], (dev.device_id,))
+    peers.difference_update([dev])
+    peers.intersection_update([dev], [])
+    peers.symmetric_difference_update([dev])
+    peers.clear()
+    assert _mempool._set_access_calls() == calls
     assert len(mr.peer_accessible_by) == 0
+    # The operators that make a new set give a plain set.
+    assert peers | {7} == {7} and type(peers | set()) is set and peers & {dev} == set()
+    assert "0" not in peers and None not in peers and 10_000 not in peers
     with pytest.raises(ValueError, match="out of range"):
         peers.add(Device.get_all_devices()[-1].device_id + 1)
-    with pytest.raises(ValueError, match="own device cannot lose access"):
-        peers.discard(dev)
     with pytest.raises(TypeError, match="expected Device or int items, not str"):
         mr.peer_accessible_by = ["0"]
+    with pytest.raises(TypeError, match="expected an iterable of Devices or ints, not str"):
+        peers.update("0")
+    with pytest.raises(TypeError, match="expected Device or int items, not bool"):
+        peers.discard(True)
+    assert _mempool._set_access_calls() == calls
     mr.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        mr.peer_accessible_by
 
 
 @pytest.mark.gpu
@@ -198,6 +230,44 @@ def test_peer_accessible_by_two_devices():
     mr.peer_accessible_by.discard(1)
     assert set(mr.peer_accessible_by) == set()
     mr.close()
+
+
+@pytest.mark.gpu
+def test_peer_access_bulk_operations_make_one_driver_call_each():
+    devices = Device.get_all_devices()
+    if len(devices) < 2 or not devices[1].can_access_peer(devices[0]):
+        pytest.skip("needs two devices with peer access")
+    devices[0].set_current()
+    mr = DeviceMemoryResource(0, DeviceMemoryResourceOptions())
+    peers = mr.peer_accessible_by
+    try:
+        def calls(op, *args):
+            before = _mempool._set_access_calls()
+            op(*args)
+            return _mempool._set_access_calls() - before
+
+        def assign(value):
+            mr.peer_accessible_by = value
+
+        assert calls(peers.update, [1], [0]) == 1 and set(peers) == {Device(1)}
+        assert calls(peers.update, [Device(1)]) == 0  # nothing changes: no call
+        assert calls(peers.clear) == 1 and set(peers) == set()
+        assert calls(peers.clear) == 0
+        assert calls(peers.__ior__, {1}) == 1 and 1 in peers and Device(1) in peers
+        assert calls(peers.__iand__, {0}) == 1 and set(peers) == set()  # 0 is the owner
+        assert calls(peers.__ixor__, {0, 1}) == 1 and set(peers) == {Device(1)}
+        assert calls(peers.__ixor__, [1]) == 1 and set(peers) == set()
+        assert calls(peers.symmetric_difference_update, [1]) == 1 and 1 in peers
+        assert calls(peers.__isub__, {1}) == 1 and 1 not in peers
+        assert calls(peers.difference_update, [1]) == 0
+        assert calls(assign, [0, 1]) == 1 and set(mr.peer_accessible_by) == {Device(1)}
+        assert calls(assign, [1]) == 0
+        assert calls(peers.intersection_update, [1], [Device(1)]) == 0
+        assert calls(assign, []) == 1 and len(peers) == 0
+        assert calls(peers.add, 1) == 1 and calls(peers.discard, Device(1)) == 1
+    finally:
+        mr.peer_accessible_by = []
+        mr.close()
 
 
 @pytest.mark.gpu

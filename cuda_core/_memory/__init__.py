@@ -19,6 +19,11 @@ from cuda_core._memory._pinned_mr import PinnedMemoryResource
 from cuda_core._memory._vmm_mr import VirtualMemoryResource
 from cuda_core._memory import _vmm_ipc  # registers the VMM IPC hooks with _ipc
 
+# Buffer's IPC members (ipc_descriptor, from_ipc_descriptor, pickling) and the resources'
+# multiprocessing reducers exist once _ipc is imported: it registers them (imports neither
+# multiprocessing nor uuid).
+from cuda_core._memory import _ipc  # noqa: E402, F401  (isort: skip)
+
 __all__ = [
     "Buffer",
     "DeviceMemoryResource",

@@ -49,3 +49,13 @@ cdef IPCBufferDescriptor new_vmm_descriptor(int kind, size_t size, tuple chunks,
                                             tuple fabric)
 # A set owning the open file descriptors in `fds` (a tuple of ints).
 cdef _FdSet new_fd_set(tuple fds)
+
+
+# -- the registry of mapped resources (uuid.UUID -> weak reference), under a threading.RLock --
+
+# The live resource registered under ``key``, or None.
+cdef object registry_get(object key)
+# Register ``obj`` under ``key`` unless a live object already is: returns the registered one.
+cdef object registry_put(object key, object obj)
+# Unregister ``key`` if ``obj`` is what it names.
+cdef int registry_drop(object key, object obj) except -1

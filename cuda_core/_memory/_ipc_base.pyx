@@ -1,11 +1,15 @@
 """The objects that carry memory between processes: an allocation handle (a pool's file
-descriptor) and a buffer descriptor (what names one allocation).
+descriptor) and a buffer descriptor (what names one allocation); and the registry of the
+resources mapped from other processes.
 
 Neither can be constructed directly: :attr:`MemoryResource.allocation_handle` and
 :attr:`Buffer.ipc_descriptor` make them, and unpickling rebuilds them. A descriptor read from a
 pickle is checked for shape before any driver call sees it; what it names is only checked by
 the import (see :meth:`Buffer.from_ipc_descriptor`).
 """
+
+import threading
+import weakref
 
 from libc.errno cimport errno
 from libc.stdint cimport SIZE_MAX
@@ -65,13 +69,15 @@ cdef class IPCAllocationHandle(Resource):
         return new_handle(check_fd(handle, "handle"), uuid)
 
     def __int__(self):
-        self._check_open()
+        if self._closed:  # a ValueError, as cuda.core 1.2.2 raises
+            raise ValueError("this IPCAllocationHandle is closed: it has no file descriptor")
         return self._fd
 
     @property
     def handle(self):
-        """The file descriptor (an int)."""
-        self._check_open()
+        """The file descriptor (an int); ValueError once the handle is closed."""
+        if self._closed:
+            raise ValueError("this IPCAllocationHandle is closed: it has no file descriptor")
         return self._fd
 
     @property
@@ -310,3 +316,68 @@ def device_from_uuid(str uuid):
             return dev.device_id
     raise ValueError(f"device {uuid} of the sending process is not visible in this process "
                      "(CUDA_VISIBLE_DEVICES?)")
+
+
+# -- the registry of mapped resources ----------------------------------------------------------
+#
+# uuid.UUID -> weakref.ref of the mapped resource registered under it. Re-entrant: a resource
+# finalized by a collection that a registry operation triggers unregisters itself on the same
+# thread. Dead references are dropped when met (no weakref callbacks: one would run at an
+# arbitrary point of another thread's work).
+
+_registry_lock = threading.RLock()
+_registry = {}
+
+
+cdef object registry_get(object key):
+    with _registry_lock:
+        ref = _registry.get(key)
+        if ref is None:
+            return None
+        obj = ref()
+        if obj is None and _registry.get(key) is ref:
+            del _registry[key]
+        return obj
+
+
+cdef object registry_put(object key, object obj):
+    ref = weakref.ref(obj)  # made outside the lock: it may collect garbage
+    with _registry_lock:
+        known = _registry.get(key)
+        if known is not None:
+            current = known()
+            if current is not None:
+                return current
+        _registry[key] = ref
+        return obj
+
+
+cdef int registry_drop(object key, object obj) except -1:
+    with _registry_lock:
+        ref = _registry.get(key)
+        if ref is not None:
+            current = ref()
+            if current is None or current is obj:
+                del _registry[key]
+    return 0
+
+
+def _registry_get(key):
+    """Test hook: :func:`registry_get`."""
+    return registry_get(key)
+
+
+def _registry_put(key, obj):
+    """Test hook: :func:`registry_put`."""
+    return registry_put(key, obj)
+
+
+def _registry_drop(key, obj):
+    """Test hook: :func:`registry_drop`."""
+    registry_drop(key, obj)
+
+
+def _registry_size():
+    """Test hook: the number of registry entries, dead ones included."""
+    with _registry_lock:
+        return len(_registry)

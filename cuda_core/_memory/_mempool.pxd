@@ -1,6 +1,8 @@
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream
 
 from cuda_core._memory._buffer cimport MemoryResource
+from cuda_core._memory._ipc_base cimport IPCAllocationHandle
+from cuda_core._memory._ipc_table cimport ImportedPool
 from cuda_core._stream cimport Stream
 
 
@@ -17,6 +19,16 @@ cdef class _MemPool(MemoryResource):
     # formatting on the hot path.
     cdef str _what
     cdef str _what_size
+    # IPC. A mapped resource (imported from another process: from_allocation_handle, or
+    # unpickled) has _mapped set and holds its share of the imported pool (_state, set once,
+    # never NULL for a mapped resource until its __dealloc__). _uuid: the uuid.UUID of an
+    # IPC-enabled resource (made with the pool), of a mapped one's exporter (None if unknown).
+    # _handle: the allocation handle, made on first use and owned (the exporter's; a mapped
+    # resource keeps the duplicate it imported from, to pass the pool on).
+    cdef bint _mapped
+    cdef object _uuid
+    cdef IPCAllocationHandle _handle
+    cdef ImportedPool* _state
 
     cdef int _check_usable(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
@@ -24,6 +36,7 @@ cdef class _MemPool(MemoryResource):
     cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil
     cdef CUdeviceptr _alloc_ptr(self, size_t size, Stream s) except? 0
     cdef CUcontext _fallback_context(self) except? NULL
+    cdef int _release_import(self, CUdeviceptr ptr, CUstream handle, CUcontext ctx) except -1
 
 
 # The counters of _MemoryCounters.

@@ -1,11 +1,18 @@
 """The stream-ordered memory pools behind DeviceMemoryResource, PinnedMemoryResource and
-ManagedMemoryResource: allocation, free, pool attributes and peer access, written once.
+ManagedMemoryResource: allocation, free, pool attributes, peer access and the IPC members,
+written once.
 
 A pool resource either wraps a pool the driver already has (a device's current pool: not
 owned, ``close()`` does nothing) or creates its own (owned: destroyed by ``close()`` or when the
 resource is collected). Buffers keep their resource alive, so an owned pool outlives every
 buffer allocated from it that is still open; a pool destroyed with allocations outstanding is
 released by the driver once the last of them is freed.
+
+A *mapped* resource is an IPC-enabled pool of another process imported into this one
+(``from_allocation_handle``, or unpickled; built in ``_memory._ipc``). It cannot allocate; it
+imports buffers (``Buffer.from_ipc_descriptor``), whose frees go through the import table of
+``_memory._ipc_table``. Closing it detaches it from the imported pool, which is destroyed once
+no mapped resource and no imported buffer uses it.
 """
 
 from collections.abc import MutableSet
@@ -17,19 +24,43 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
 
 from cuda_core._checks cimport check_bool, check_int, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
-from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
                                        stream_context)
 from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
+from cuda_core._memory._ipc_base cimport (IPCAllocationHandle, new_handle, registry_drop,
+                                          registry_get, registry_put)
+from cuda_core._memory._ipc_table cimport (pointer_release, pool_detach, pool_forget,
+                                           pool_stats)
+from cuda_core._memory._peer_access cimport (PEER_ADD, PEER_CLEAR, PEER_INTERSECT, PEER_REMOVE,
+                                             PEER_REPLACE, PEER_SYMMETRIC, apply_peer_access,
+                                             check_can_access, peer_changes, peer_edit,
+                                             peer_items, peer_ordinals, peer_set)
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
 from cuda.bindings import driver as _driver_py
 
+from cuda_core import _mp
 from cuda_core._device import Device
+from cuda_core._memory._peer_access import _set_access_calls  # the test hook, re-exported
 
 __all__ = ["MemoryPoolAttributes", "PeerAccessibleBySetProxy"]
+
+
+cdef str _not_ipc(_MemPool mr, str what):
+    """The message for an IPC member of a resource that is not IPC-enabled."""
+    name = type(mr).__name__
+    if name in ("DeviceMemoryResource", "PinnedMemoryResource"):
+        fix = f"create it with {name}Options(ipc_enabled=True)"
+    else:
+        fix = "only DeviceMemoryResource and PinnedMemoryResource pools can be shared"
+    return f"{what}: this {name} is not IPC-enabled; {fix}"
+
+
+cdef object _uuid_class():
+    import uuid
+    return uuid.UUID
 
 
 cdef int raise_release_threshold(CUmemoryPool pool) except -1:
@@ -52,9 +83,33 @@ cdef class _MemPool(MemoryResource):
     created it: ``_release`` (close, or the finalizer) destroys it then."""
 
     cdef int _release(self) except -1:
-        if self._inited and self._owned:
-            check_call(cydriver.cuMemPoolDestroy(self._pool), "cuMemPoolDestroy")
-        return 0
+        cdef CUresult err = CUDA_SUCCESS
+        cdef ContextGuard guard
+        cdef CUcontext ctx
+        cdef IPCAllocationHandle handle = self._handle
+        if not self._inited:
+            return 0
+        if self._mapped:
+            # Unregistered first: a lookup must not find a closed resource.
+            if self._uuid is not None:
+                registry_drop(self._uuid, self)
+            ctx = self._fallback_context()
+            with nogil:
+                enter_context(guard, ctx)
+                err = pool_detach(self._state)
+                exit_context(guard)
+        elif self._owned:
+            err = cydriver.cuMemPoolDestroy(self._pool)
+        # The handle's descriptor is closed whatever the pool's fate (fds already sent live on
+        # in the processes that received them).
+        if handle is not None:
+            handle.close()
+        return check_call(err, "cuMemPoolDestroy")
+
+    def __dealloc__(self):
+        if self._state != NULL:
+            pool_forget(self._state)
+            self._state = NULL
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._pool
@@ -67,6 +122,10 @@ cdef class _MemPool(MemoryResource):
         self._ipc = ipc
         self._what = what
         self._what_size = f"{what}: size"
+        if ipc:
+            import uuid
+            self._uuid = uuid.uuid4()
+            _mp.ensure_reducers()
         self._inited = True
         return 0
 
@@ -93,6 +152,9 @@ cdef class _MemPool(MemoryResource):
         cdef CUresult err
         cdef ContextGuard guard
         self._check_usable()
+        if self._mapped:
+            raise TypeError(f"{self._what}: this resource is mapped from another process and "
+                            f"can only import buffers (Buffer.from_ipc_descriptor)")
         s._check_open()
         if size == 0:
             return 0
@@ -148,10 +210,29 @@ cdef class _MemPool(MemoryResource):
             stream._check_open()
             handle = stream._handle
             ctx = stream_context(stream)
+        if self._mapped:
+            return self._release_import(ptr, handle, ctx)
         with nogil:
             enter_context(guard, ctx)
             err = cydriver.cuMemFreeAsync(ptr, handle)
             exit_context(guard)
+        return HANDLE_RETURN(err)
+
+    cdef int _release_import(self, CUdeviceptr ptr, CUstream handle, CUcontext ctx) except -1:
+        """A mapped resource's free: one reference of an imported pointer dropped; the last one
+        unmaps it (see _ipc_table)."""
+        cdef bint found = False
+        cdef CUresult err
+        cdef ContextGuard guard
+        if ctx == NULL:  # an unbound default stream: the context current now (as the driver)
+            ctx = current_or_primary(self._dev_id)
+        with nogil:
+            enter_context(guard, ctx)
+            err = pointer_release(self._state, ptr, handle, &found)
+            exit_context(guard)
+        if not found:
+            raise ValueError(f"{type(self).__name__}.deallocate(): ptr 0x{ptr:x} is not a "
+                             f"buffer imported through this resource (or it was freed already)")
         return HANDLE_RETURN(err)
 
     def deallocate(self, ptr, size, *, stream=None):
@@ -171,7 +252,9 @@ cdef class _MemPool(MemoryResource):
         Notes
         -----
         Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
-        releases the pool once its last allocation is freed.
+        releases the pool once its last allocation is freed. On a mapped resource, ``ptr`` must
+        be a buffer it imported (else ValueError): the memory is unmapped here once the last
+        buffer imported from the same allocation is freed.
         """
         deallocate_checked(self, ptr, size, stream, f"{type(self).__name__}.deallocate()")
 
@@ -184,19 +267,155 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def is_handle_owned(self):
-        """True if this resource created the pool (and destroys it on close)."""
+        """True if this resource created the pool, or imported it (a mapped resource), and
+        gives it back on close."""
         return bool(self._owned)
 
     @property
     def is_ipc_enabled(self):
-        """True if the pool can be shared with other processes."""
+        """True if the pool can be shared with other processes: created with
+        ``ipc_enabled=True``, or mapped from another process."""
         return bool(self._ipc)
 
     @property
     def is_mapped(self):
-        """True for a resource imported from another process. Always False until IPC import
-        exists."""
-        return False
+        """True for a resource mapped from another process (``from_allocation_handle``, or
+        unpickled). It imports buffers (:meth:`Buffer.from_ipc_descriptor`) and cannot
+        allocate."""
+        return bool(self._mapped)
+
+    @property
+    def uuid(self):
+        """The ``uuid.UUID`` that names an IPC-enabled resource across processes (made with its
+        pool); for a mapped resource, the exporter's (from its allocation handle or
+        :meth:`register`), or None when not known. None for a resource that is not
+        IPC-enabled."""
+        return self._uuid
+
+    @property
+    def allocation_handle(self):
+        """The :class:`~cuda_core._memory._ipc_base.IPCAllocationHandle` (a file descriptor)
+        another process maps this pool with (``from_allocation_handle``).
+
+        Made on first access and kept: later accesses return the same object, which the
+        resource owns and closes with itself. If it was closed, the next access exports a new
+        one. A mapped resource gives the handle it was imported with, so that the pool can be
+        passed on.
+
+        Raises
+        ------
+        RuntimeError
+            If the resource is not IPC-enabled or is closed (or, mapped, its handle was
+            closed).
+
+        Notes
+        -----
+        Calls ``cuMemPoolExportToShareableHandle`` (POSIX file descriptor).
+        """
+        cdef int fd = -1
+        cdef CUresult err
+        cdef ContextGuard guard
+        cdef CUcontext ctx
+        cdef IPCAllocationHandle h
+        what = f"{type(self).__name__}.allocation_handle"
+        self._check_usable()
+        if not self._ipc:
+            raise RuntimeError(_not_ipc(self, what))
+        ctx = self._fallback_context()  # before the section: it may wait for a lock
+        with cython.critical_section(self):
+            h = self._handle
+            if h is None or h._closed:
+                if self._mapped:
+                    raise RuntimeError(f"{what}: the handle this mapped resource was imported "
+                                       f"with is closed; an imported pool cannot be exported "
+                                       f"again")
+                # With the GIL held: releasing it would suspend the critical section.
+                enter_context(guard, ctx)
+                err = cydriver.cuMemPoolExportToShareableHandle(
+                    &fd, self._pool, cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)
+                exit_context(guard)
+                check_call(err, "cuMemPoolExportToShareableHandle")
+                h = new_handle(fd, self._uuid)
+                self._handle = h
+        return h
+
+    def register(self, uuid):
+        """Register this mapped resource under ``uuid`` (its exporter's :attr:`uuid`), so that
+        buffers pickled with plain :mod:`pickle` find it (:meth:`from_registry`).
+
+        Parameters
+        ----------
+        uuid : uuid.UUID
+
+        Returns
+        -------
+        The resource registered under ``uuid``: one registered before (and still alive), or
+        this one.
+
+        Raises
+        ------
+        TypeError
+            If ``uuid`` is not a ``uuid.UUID``.
+        ValueError
+            If this resource already has another uuid.
+        RuntimeError
+            If this resource is not mapped (exporters are never registered: imports into them
+            are refused), or is closed.
+        """
+        what = f"{type(self).__name__}.register()"
+        if not isinstance(uuid, _uuid_class()):
+            raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
+        self._check_usable()
+        if not self._mapped:
+            raise RuntimeError(f"{what}: only a mapped resource (from_allocation_handle) can "
+                               f"be registered")
+        if self._uuid is not None and self._uuid != uuid:
+            raise ValueError(f"{what}: this resource's uuid is {self._uuid}, not {uuid}")
+        registered = registry_put(uuid, self)
+        if registered is self:
+            self._uuid = uuid
+        return registered
+
+    @classmethod
+    def from_registry(cls, uuid):
+        """The mapped resource registered under ``uuid`` in this process (:meth:`register`;
+        unpickling a resource through :mod:`multiprocessing` registers it).
+
+        Parameters
+        ----------
+        uuid : uuid.UUID
+            The exporting resource's :attr:`uuid`.
+
+        Returns
+        -------
+        The live mapped resource registered under ``uuid``.
+
+        Raises
+        ------
+        TypeError
+            If ``uuid`` is not a ``uuid.UUID``, or the registered resource is not a ``cls``.
+        RuntimeError
+            If no live resource is registered under ``uuid``.
+        """
+        what = f"{cls.__name__}.from_registry()"
+        if not isinstance(uuid, _uuid_class()):
+            raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
+        mr = registry_get(uuid)
+        if mr is None:
+            raise RuntimeError(f"no mapped memory resource with uuid {uuid} in this process; "
+                               f"send the resource through multiprocessing first, or call "
+                               f"from_allocation_handle(...).register(uuid)")
+        if not isinstance(mr, cls):
+            raise TypeError(f"{what}: the resource registered under {uuid} is a "
+                            f"{type(mr).__name__}, not a {cls.__name__}")
+        return mr
+
+    def _ipc_stats(self):
+        """Test hook: ``(attached resources, mappings, references, objects, dead)`` of a mapped
+        resource's imported pool (see ``_ipc_table``); None for other resources."""
+        if self._state == NULL:
+            return None
+        return pool_stats(self._state)
 
     @property
     def device_id(self):
@@ -226,9 +445,16 @@ cdef class _MemPool(MemoryResource):
     @property
     def peer_accessible_by(self):
         """The other devices that can access this pool's memory: a live, mutable set of
-        :class:`Device` (``add``/``discard``/assignment change the access rights).
+        :class:`Device` (:class:`PeerAccessibleBySetProxy`). Items may be given as Devices or
+        ordinals; the pool's own device always has access and is ignored wherever it is given.
+        Assigning an iterable replaces the set in one driver call.
 
-        .. note:: Reads with ``cuMemPoolGetAccess``, changes with ``cuMemPoolSetAccess``.
+        Access is per process: a mapped device pool starts with no peers, whatever the exporter
+        granted (a mapped host pool grants the devices access itself, as creation does).
+
+        .. note:: Reads with ``cuMemPoolGetAccess``; each change, a bulk one included, is one
+           ``cuMemPoolSetAccess`` (a change remaps every allocation of the pool: one call lets
+           the driver do them together).
         """
         self._check_usable()
         return PeerAccessibleBySetProxy._create(self)
@@ -236,10 +462,7 @@ cdef class _MemPool(MemoryResource):
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices):
         self._check_usable()
-        wanted = set(_peer_ordinals(self, devices))
-        current = set(self._peer_ordinals_with_access())
-        self._set_peer_access(sorted(wanted - current), True)
-        self._set_peer_access(sorted(current - wanted), False)
+        self._peer_edit(PEER_REPLACE, (peer_items(devices),))
 
     def close(self):
         """Destroy the pool if this resource created it; otherwise do nothing. Idempotent.
@@ -254,64 +477,37 @@ cdef class _MemPool(MemoryResource):
     def __repr__(self):
         where = "host" if self._dev_id < 0 else f"device {self._dev_id}"
         state = " closed" if self._closed else ""
-        owned = "owned" if self._owned else "shared"
-        return f"<{type(self).__name__} {where} ({owned} pool){state}>"
+        kind = "mapped" if self._mapped else ("owned" if self._owned else "shared")
+        ipc = ", ipc" if self._ipc and not self._mapped else ""
+        if self._uuid is not None:
+            ipc += f", uuid {self._uuid.hex[:8]}"
+        return f"<{type(self).__name__} {where} ({kind} pool{ipc}){state}>"
 
     # -- peer access (used by the proxy) --------------------------------------------------------
 
+    # Each pushes the pool's context when none is current (a thread that never chose one).
+
     def _peer_ordinals_with_access(self):
-        cdef cydriver.CUmemLocation loc
-        cdef cydriver.CUmemAccess_flags flags
+        cdef ContextGuard guard
         self._check_usable()
-        out = []
-        for i in range(device_count()):
-            if i == self._dev_id:
-                continue
-            loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-            loc.id = i
-            flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_NONE
-            HANDLE_RETURN(cydriver.cuMemPoolGetAccess(&flags, self._pool, &loc))
-            if flags == cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
-                out.append(i)
-        return out
+        enter_context(guard, self._fallback_context())
+        return peer_ordinals(self._pool, self._dev_id)
 
-    def _set_peer_access(self, ordinals, bint enable):
-        cdef cydriver.CUmemAccessDesc desc[64]
-        cdef size_t n = 0
+    def _peer_edit(self, int op, tuple others):
+        """A bulk change of the peer set (see _peer_access.peer_edit), in a critical section:
+        two threads' read-modify-write of one pool take turns."""
+        cdef ContextGuard guard
         self._check_usable()
-        ordinals = list(ordinals)
-        while ordinals:
-            chunk, ordinals = ordinals[:64], ordinals[64:]
-            n = 0
-            for i in chunk:
-                desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-                desc[n].location.id = i
-                desc[n].flags = (cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE if enable
-                                 else cydriver.CU_MEM_ACCESS_FLAGS_PROT_NONE)
-                n += 1
-            HANDLE_RETURN(cydriver.cuMemPoolSetAccess(self._pool, desc, n))
+        changes = peer_changes(self._dev_id, op, others)  # checked before the section
+        enter_context(guard, self._fallback_context())
+        with cython.critical_section(self):
+            peer_edit(self._pool, self._dev_id, op, changes)
 
-
-def _peer_ordinals(_MemPool mr, devices):
-    """Validate devices for peer access: Device or int, each able to access the pool's device."""
-    if isinstance(devices, (Device, int)):
-        devices = (devices,)
-    elif isinstance(devices, (str, bytes)) or not hasattr(type(devices), "__iter__"):
-        raise TypeError(f"peer_accessible_by: expected a Device, an int or an iterable of them, "
-                        f"not {type(devices).__name__}")
-    out = []
-    for d in devices:
-        if isinstance(d, bool) or not isinstance(d, (Device, int)):
-            raise TypeError(f"peer_accessible_by: expected Device or int items, not "
-                            f"{type(d).__name__}")
-        dev = Device(d)
-        if dev.device_id == mr._dev_id:
-            continue  # the pool's own device always has access
-        if mr._dev_id >= 0 and not dev.can_access_peer(mr._dev_id):
-            raise ValueError(f"peer_accessible_by: device {dev.device_id} cannot access the "
-                             f"memory of device {mr._dev_id} (no peer access between them)")
-        out.append(dev.device_id)
-    return out
+    def _apply_peer_access(self, list add, list remove):
+        cdef ContextGuard guard
+        self._check_usable()
+        enter_context(guard, self._fallback_context())
+        apply_peer_access(self._pool, add, remove)
 
 
 class _LiveSet(MutableSet):
@@ -332,6 +528,11 @@ class _LiveSet(MutableSet):
         proxy._owner = owner
         return proxy
 
+    @classmethod
+    def _from_iterable(cls, iterable):
+        # What the set operators that make a new set (|, &, -, ^) return: a plain set.
+        return set(iterable)
+
     def _items(self):
         """The members, as a list, from the driver."""
         raise NotImplementedError
@@ -348,7 +549,17 @@ class _LiveSet(MutableSet):
 
 class PeerAccessibleBySetProxy(_LiveSet):
     """The devices other than its own that can access a pool's memory: a live, mutable set of
-    :class:`Device`. Not constructible directly: use ``mr.peer_accessible_by``."""
+    :class:`Device`. Not constructible directly: use ``mr.peer_accessible_by``.
+
+    Every read asks the driver (``cuMemPoolGetAccess``); there is no copy to go stale. Items
+    are given as Devices or ordinals; the pool's own device is ignored (it always has access,
+    and is never a member). Each change is one ``cuMemPoolSetAccess``: the bulk operations
+    (``update``, ``difference_update``, ``intersection_update``, ``symmetric_difference_update``,
+    ``clear``, ``|=``, ``-=``, ``&=``, ``^=``) compute what to grant and what to revoke and
+    make one call (none when nothing changes). Granting is refused (ValueError) for a device
+    that cannot access the pool's device (``Device.can_access_peer``); revoking never is. The
+    set operators that make a new set (``|``, ``&``, ``-``, ``^``) return a plain ``set``.
+    """
 
     __slots__ = ()
     _origin = "DeviceMemoryResource.peer_accessible_by"
@@ -359,21 +570,61 @@ class PeerAccessibleBySetProxy(_LiveSet):
     def __contains__(self, device):
         if isinstance(device, bool) or not isinstance(device, (Device, int)):
             return False
-        return Device(device).device_id in self._owner._peer_ordinals_with_access()
+        try:
+            ordinal = Device(device).device_id
+        except ValueError:  # no such device: not a member
+            return False
+        return ordinal in self._owner._peer_ordinals_with_access()
 
     def add(self, device):
         """Let ``device`` (a Device or ordinal) read and write the pool's memory."""
-        self._owner._set_peer_access(_peer_ordinals(self._owner, (device,)), True)
+        mr = self._owner
+        add = peer_set(mr.device_id, (device,))
+        check_can_access(mr.device_id, add)
+        mr._apply_peer_access(sorted(add), [])
 
     def discard(self, device):
-        """Take away ``device``'s access to the pool's memory."""
-        if isinstance(device, bool) or not isinstance(device, (Device, int)):
-            raise TypeError(f"peer_accessible_by: expected a Device or int, not "
-                            f"{type(device).__name__}")
-        ordinal = Device(device).device_id
-        if ordinal == self._owner.device_id:
-            raise ValueError("peer_accessible_by: the pool's own device cannot lose access")
-        self._owner._set_peer_access([ordinal], False)
+        """Take away ``device``'s access to the pool's memory (the pool's own device is
+        ignored)."""
+        mr = self._owner
+        mr._apply_peer_access([], sorted(peer_set(mr.device_id, (device,))))
+
+    def update(self, *others):
+        """Grant access to every device of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_ADD, others)
+
+    def difference_update(self, *others):
+        """Revoke the access of every device of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_REMOVE, others)
+
+    def intersection_update(self, *others):
+        """Keep access only for the devices in every one of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_INTERSECT, others)
+
+    def symmetric_difference_update(self, other):
+        """Grant access to the devices of ``other`` that lack it and revoke it from those that
+        have it, in one driver call."""
+        self._owner._peer_edit(PEER_SYMMETRIC, (other,))
+
+    def clear(self):
+        """Revoke every peer's access, in one driver call."""
+        self._owner._peer_edit(PEER_CLEAR, ())
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __isub__(self, other):
+        self.difference_update(other)
+        return self
+
+    def __iand__(self, other):
+        self.intersection_update(other)
+        return self
+
+    def __ixor__(self, other):
+        self.symmetric_difference_update(other)
+        return self
 
 
 def _counter_property(int which, str doc):

@@ -7,7 +7,8 @@ from libc.string cimport memset
 
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport device_supports
+from cuda_core._context cimport ContextGuard, enter_context
+from cuda_core._memory._alloc cimport current_or_primary, device_supports
 from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
 
 from cuda_core._device import Device
@@ -43,6 +44,11 @@ cdef class PinnedMemoryResource(_MemPool):
     -----
     Calls ``cuMemPoolCreate`` with a ``CU_MEM_LOCATION_TYPE_HOST`` (or
     ``_HOST_NUMA``) location, then ``cuMemPoolSetAccess``.
+
+    An IPC-enabled resource is shared with other processes as a :class:`DeviceMemoryResource`
+    is (see there): :attr:`allocation_handle`, :meth:`from_allocation_handle` (no device
+    argument), :meth:`Buffer.from_ipc_descriptor`, :mod:`multiprocessing`. A mapped pinned
+    resource grants the devices access in the importing process, as creation does here.
     """
 
     cdef object _numa_id
@@ -50,8 +56,6 @@ cdef class PinnedMemoryResource(_MemPool):
     def __init__(self, options=None):
         cdef CUmemoryPool pool = NULL
         cdef cydriver.CUmemPoolProps props
-        cdef cydriver.CUmemAccessDesc desc[64]
-        cdef size_t n = 0
         if self._inited:
             raise RuntimeError("PinnedMemoryResource is already initialized")
         opts = check_or_create_options(PinnedMemoryResourceOptions, options,
@@ -84,18 +88,77 @@ cdef class PinnedMemoryResource(_MemPool):
         self._numa_id = numa
         self._host_access = True
         raise_release_threshold(pool)
-        # A host pool is accessible from the CPU only until devices are granted access.
-        for i in range(min(device_count(), 64)):
-            if device_supports(Device(i), needed):
-                desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-                desc[n].location.id = i
-                desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-                n += 1
-        if n:
-            HANDLE_RETURN(cydriver.cuMemPoolSetAccess(pool, desc, n))
+        _grant_devices(pool, needed)
         self._c_dealloc = type(self) is PinnedMemoryResource
 
     @property
     def numa_id(self):
         """The host NUMA node the pool is bound to, or None."""
         return self._numa_id
+
+    @classmethod
+    def from_allocation_handle(cls, alloc_handle):
+        """Map into this process the host pool another process shares (its
+        :attr:`allocation_handle`): a *mapped* resource, which imports buffers
+        (:meth:`Buffer.from_ipc_descriptor`) and cannot allocate. The devices that support
+        host memory pools are granted read-write access to it (access does not cross
+        processes).
+
+        Parameters
+        ----------
+        alloc_handle : ~cuda_core._memory._ipc_base.IPCAllocationHandle or int
+            The handle, or a file descriptor received otherwise; never taken over (the
+            resource imports and keeps a duplicate).
+
+        Returns
+        -------
+        PinnedMemoryResource
+            A new mapped resource, or the live one registered under the handle's uuid.
+
+        Raises
+        ------
+        TypeError, ValueError, RuntimeError, CUDAError
+            As :meth:`DeviceMemoryResource.from_allocation_handle`; ValueError also for the
+            handle of a device pool.
+
+        Notes
+        -----
+        Calls ``cuMemPoolImportFromShareableHandle`` and ``cuMemPoolSetAccess``.
+        """
+        from cuda_core._memory._ipc import map_pool
+        mr, new = map_pool(cls, None, alloc_handle, f"{cls.__name__}.from_allocation_handle()")
+        if new:
+            # The pool's NUMA node is not known here (the driver does not say): numa_id stays
+            # None. Shareable host pools are NUMA pools: grant the devices that support those.
+            try:
+                _grant_devices((<_MemPool>mr)._pool, "host_numa_memory_pools_supported")
+            except BaseException:
+                mr.close()
+                raise
+        return mr
+
+    def __reduce__(self):
+        """As :meth:`DeviceMemoryResource.__reduce__`."""
+        from cuda_core._memory._ipc import reduce_resource
+        return reduce_resource(self)
+
+
+cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
+    """Grant read-write access to a host pool to every device that has ``needed`` (a
+    DeviceProperties name): a host pool is accessible from the CPU only until devices are (and
+    access granted in one process does not carry over to another)."""
+    cdef cydriver.CUmemAccessDesc desc[64]
+    cdef size_t n = 0
+    cdef ContextGuard guard
+    for i in range(min(device_count(), 64)):
+        if device_supports(Device(i), needed):
+            desc[n].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+            desc[n].location.id = i
+            desc[n].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            n += 1
+    if n:
+        # Some context current (an unpickling thread may have none): the current one, else
+        # device 0's primary.
+        enter_context(guard, current_or_primary(-1))
+        HANDLE_RETURN(cydriver.cuMemPoolSetAccess(pool, desc, n))
+    return 0

@@ -1,0 +1,3 @@
+__all__: list[str]
+
+def _set_access_calls() -> int: ...
