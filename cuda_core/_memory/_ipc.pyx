@@ -131,6 +131,8 @@ cdef IPCBufferDescriptor _export_pool_pointer(Buffer buf, _MemPool mr):
     cdef CUresult err
     cdef ContextGuard guard
     cdef CUcontext ctx = mr._fallback_context()
+    if not mr._mapped and not mr._closed and (mr._handle is None or mr._handle._closed):
+        mr.allocation_handle  # the pool is exported before its pointers (see _MemPool._setup)
     # With the GIL held: we are in the buffer's critical section.
     enter_context(guard, ctx)
     err = cydriver.cuMemPoolExportPointer(&data, buf._ptr)

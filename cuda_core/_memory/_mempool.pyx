@@ -127,6 +127,10 @@ cdef class _MemPool(MemoryResource):
             self._uuid = uuid.uuid4()
             _mp.ensure_reducers()
         self._inited = True
+        if ipc:
+            # The driver refuses to export a pointer (cuMemPoolExportPointer: INVALID_VALUE)
+            # from a pool that was never exported itself: export it now, as a new pool is.
+            self.allocation_handle
         return 0
 
     cdef int _check_usable(self) except -1:
