@@ -86,12 +86,14 @@ _FORKED_CHILD = r"""
 import os
 import cuda_core
 
-stream = cuda_core.Device(0).create_stream()  # the driver is initialized here
+cuda_core.Device(0).set_current()  # the driver is initialized here
+stream = cuda_core.Device(0).create_stream()
 r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.close(r)
     try:
+        cuda_core.Device(0).set_current()
         cuda_core.Device(0).create_stream()
         report = "no error"
     except cuda_core.CUDAError as exc:

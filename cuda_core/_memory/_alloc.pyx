@@ -6,6 +6,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
+from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._stream cimport Stream, as_stream
 
@@ -55,6 +56,7 @@ cdef CUcontext current_or_primary(int device_id) except? NULL:
     """For a call that needs some context but no particular one: the current context, else
     the primary context of ``device_id`` (device 0's when it is -1, for host memory)."""
     cdef CUcontext current = NULL
+    ensure_driver()  # a process's first CUDA call may come here (a host pool unpickled)
     HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
     if current != NULL:
         return current
