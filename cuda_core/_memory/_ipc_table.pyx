@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, intptr_t
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUdeviceptr, CUmemoryPool, CUmemPoolPtrExportData,
-                                     CUresult, CUstream)
+                                     CUresult, CUstream, CUDA_SUCCESS)
 
 __all__ = []
 
@@ -408,10 +408,24 @@ cdef CUresult _drv_ptr_range(CUdeviceptr ptr, CUdeviceptr* start, size_t* size,
     data[0] = &values[0]
     data[1] = &values[1]
     data[2] = &values[2]
+    cdef CUdeviceptr base = 0
+    cdef size_t extent = 0
     err = cydriver.cuPointerGetAttributes(3, attrs, data, ptr)
     start[0] = <CUdeviceptr>values[0]
     size[0] = <size_t>values[1]
     ordinal[0] = <int32_t>values[2]
+    if err == CUDA_SUCCESS and (values[1] == 0 or values[0] > ptr
+                                or values[0] + values[1] <= ptr):
+        # Seen on the H100 for pointers of a host (pinned) pool: no usable range. Ask the
+        # older call; if it cannot tell either, the range is unknown and the stated size
+        # cannot be checked (an unbounded range: the import's only refusal is the driver's).
+        if (cydriver.cuMemGetAddressRange(&base, &extent, ptr) == CUDA_SUCCESS
+                and extent != 0 and base <= ptr and base + extent > ptr):
+            start[0] = base
+            size[0] = extent
+        else:
+            start[0] = ptr
+            size[0] = <size_t>(<CUdeviceptr>-1 - ptr)
     return err
 
 
