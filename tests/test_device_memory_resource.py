@@ -208,7 +208,7 @@ def test_peer_accessible_by_single_device(dev):
         peers.add(Device.get_all_devices()[-1].device_id + 1)
     with pytest.raises(TypeError, match="expected Device or int items, not str"):
         mr.peer_accessible_by = ["0"]
-    with pytest.raises(TypeError, match="expected an iterable of Devices or ints, not str"):
+    with pytest.raises(TypeError, match="expected a Device, an int or an iterable of them, not str"):
         peers.update("0")
     with pytest.raises(TypeError, match="expected Device or int items, not bool"):
         peers.discard(True)

@@ -57,8 +57,8 @@ cdef int _peer_ordinal(object device) except -1:
 
 cdef set peer_set(int owner, object devices):
     if isinstance(devices, (str, bytes)) or not hasattr(type(devices), "__iter__"):
-        raise TypeError(f"peer_accessible_by: expected an iterable of Devices or ints, not "
-                        f"{type(devices).__name__}")
+        raise TypeError(f"peer_accessible_by: expected a Device, an int or an iterable of "
+                        f"them, not {type(devices).__name__}")
     cdef set out = set()
     for d in devices:
         ordinal = _peer_ordinal(d)
