@@ -405,6 +405,13 @@ class Device:
         Returns
         -------
         Event
+
+        Raises
+        ------
+        TypeError
+            If ``options`` asks for an IPC-enabled event: those are made by
+            ``Stream.record(options=EventOptions(ipc_enabled=True))``, bound to that record
+            (as in cuda.core).
         """
         return create_event(self._require_context(), options)
 

@@ -439,8 +439,10 @@ cdef class Buffer(Resource):
         """The ``IPCBufferDescriptor`` another process imports this buffer with
         (:meth:`from_ipc_descriptor`).
 
-        Made once and kept; an imported buffer gives the one it was imported from, so that it
-        can be passed on. Importers can use the memory while this buffer is open.
+        A pool buffer's is made once and kept, and an imported pool buffer gives the one it
+        was imported from, so that it can be passed on. A ``VirtualMemoryResource`` buffer's
+        is made afresh at each access and owns one file descriptor per chunk, closed when it
+        is dropped. Importers can use the memory while this buffer is open.
 
         Raises
         ------
@@ -487,8 +489,10 @@ cdef class Buffer(Resource):
             If the descriptor states more bytes than the shared allocation has, or names
             another device than ``mr``'s.
         CUDAError
-            If the driver does not recognize the descriptor (freed in the exporting process,
-            from another resource, or not a descriptor at all).
+            If the driver does not recognize the descriptor (from another resource, or not a
+            descriptor at all). A descriptor of a buffer the exporter has already freed is
+            not always refused: the driver may give its bytes to a later allocation of the same
+            pool, which the import then maps. Import descriptors of live buffers only.
 
         Warnings
         --------
@@ -510,7 +514,8 @@ cdef class Buffer(Resource):
 
     def __reduce__(self):
         """Pickled as its memory resource and :attr:`ipc_descriptor` (IPC-enabled resources
-        only, else a TypeError); unpickling imports it: see :meth:`from_ipc_descriptor`."""
+        only, else a RuntimeError, as cuda.core); unpickling imports it: see
+        :meth:`from_ipc_descriptor`."""
         if _ipc_reduce == NULL:  # a TypeError: what pickle and copy expect of the unpicklable
             raise TypeError("Buffer objects cannot be pickled here: pickling shares the buffer "
                             "through IPC, and cuda_core._memory._ipc is not loaded")
