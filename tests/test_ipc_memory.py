@@ -206,7 +206,7 @@ def test_closing_the_exporting_resource(device_mr, stream):
     stream.sync()
     assert holds(buf, 0x43, stream)
     imp.close()
-    copied.close()
+    copied.close(stream)  # unpickled with the default stream: ordered on ours instead
     stream.sync()
     assert mmr._ipc_stats() == (0, 0, 0, 1, True)
     buf.close()
