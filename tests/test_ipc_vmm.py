@@ -11,7 +11,7 @@ import pytest
 
 from helpers.ipc import (SPAWN, Children, open_fds, queue_get, require_pool_ipc,
                          require_posix_fd_vmm)
-from helpers.memory import NumpyMemoryResource
+from helpers.memory import NumpyMemoryResource, vmm_minimum_granularity
 
 from cuda_core import (Buffer, CUDAError, Device, DeviceMemoryResource, VirtualMemoryResource,
                        VirtualMemoryResourceOptions)
@@ -52,21 +52,6 @@ def _read(buf, stream):
     Buffer.from_handle(buf.handle, buf.size).copy_to(out, stream=stream)
     stream.sync()
     return mr.array(out).copy()
-
-
-def _minimum_granularity(dev):
-    from cuda.bindings import driver
-
-    prop = driver.CUmemAllocationProp()
-    prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
-    prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
-    prop.location.id = dev.device_id
-    prop.requestedHandleTypes = (
-        driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-    err, gran = driver.cuMemGetAllocationGranularity(
-        prop, driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
-    assert err == driver.CUresult.CUDA_SUCCESS
-    return gran
 
 
 def _free_memory():
@@ -170,7 +155,7 @@ def test_descriptors_are_fresh_and_own_their_fds(dev, stream):
 
 @pytest.mark.gpu
 def test_grown_buffer_imports_as_one_range_aliasing_it(dev, stream):
-    gran = _minimum_granularity(dev)
+    gran = vmm_minimum_granularity(dev)
     mr = _vmm(dev, granularity="minimum")
     buf = mr.allocate(gran, stream=stream)
     buf.fill(0x11, stream=stream)
@@ -215,7 +200,7 @@ def test_grown_buffer_imports_as_one_range_aliasing_it(dev, stream):
 
 @pytest.mark.gpu
 def test_not_ipc_enabled(dev, stream):
-    gran = _minimum_granularity(dev)
+    gran = vmm_minimum_granularity(dev)
     plain = VirtualMemoryResource(dev, {"handle_type": None})
     buf = plain.allocate(4096, stream=stream)
     with pytest.raises(RuntimeError, match="not IPC-enabled"):
@@ -290,7 +275,7 @@ def test_forged_chunk_sizes_leave_nothing_behind(dev, stream):
     buf.close(stream)
     stream.sync()
     # No imported handle outlived its import (one would hold the 64 MiB).
-    assert _free_memory() >= free_before - _minimum_granularity(dev)
+    assert _free_memory() >= free_before - vmm_minimum_granularity(dev)
 
 
 @pytest.mark.gpu

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cuda_core import (Buffer, VirtualMemoryResource, VirtualMemoryResourceOptions)
-from helpers.memory import NumpyMemoryResource
+from helpers.memory import NumpyMemoryResource, vmm_minimum_granularity
 
 
 def test_config_checked_before_the_driver():
@@ -50,25 +50,10 @@ def test_round_trip(dev, stream):
     assert "allocations=0" in repr(mr)
 
 
-def _minimum_granularity(dev):
-    from cuda.bindings import driver
-
-    prop = driver.CUmemAllocationProp()
-    prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
-    prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
-    prop.location.id = dev.device_id
-    prop.requestedHandleTypes = (
-        driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-    err, gran = driver.cuMemGetAllocationGranularity(
-        prop, driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
-    assert err == driver.CUresult.CUDA_SUCCESS
-    return gran
-
-
 @pytest.mark.gpu
 def test_grow_in_place_then_move(dev, stream):
     mr = _vmm(dev, VirtualMemoryResourceOptions(granularity="minimum"))
-    gran = _minimum_granularity(dev)
+    gran = vmm_minimum_granularity(dev)
     buf = mr.allocate(1000, stream=stream)  # one granule mapped, two reserved
     assert buf.handle % gran == 0
     buf.fill(0xA1, stream=stream)

@@ -1,5 +1,6 @@
 """A memory resource written in pure Python, over NumPy host memory: the kind of resource a
-user writes, and a way to exercise Buffer ownership without a GPU."""
+user writes, and a way to exercise Buffer ownership without a GPU; and what the
+virtual-memory tests ask of the driver directly."""
 
 import numpy as np
 
@@ -55,3 +56,20 @@ class NumpyMemoryResource(MemoryResource):
     @property
     def device_id(self):
         return self._device_id
+
+
+def vmm_minimum_granularity(dev):
+    """The driver's minimum allocation granularity of device memory on ``dev`` with a POSIX
+    file-descriptor handle type (what VirtualMemoryResource asks for by default)."""
+    from cuda.bindings import driver
+
+    prop = driver.CUmemAllocationProp()
+    prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = dev.device_id
+    prop.requestedHandleTypes = (
+        driver.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    err, gran = driver.cuMemGetAllocationGranularity(
+        prop, driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+    assert err == driver.CUresult.CUDA_SUCCESS
+    return gran
