@@ -301,7 +301,8 @@ cdef class _MemPool(MemoryResource):
         """The :class:`~cuda_core._memory._ipc_base.IPCAllocationHandle` (a file descriptor)
         another process maps this pool with (``from_allocation_handle``).
 
-        Made on first access and kept: later accesses return the same object, which the
+        Made when an IPC-enabled resource is created (the driver exports no buffer of a pool
+        that was never exported) and kept: every access returns the same object, which the
         resource owns and closes with itself. If it was closed, the next access exports a new
         one. A mapped resource gives the handle it was imported with, so that the pool can be
         passed on.
