@@ -14,11 +14,13 @@ import types
 import numpy as np
 import pytest
 
-from cuda_core import Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions
+from cuda_core import (Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions,
+                       launch)
 
 N = 64
 CFG = LaunchConfig(grid=1, block=N)
 ONE = LaunchConfig(grid=1, block=1)
+SPIN_NS = np.uint64(150_000_000)  # 150 ms of GPU time: far longer than the host's next steps
 
 # cudaGraphSetConditional is a builtin the driver resolves when the module loads, declared here
 # as <cuda_device_runtime_api.h> does (tests/test_graph.py explains why the header is not used);
@@ -223,3 +225,20 @@ class HostGate:
 def snapshot(definition):
     """What a refused call must leave unchanged: the definition's nodes and edges."""
     return definition.nodes(), definition.edges()
+
+
+def runs_past_a_busy_event(dev, graph, slow, out, stream, kernels):
+    """Record ``slow`` behind a 150 ms spin on another stream, launch ``graph`` (whose wait node
+    now waits on a done event instead) and check that it did not wait for ``slow`` and filled
+    ``out`` with ones."""
+    busy = dev.create_stream()
+    try:
+        launch(busy, ONE, kernels.spin, SPIN_NS)
+        busy.record(slow)
+        graph.launch(stream)
+        stream.sync()
+        assert not slow.is_done  # the graph did not wait for the spinning stream
+        assert np.array_equal(fetch(out, stream), np.ones(N))
+    finally:
+        busy.sync()
+        busy.close()

@@ -13,9 +13,8 @@ from cuda_core.graph import (ExecutableChildGraphNode, ExecutableEventRecordNode
                              ExecutableHostCallbackNode, ExecutableKernelNode,
                              ExecutableMemcpyNode, ExecutableMemsetNode, GraphDefinition)
 
-from graph_kernels import CFG, N, ONE, HostGate, buffers, fetch, i32, k, n32, put, run
-
-SPIN_NS = np.uint64(150_000_000)  # 150 ms of GPU time
+from graph_kernels import (CFG, N, HostGate, buffers, fetch, i32, k, n32, put, run,
+                           runs_past_a_busy_event)
 
 
 @pytest.mark.gpu
@@ -166,17 +165,7 @@ def test_event_wait_view_update(dev, stream, k, buffers):
     node.launch(CFG, k.fill, y, i32(1), n32())
     graph = d.instantiate()
     graph[node].update(ready)
-    busy = dev.create_stream()
-    try:
-        launch(busy, ONE, k.spin, SPIN_NS)
-        busy.record(slow)
-        graph.launch(stream)
-        stream.sync()
-        assert not slow.is_done  # the graph did not wait for the spinning stream
-        assert np.array_equal(fetch(y, stream), np.ones(N))
-    finally:
-        busy.sync()
-        busy.close()
+    runs_past_a_busy_event(dev, graph, slow, y, stream, k)
     graph.close()
 
 

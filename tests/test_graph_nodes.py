@@ -11,16 +11,15 @@ import numpy as np
 import pytest
 from cuda.bindings import driver
 
-from cuda_core import CUDAError, Device, LaunchConfig, launch
+from cuda_core import CUDAError, Device, LaunchConfig
 from cuda_core.graph import (AllocNode, ChildGraphNode, EmptyNode, EventRecordNode,
                              EventWaitNode, FreeNode, GraphDefinition, GraphNode,
                              HostCallbackNode, KernelNode, MemcpyNode, MemsetNode)
 from cuda_core.typing import GraphMemoryType
 
-from graph_kernels import (CFG, N, ONE, HostGate, buffers, fetch, host_view, i32, k, n32,
-                           pinned, put, run, snapshot)
+from graph_kernels import (CFG, N, ONE, SPIN_NS, HostGate, buffers, fetch, host_view, i32, k,
+                           n32, pinned, put, run, runs_past_a_busy_event, snapshot)
 
-SPIN_NS = np.uint64(150_000_000)  # 150 ms of GPU time: far longer than the host's next steps
 T = driver.CUgraphNodeType
 
 
@@ -534,17 +533,7 @@ def test_event_wait_node_update(dev, stream, k, buffers):
     node.update(ready)
     assert node.event == ready
     graph = d.instantiate()
-    busy = dev.create_stream()
-    try:
-        launch(busy, ONE, k.spin, SPIN_NS)
-        busy.record(slow)
-        graph.launch(stream)
-        stream.sync()
-        assert not slow.is_done  # the graph did not wait for the spinning stream
-        assert np.array_equal(fetch(y, stream), np.ones(N))
-    finally:
-        busy.sync()
-        busy.close()
+    runs_past_a_busy_event(dev, graph, slow, y, stream, k)
     graph.close()
 
 
