@@ -72,6 +72,35 @@ def test_not_constructible(cls, hint):
         cls()
 
 
+def test_refused_construction_closes_no_descriptor():
+    # An object that was never given a file descriptor owns none: finalizing it after a refused
+    # construction, or after a bare __new__, must not close fd 0. (It once did: the finalizer
+    # closed what later became the driver's own descriptor, and the process crashed.)
+    code = (
+        "import gc, os, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "from cuda_core._memory._ipc_base import IPCAllocationHandle, IPCBufferDescriptor\n"
+        "r, w = os.pipe()\n"
+        "os.dup2(r, 0)\n"
+        "for cls in (IPCAllocationHandle, IPCBufferDescriptor):\n"
+        "    try:\n"
+        "        cls()\n"
+        "    except RuntimeError:\n"
+        "        pass\n"
+        "    obj = cls.__new__(cls)\n"
+        "    if cls is IPCAllocationHandle:  # a closable resource; the descriptor is data\n"
+        "        obj.close()\n"
+        "    del obj\n"
+        "    obj = cls.__new__(cls)\n"
+        "    del obj\n"
+        "gc.collect()\n"
+        "print(os.fstat(0).st_ino == os.fstat(r).st_ino)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True"], result.stderr
+
+
 def test_weakref_able():
     h = IPCAllocationHandle._init(_devnull())
     d = IPCBufferDescriptor._init(PAYLOAD, 8)

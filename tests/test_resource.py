@@ -228,3 +228,39 @@ kept = [dev.create_stream(), dev.create_event()]
 print("exiting", flush=True)
 """, env={"PYTHONWARNINGS": "always::RuntimeWarning"})
     assert (r.returncode, r.stdout, r.stderr) == (0, "exiting\n", "")
+
+
+def test_an_object_never_given_a_handle_releases_nothing():
+    # Every Resource class of the package, made by a bare __new__ (what a refused constructor
+    # leaves to the finalizer) and finalized: no warning, no driver call, no descriptor closed
+    # (fd 0 is a pipe here: a zeroed descriptor field would close it).
+    code = (
+        "import gc, importlib, inspect, os, pkgutil, sys, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "r, w = os.pipe()\n"
+        "os.dup2(r, 0)\n"
+        "import cuda_core\n"
+        "from cuda_core._resource import Resource\n"
+        "failures = []\n"
+        "sys.unraisablehook = lambda u: failures.append(f'{u.object!r}: {u.exc_value}')\n"
+        "classes = set()\n"
+        "for m in pkgutil.walk_packages(cuda_core.__path__, 'cuda_core.'):\n"
+        "    mod = importlib.import_module(m.name)\n"
+        "    classes |= {c for c in vars(mod).values()\n"
+        "                if inspect.isclass(c) and issubclass(c, Resource)}\n"
+        "made = 0\n"
+        "for cls in sorted(classes, key=lambda c: c.__qualname__):\n"
+        "    try:\n"
+        "        obj = cls.__new__(cls)\n"
+        "    except TypeError:  # abstract: nothing to finalize\n"
+        "        continue\n"
+        "    made += 1\n"
+        "    del obj\n"
+        "    gc.collect()\n"
+        "print(made, failures, os.fstat(0).st_ino == os.fstat(r).st_ino)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    made, rest = result.stdout.split(" ", 1)
+    assert int(made) >= 20, result.stdout  # the walk found the package's classes
+    assert rest.strip() == "[] True", result.stdout

@@ -55,6 +55,11 @@ cdef class IPCAllocationHandle(Resource):
     its own descriptor.
     """
 
+    def __cinit__(self, *args, **kwargs):
+        # No descriptor until new_handle gives one: a zeroed field would be fd 0, which the
+        # finalizer of a refused construction (or of a bare __new__) would close.
+        self._fd = -1
+
     def __init__(self, *args, **kwargs):
         raise RuntimeError("IPCAllocationHandle objects cannot be created directly; use "
                            "DeviceMemoryResource.allocation_handle")
@@ -126,6 +131,9 @@ def _rebuild_handle(token, uuid):
 
 cdef class _FdSet(Resource):
     """File descriptors owned together and closed together (private)."""
+
+    def __cinit__(self, *args, **kwargs):
+        self._fds = ()  # none owned until new_fd_set gives them
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("_FdSet objects cannot be created directly")

@@ -75,10 +75,13 @@ cdef class _Allocation(Resource):
     _vmm_mr.pxd)."""
 
     cdef int _release(self) except -1:
-        cdef CUcontext ctx = primary_context(self._dev_id)._handle
+        cdef CUcontext ctx
         cdef CUresult err, first = CUDA_SUCCESS
         cdef ContextGuard guard
         failed = None
+        if self.reserved == 0:  # never given a range (a bare __new__): nothing to give back
+            return 0
+        ctx = primary_context(self._dev_id)._handle
         if not self._waited:
             sync_context(ctx)
         enter_context(guard, ctx)
