@@ -104,7 +104,7 @@ cdef class Event(Resource):
 
         .. note:: Calls ``cuEventDestroy``.
         """
-        Resource.close(self)
+        self._close()
 
     @property
     def handle(self):

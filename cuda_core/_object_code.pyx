@@ -262,7 +262,7 @@ cdef class ObjectCode(Resource):
                 raise RuntimeError(f"ObjectCode {self._name!r}: {n} kernel"
                                    f"{'s' if n != 1 else ''} of it still alive; close() "
                                    f"would leave them dangling")
-            Resource.close(self)
+            self._close()
 
     # -- factories --------------------------------------------------------------------------
 

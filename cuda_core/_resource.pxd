@@ -11,6 +11,13 @@ cdef class Resource:
     # The handle's address, for the cleanup warning; 0 when there is none.
     cdef size_t _address(self) noexcept
 
+    # close() without a Python call: what the subclasses' close() methods end with.
+    cdef inline int _close(self) except -1:
+        if self._closed:
+            return 0
+        self._closed = True
+        return self._release()
+
     cdef inline int _check_open(self) except -1:
         if self._closed:
             return raise_closed(self)

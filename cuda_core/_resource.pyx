@@ -30,10 +30,7 @@ cdef class Resource:
     def close(self):
         """Release the handle. Idempotent; raises if the release fails (the object stays
         closed: a failed release is never retried)."""
-        if self._closed:
-            return
-        self._closed = True
-        self._release()
+        self._close()
 
     @property
     def is_closed(self):

@@ -75,7 +75,7 @@ cdef class Stream(Resource):
         """
         if is_default_handle(self._handle) and not self._owned:
             return
-        Resource.close(self)
+        self._close()
 
     @property
     def handle(self):

@@ -565,7 +565,7 @@ cdef class Buffer(Resource):
             s = as_stream(stream, "Buffer.close()")
             s._check_open()
             self._dealloc_stream = s
-        Resource.close(self)
+        self._close()
 
     cdef int _release(self) except -1:
         """Close (or finalize): drop the owner, and free the memory unless a DLPack export is

@@ -477,7 +477,7 @@ cdef class _MemPool(MemoryResource):
         .. note:: Calls ``cuMemPoolDestroy`` for an owned pool.
         """
         if self._inited and self._owned:  # a shared pool stays open
-            Resource.close(self)
+            self._close()
 
     def __repr__(self):
         where = "host" if self._dev_id < 0 else f"device {self._dev_id}"

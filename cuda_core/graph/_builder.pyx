@@ -625,7 +625,7 @@ cdef class GraphBuilder(Resource):
         if self._closed:
             return
         try:
-            Resource.close(self)
+            self._close()
         finally:
             # Only close() closes the streams: a builder dropped unclosed leaves them to their
             # own finalizers, as a Buffer allocated on the builder may still hold its stream.

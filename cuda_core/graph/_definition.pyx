@@ -264,7 +264,7 @@ cdef class GraphDefinition(Resource):
 
         .. note:: Calls ``cuGraphDestroy`` (a root).
         """
-        Resource.close(self)
+        self._close()
 
     # -- whole graph ---------------------------------------------------------------------------
 

@@ -262,7 +262,7 @@ cdef class Graph(Resource):
 
         .. note:: Calls ``cuGraphExecDestroy``.
         """
-        Resource.close(self)
+        self._close()
 
     def __repr__(self):
         if self._closed:
