@@ -43,6 +43,10 @@ on a word of mapped host memory), and the helper checks that the imported event 
 and that its stream, made to wait on it, is held, then that both complete once the gate opens;
 case 3 reads back a buffer received whole. A wrong path shows as ERROR, never as a number.
 
+After the report, "Where the time goes" gives each side's mean per operation for every
+contender in cases 1 and 2 (over all timed batches): what each library adds to the driver's
+calls, side by side with the floor's.
+
 Targets: ours at most 0.75x cuda.core's time in cases 1 and 2. Each case's floor ratio says
 what any library could reach: where the floor alone is above 0.75x cuda.core, the target
 cannot be met there, and the report says so.
@@ -333,10 +337,35 @@ def _helper_main(conn: Any, data_conn: Any) -> None:
         _quietly(side.close)
 
 
+class _SideTimes:
+    """Each side's share of the timed samples: nanoseconds and operations per contender, case
+    and side, summed over every timed batch (warm-ups included), for the report's breakdown of
+    where each case's time goes."""
+
+    def __init__(self) -> None:
+        self.ns: dict[tuple[str, str, str], int] = {}
+        self.ops: dict[tuple[str, str], int] = {}
+
+    def add(self, contender: str, case: str, k: int, **sides: int) -> None:
+        for side, ns in sides.items():
+            key = (contender, case, side)
+            self.ns[key] = self.ns.get(key, 0) + ns
+        self.ops[contender, case] = self.ops.get((contender, case), 0) + k
+
+    def lines(self) -> list[str]:
+        out = []
+        for (contender, case), ops in self.ops.items():
+            parts = [f"{side} {self.ns[c, k, side] / ops / 1000:.3f} µs"
+                     for (c, k, side) in self.ns if (c, k) == (contender, case)]
+            out.append(f"  {case}, {contender}: " + ", ".join(parts))
+        return out
+
+
 class _Helper:
     """This process's end of the helper: started once, shared by every contender."""
 
     def __init__(self) -> None:
+        self.times = _SideTimes()
         ctx = multiprocessing.get_context("spawn")  # a forked child could not use CUDA
         self.conn, child_conn = ctx.Pipe()
         # One way, helper to here: case 3's Buffers, received (and timed) after the helper
@@ -447,7 +476,7 @@ def _buffer_import_setup(helper: _Helper, contender: str) -> Callable[[], Prepar
 
 
 def _buffer_import_run(loc: _Local, mmr: Any) -> Callable[[int], int]:
-    s, call = loc.s, loc.call
+    s, call, times = loc.s, loc.call, loc.helper.times
     if loc.bf is not None:
         bf, pool, st = loc.bf, int(mmr.handle), loc.st
 
@@ -455,7 +484,9 @@ def _buffer_import_run(loc: _Local, mmr: Any) -> Callable[[int], int]:
             total = 0
             for k in batches(n, BATCH):
                 exported_ns, payload = call("export", k)
-                total += exported_ns + bf.ipc_import_floor(pool, payload, k, st)
+                imported_ns = bf.ipc_import_floor(pool, payload, k, st)
+                times.add(FLOOR, C_BUFFER, k, export=exported_ns, import_close=imported_ns)
+                total += exported_ns + imported_ns
                 s.sync()
                 call("free")
             return total
@@ -472,6 +503,7 @@ def _buffer_import_run(loc: _Local, mmr: Any) -> Callable[[int], int]:
                 x = from_ipc(mmr, d, stream=s)
                 x.close()
             t1 = time.perf_counter_ns()
+            times.add(loc.contender, C_BUFFER, k, export=exported_ns, import_close=t1 - t0)
             total += exported_ns + (t1 - t0)
             s.sync()  # the imports are freed before the exporter frees (the driver's rule)
             call("free")
@@ -514,7 +546,7 @@ def _event_export_setup(helper: _Helper, contender: str) -> Callable[[], Prepare
 
 
 def _event_export_run(loc: _Local) -> Callable[[int], int]:
-    call = loc.call
+    call, times = loc.call, loc.helper.times
     if loc.bf is not None:
         bf, st = loc.bf, loc.st
 
@@ -523,7 +555,9 @@ def _event_export_run(loc: _Local) -> Callable[[int], int]:
             for k in batches(n, BATCH):
                 exported_ns, payload, events = bf.event_export_floor(st, k)
                 imported_ns = call("run", payload, k)
-                total += exported_ns + imported_ns + bf.event_destroy_floor(events)
+                exported_ns += bf.event_destroy_floor(events)
+                times.add(FLOOR, C_EVENT, k, exporter=exported_ns, importer=imported_ns)
+                total += exported_ns + imported_ns
             return total
         return run_floor
 
@@ -544,6 +578,8 @@ def _event_export_run(loc: _Local) -> Callable[[int], int]:
             for e in events:
                 e.close()
             t3 = time.perf_counter_ns()
+            times.add(loc.contender, C_EVENT, k, exporter=(t1 - t0) + (t3 - t2),
+                      importer=imported_ns)
             total += (t1 - t0) + imported_ns + (t3 - t2)
         return total
     return run
@@ -686,7 +722,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         helper.close()
     add_floor_notes(report)
-    return finish(report, args)
+    status = finish(report, args)
+    print("\nWhere the time goes (each side's mean per operation, all timed batches):")
+    print("\n".join(helper.times.lines()))
+    return status
 
 
 def meta_device():

@@ -131,3 +131,14 @@ def test_helper_that_died_is_reported(ipc):
             helper.call("open", "events", ipc.OURS)
     finally:
         helper.close()
+
+
+def test_side_times_are_means_per_operation(ipc):
+    times = ipc._SideTimes()
+    times.add("ours", "#1", 64, export=64_000, import_close=128_000)
+    times.add("ours", "#1", 36, export=36_000, import_close=72_000)
+    times.add("floor", "#1", 10, export=5_000, import_close=20_000)
+    assert times.lines() == [
+        "  #1, ours: export 1.000 µs, import_close 2.000 µs",
+        "  #1, floor: export 0.500 µs, import_close 2.000 µs",
+    ]
