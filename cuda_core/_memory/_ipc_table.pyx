@@ -386,14 +386,8 @@ cdef CUresult _drv_pool_import(CUmemoryPool* pool, int fd) noexcept nogil:
 
 
 cdef CUresult _drv_pool_destroy(CUmemoryPool pool) noexcept nogil:
-    # An imported pool goes only once the frees queued on it are done: the last Buffer's free
-    # is stream-ordered (on any stream of the context, which every caller has made current),
-    # and tearing the imported pool down under it, possibly after the exporter's own memory
-    # is gone within the same process, breaks the driver's rule that importers finish freeing
-    # first. Rare: once per imported pool.
-    cdef CUresult err = cydriver.cuCtxSynchronize()
-    if err != CUDA_SUCCESS:
-        return err
+    # No wait for the frees still queued on the pool (the last Buffer's free is
+    # stream-ordered): the driver keeps the pool's resources until they have run.
     return cydriver.cuMemPoolDestroy(pool)
 
 
