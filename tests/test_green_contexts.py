@@ -136,6 +136,10 @@ def _sm_ids(stream, kernel, blocks):
     try:
         (err,) = driver.cuMemsetD32(ptr, 0xFFFFFFFF, blocks)
         assert err == driver.CUresult.CUDA_SUCCESS, err
+        # The memset is ordered on the legacy stream, which a non-blocking stream does not
+        # wait for.
+        (err,) = driver.cuCtxSynchronize()
+        assert err == driver.CUresult.CUDA_SUCCESS, err
         launch(stream, LaunchConfig(grid=blocks, block=32), kernel, int(ptr),
                np.int64(SPIN_CYCLES))
         stream.sync()
@@ -148,10 +152,12 @@ def _sm_ids(stream, kernel, blocks):
     return set(out.tolist())
 
 
-def _half(sm):
-    """A group size that two groups fit in: about half the SMs, a multiple of the alignment."""
+def _quarter(sm):
+    """A group size that two groups fit in with room to spare (a split keeps each group's
+    SMs co-scheduled, so it cannot always use every SM): about a quarter of the SMs, a
+    multiple of the alignment."""
     align = max(sm.coscheduled_alignment, 1)
-    want = (sm.sm_count // 2) // align * align
+    want = (sm.sm_count // 4) // align * align
     want = max(want, sm.min_partition_size)
     if 2 * want > sm.sm_count:
         pytest.skip(f"the device's {sm.sm_count} SMs do not make two groups of {want}")
@@ -161,7 +167,7 @@ def _half(sm):
 @pytest.fixture
 def groups(dev):
     sm = dev.resources.sm
-    want = _half(sm)
+    want = _quarter(sm)
     parts, remainder = sm.split(SMResourceOptions(count=[want, want]))
     return want, parts, remainder
 
@@ -231,7 +237,7 @@ def test_split_of_different_counts_needs_cuda_13_1_or_works(dev):
 @pytest.mark.gpu
 def test_dry_run(dev):
     sm = dev.resources.sm
-    want = _half(sm)
+    want = _quarter(sm)
     parts, remainder = sm.split(SMResourceOptions(count=want), dry_run=True)
     assert len(parts) == 1 and parts[0].sm_count >= want
     assert "dry run" in repr(parts[0])
@@ -386,15 +392,15 @@ def test_closed_context_refuses_and_its_stream_keeps_working():
     proc = run_python(code, env={"PYTHONWARNINGS": "error::RuntimeWarning"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "OK"
-    assert "Warning" not in proc.stderr, proc.stderr
+    assert "Warning" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.gpu
 def test_green_context_dropped_without_close_is_released_quietly():
     code = textwrap.dedent("""
         import gc, warnings
+        from cuda_core import Device, ContextOptions
         warnings.simplefilter("error")
-        from cuda_core import Device, ContextOptions, CUDAWarning
         dev = Device(0)
         dev.set_current()
         for _ in range(20):
@@ -407,7 +413,7 @@ def test_green_context_dropped_without_close_is_released_quietly():
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "OK"
-    assert proc.stderr == "", proc.stderr
+    assert "Warning" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.gpu
