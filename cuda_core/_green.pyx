@@ -82,7 +82,8 @@ cdef class _GreenCtxOwner(Resource):
         raise RuntimeError("_GreenCtxOwner objects cannot be instantiated directly")
 
     cdef int _release(self) except -1:
-        check_call(cydriver.cuGreenCtxDestroy(self._handle), "cuGreenCtxDestroy")
+        if self._handle != NULL:  # an object never given a handle releases nothing
+            check_call(cydriver.cuGreenCtxDestroy(self._handle), "cuGreenCtxDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:
