@@ -373,8 +373,14 @@ def device_resources(int device_id):
 
 cdef Context _view_of(Context ctx):
     """The object that keeps a green context alive: the view itself, or the user's
-    Context's view."""
-    return ctx if ctx._green_view else <Context>ctx._keep
+    Context's view. Read once into a local by each caller, which then holds it: a close() on
+    another thread drops only the Context's own reference; None once it has."""
+    if ctx._green_view:
+        return ctx
+    view = ctx._keep
+    if view is None:
+        raise RuntimeError("this Context is closed")
+    return <Context>view
 
 
 def context_resources(Context ctx not None):
@@ -397,7 +403,8 @@ def create_green_context(int device_id, options):
         raise TypeError("Device.create_context(): options is required: a ContextOptions whose "
                         "resources name the SMs to use")
     opts = check_or_create_options(ContextOptions, options, "Device.create_context(): options")
-    for i, item in enumerate(opts.resources):
+    items = tuple(opts.resources)  # one snapshot, checked and then used
+    for i, item in enumerate(items):
         if isinstance(item, SMResource):
             if (<SMResource>item)._device_id != device_id:
                 raise ValueError(f"Device.create_context(): resources[{i}] belongs to device "
@@ -408,12 +415,16 @@ def create_green_context(int device_id, options):
                                  f"dry_run")
             if (<SMResource>item)._res.sm.smCount == 0:
                 raise ValueError(f"Device.create_context(): resources[{i}] has no SMs")
+        elif not isinstance(item, WorkqueueResource):
+            # ContextOptions checked its fields when built; a field assigned later is not
+            raise TypeError(f"Device.create_context(): resources[{i}] must be an SMResource "
+                            f"or a WorkqueueResource, not {type(item).__name__}")
         elif (<WorkqueueResource>item)._device_id != device_id:
             raise ValueError(f"Device.create_context(): resources[{i}] belongs to device "
                              f"{(<WorkqueueResource>item)._device_id}, not to device "
                              f"{device_id}")
     _require(_GREEN, "Device.create_context()")
-    for item in opts.resources:
+    for item in items:
         if isinstance(item, SMResource):
             res.push_back((<SMResource>item)._res)
         else:
@@ -449,6 +460,7 @@ def green_stream(Context ctx not None, options):
     cdef CUstream handle = NULL
     cdef int least = 0, greatest = 0, prio = 0
     cdef ContextGuard guard
+    cdef Context view = _view_of(ctx)
     priority = None
     if options is not None:
         opts = check_or_create_options(StreamOptions, options, "Context.create_stream(): options")
@@ -457,16 +469,15 @@ def green_stream(Context ctx not None, options):
                              "the driver makes only non-blocking streams on a green context")
         priority = opts.priority
     _require(_GREEN_STREAM, "Context.create_stream()")
-    view = _view_of(ctx)
     if priority is not None:
-        enter_context(guard, ctx._handle)
+        enter_context(guard, view._handle)
         HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
         exit_context(guard)
         if not (greatest <= priority <= least):
             raise ValueError(f"StreamOptions.priority={priority} is outside this "
                              f"device's range {greatest} (highest) to {least} (lowest)")
         prio = priority
-    check_call(cydriver.cuGreenCtxStreamCreate(&handle, ctx._green,
+    check_call(cydriver.cuGreenCtxStreamCreate(&handle, view._green,
                                                cydriver.CU_STREAM_NON_BLOCKING, prio),
                "cuGreenCtxStreamCreate")
     return new_owned_stream(handle, view)
