@@ -401,10 +401,14 @@ def test_green_context_dropped_without_close_is_released_quietly():
         import gc, warnings
         from cuda_core import Device, ContextOptions
         warnings.simplefilter("error")
+        from cuda_core import SMResourceOptions
         dev = Device(0)
         dev.set_current()
+        sm = dev.resources.sm
+        want = max(sm.min_partition_size, sm.coscheduled_alignment)
+        (part,), _ = sm.split(SMResourceOptions(count=want))
         for _ in range(20):
-            ctx = dev.create_context(ContextOptions(resources=dev.resources.sm))
+            ctx = dev.create_context(ContextOptions(resources=part))
             s = ctx.create_stream()
             del ctx, s
         gc.collect()
@@ -436,6 +440,8 @@ def test_workqueue_resource(dev):
     assert wq.concurrency_limit == 2
     wq.configure({})  # nothing changes
     assert wq.concurrency_limit == 2
-    ctx = dev.create_context(ContextOptions(resources=[dev.resources.sm, wq]))
+    sm = dev.resources.sm
+    (part,), _ = sm.split(SMResourceOptions(count=_quarter(sm)))
+    ctx = dev.create_context(ContextOptions(resources=[part, wq]))
     assert ctx.is_green
     ctx.close()
