@@ -178,7 +178,7 @@ cdef class SMResource:
         (<SMResource>remainder)._dry_run = dry
         return results, remainder
 
-    def _split_by_count(self, list groups):
+    cdef tuple _split_by_count(self, list groups):
         for g in groups:
             if g[0] == 0:
                 _require(_SPLIT, "SMResource.split() with count=None (discovery)")
@@ -212,7 +212,7 @@ cdef class SMResource:
             results.append(_copy_sm(&out[i], self._device_id))
         return results, remainder
 
-    def _split_groups(self, list groups):
+    cdef tuple _split_groups(self, list groups):
         cdef unsigned int n = len(groups)
         cdef vector[CUdevResource] out = vector[CUdevResource](n)
         cdef vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS] params = \
