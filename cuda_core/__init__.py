@@ -45,6 +45,8 @@ del _source_tree_error
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
+from cuda_core._green import DeviceResources, SMResource, WorkqueueResource
+from cuda_core._green_options import ContextOptions, SMResourceOptions, WorkqueueResourceOptions
 from cuda_core._launch_config import LaunchConfig
 from cuda_core._launcher import launch
 from cuda_core._linker import Linker, LinkerOptions
@@ -80,10 +82,12 @@ __all__ = [
     "CUDAWarning",
     "ComputeCapability",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
     "DeviceProperties",
+    "DeviceResources",
     "Event",
     "EventOptions",
     "GraphMemoryResource",
@@ -105,11 +109,15 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "System",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
     "graph",
     "system",
     "typing",

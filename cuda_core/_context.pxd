@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUresult
+from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult
 
 
 cdef class Context:
@@ -6,6 +6,16 @@ cdef class Context:
     cdef int _device_id
     cdef bint _is_primary
     cdef object __weakref__
+    # Green contexts (_green.pyx) only: the CUgreenCtx (NULL for every other context); what
+    # keeps it alive (the user's Context: the view its children hold; a view: the owner, a
+    # Resource whose release is cuGreenCtxDestroy); whether this is that view (close() on it
+    # is a no-op: streams and events hold it); whether the user closed it.
+    cdef CUgreenCtx _green
+    cdef object _keep
+    cdef bint _green_view
+    cdef bint _closed
+
+    cdef int _check_usable(self) except -1
 
 
 cdef Context primary_context(int device_id)

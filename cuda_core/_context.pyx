@@ -39,31 +39,42 @@ cdef int _primary_slots = 0
 
 
 cdef class Context:
-    """A CUDA context. Not constructible: use :attr:`Device.context`.
+    """A CUDA context. Not constructible: use :attr:`Device.context` (a device's primary
+    context) or :meth:`Device.create_context` (a green context).
 
-    Only primary contexts exist for now; ``close()`` on one is a no-op, since it is shared by
-    every thread and by other libraries for the whole life of the process.
+    ``close()`` on a primary context is a no-op, since it is shared by every thread and by
+    other libraries for the whole life of the process. A green context is released once it
+    is closed (or collected) and the last stream and event made in it are gone: they keep it
+    alive, so closing it never leaves them on a destroyed context.
     """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Context objects cannot be instantiated directly; use Device.context "
-                           "after Device.set_current()")
+                           "after Device.set_current(), or Device.create_context()")
+
+    cdef int _check_usable(self) except -1:
+        if self._closed:
+            raise RuntimeError("this Context is closed")
+        return 0
 
     @property
     def handle(self):
-        """The ``cuda.bindings.driver.CUcontext`` handle (``int(ctx.handle)`` is its address)."""
+        """The ``cuda.bindings.driver.CUcontext`` handle (``int(ctx.handle)`` is its address);
+        for a green context, the one ``cuCtxFromGreenCtx`` gives."""
+        self._check_usable()
         return _driver_py.CUcontext(<size_t>self._handle)
 
     @property
     def device(self):
         """The :class:`Device` this context belongs to."""
+        self._check_usable()
         from cuda_core._device import Device
         return Device(self._device_id)
 
     @property
     def is_green(self):
-        """False: green contexts are not supported yet."""
-        return False
+        """True for a green context (made by :meth:`Device.create_context`)."""
+        return self._green != NULL
 
     @property
     def is_primary(self):
@@ -72,11 +83,54 @@ cdef class Context:
 
     @property
     def is_closed(self):
-        """Always False: a primary context lives as long as the process."""
-        return False
+        """True once :meth:`close` ran on a green context; always False for the others."""
+        return bool(self._closed)
+
+    @property
+    def resources(self):
+        """:class:`DeviceResources`: a green context's own resources (its SM partition), or
+        the whole device's for any other context."""
+        self._check_usable()
+        from cuda_core._green import context_resources
+        return context_resources(self)
+
+    def create_stream(self, options=None):
+        """Create a stream on this green context: its work runs on the context's SMs only.
+
+        .. note:: Calls ``cuGreenCtxStreamCreate`` (CUDA 12.5+).
+
+        Parameters
+        ----------
+        options : StreamOptions or dict, optional
+            ``priority``; ``nonblocking`` must stay True (the driver makes only non-blocking
+            streams on green contexts).
+
+        Returns
+        -------
+        Stream
+            It keeps this context alive.
+
+        Raises
+        ------
+        RuntimeError
+            On a context that is not green (use :meth:`Device.create_stream`), or a closed one.
+        """
+        self._check_usable()
+        if self._green == NULL:
+            raise RuntimeError("Context.create_stream() is for green contexts only; use "
+                               "Device.create_stream() for a device's primary context")
+        from cuda_core._green import green_stream
+        return green_stream(self, options)
 
     def close(self):
-        """No-op for a primary context, which the process keeps until exit."""
+        """Close a green context: the driver's context is destroyed (``cuGreenCtxDestroy``)
+        once no stream or event made in it is left. Idempotent. A no-op for a primary
+        context, which the process keeps until exit, and for the context a green stream's
+        :attr:`Stream.context` returns (the stream keeps it)."""
+        if self._green == NULL or self._green_view or self._closed:
+            return
+        self._closed = True
+        self._keep = None  # the view; the owner goes with the view's last holder
 
     def __eq__(self, other):
         if not isinstance(other, Context):
@@ -87,8 +141,10 @@ cdef class Context:
         return hash((Context, <size_t>self._handle))
 
     def __repr__(self):
-        kind = "primary" if self._is_primary else "context"
-        return f"<Context {kind} of device {self._device_id} handle=0x{<size_t>self._handle:x}>"
+        kind = "primary" if self._is_primary else ("green" if self._green != NULL else "context")
+        closed = " (closed)" if self._closed else ""
+        return (f"<Context {kind} of device {self._device_id} "
+                f"handle=0x{<size_t>self._handle:x}{closed}>")
 
 
 cdef Context _new_context(CUcontext handle, int device_id, bint is_primary):

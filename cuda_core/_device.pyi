@@ -2,6 +2,8 @@ from typing import NamedTuple
 
 from cuda_core._context import Context
 from cuda_core._event import Event
+from cuda_core._green import DeviceResources
+from cuda_core._green_options import ContextOptions
 from cuda_core._memory._buffer import Buffer, MemoryResource
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import Stream
@@ -360,6 +362,9 @@ class Device:
     def set_current(self, ctx: Context | None = None) -> Context | None: ...
     @property
     def context(self) -> Context: ...
+    @property
+    def resources(self) -> DeviceResources: ...
+    def create_context(self, options: ContextOptions | dict | None = None) -> Context: ...
     @property
     def default_stream(self) -> Stream: ...
     def create_stream(self, obj: IsStreamType | None = None,

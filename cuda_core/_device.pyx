@@ -264,6 +264,7 @@ class Device:
             raise TypeError(f"set_current(): ctx must be a Context or None, not "
                             f"{type(ctx).__name__}")
         target = <Context>ctx
+        target._check_usable()
         if target._device_id != self._id:
             raise ValueError(f"set_current(): the context belongs to device "
                              f"{target._device_id}, not to device {self._id}")
@@ -297,6 +298,48 @@ class Device:
     def context(self):
         """The device's primary :class:`Context` (needs :meth:`set_current`)."""
         return self._require_context()
+
+    @property
+    def resources(self):
+        """:class:`DeviceResources` of this device: its SMs (``.sm``) and workqueue
+        configuration (``.workqueue``), for :meth:`create_context`. Needs no current context.
+
+        .. note:: Reads ``cuDeviceGetDevResource`` (CUDA 12.4+) at each attribute access.
+        """
+        from cuda_core._green import device_resources
+        return device_resources(self._id)
+
+    def create_context(self, options=None):
+        """Create a green context: a context that runs its work on the SMs (and workqueue
+        configuration) given in ``options``. It is not made current; make streams on it with
+        :meth:`Context.create_stream`.
+
+        .. note:: Calls ``cuDevResourceGenerateDesc``, ``cuGreenCtxCreate`` (with
+           ``CU_GREEN_CTX_DEFAULT_STREAM``) and ``cuCtxFromGreenCtx``; CUDA 12.4+.
+
+        Parameters
+        ----------
+        options : ContextOptions or dict
+            ``resources``: an :class:`SMResource` of this device (from :attr:`resources` or
+            :meth:`SMResource.split`), and optionally a :class:`WorkqueueResource`.
+
+        Returns
+        -------
+        Context
+            A green context (``is_green``). ``close()`` releases it once its streams and
+            events are gone.
+
+        Raises
+        ------
+        TypeError
+            If ``options`` is missing or not a ContextOptions (or dict of its fields).
+        ValueError
+            If a resource belongs to another device, is a dry run's result or has no SMs.
+        RuntimeError
+            If the driver is older than CUDA 12.4 (13.1 for a WorkqueueResource).
+        """
+        from cuda_core._green import create_green_context
+        return create_green_context(self._id, options)
 
     @property
     def default_stream(self):

@@ -28,6 +28,8 @@ cdef Stream as_stream(object obj, str what)
 cdef bint is_foreign_stream(object obj)
 cdef CUstream protocol_stream_handle(object obj, str what) except NULL
 cdef Stream wrap_handle(size_t address, object owner)
+# An owned stream (destroyed by close()) made elsewhere, e.g. on a green context (_green.pyx).
+cdef Stream new_owned_stream(CUstream handle, Context ctx)
 cdef int register_graph_builder_type(type builder_type) except -1
 
 

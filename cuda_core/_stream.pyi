@@ -3,6 +3,7 @@ from cuda.bindings import driver
 from cuda_core._context import Context
 from cuda_core._device import Device
 from cuda_core._event import Event
+from cuda_core._green import DeviceResources
 from cuda_core._options import EventOptions, StreamOptions as StreamOptions
 from cuda_core._resource import Resource
 from cuda_core.graph._builder import GraphBuilder
@@ -18,6 +19,8 @@ class Stream(Resource):
     def context(self) -> Context: ...
     @property
     def device(self) -> Device: ...
+    @property
+    def resources(self) -> DeviceResources: ...
     @property
     def is_nonblocking(self) -> bool: ...
     @property

@@ -102,6 +102,13 @@ cdef class Stream(Resource):
         return self._resolve_ctx().device
 
     @property
+    def resources(self):
+        """:class:`DeviceResources` of the stream's context: a green context's own SMs for a
+        stream made by :meth:`Context.create_stream`, else the device's."""
+        self._check_ready()
+        return self._resolve_ctx().resources
+
+    @property
     def is_nonblocking(self):
         """True if the stream does not synchronize with the legacy default stream."""
         cdef unsigned int flags = 0
@@ -298,6 +305,10 @@ cdef Stream _new_stream(CUstream handle, Context ctx, object owner, bint owned):
     s._owner = owner
     s._owned = owned
     return s
+
+
+cdef Stream new_owned_stream(CUstream handle, Context ctx):
+    return _new_stream(handle, ctx, None, True)
 
 
 cdef Stream wrap_handle(size_t address, object owner):

@@ -6,9 +6,12 @@ plain string value (``"c++"`` for ``SourceCodeType.CXX``), and a member compares
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Sequence as _Sequence
+from typing import Protocol, Union, runtime_checkable
 
 from cuda_core._enum import StrEnum as _StrEnum
+from cuda_core._green import SMResource as _SMResource, WorkqueueResource as _WorkqueueResource
+from cuda_core._green_options import WorkqueueSharingScopeType
 from cuda_core._memory._mr_options import (
     ManagedMemoryLocationType,
     VirtualMemoryAccessType,
@@ -20,6 +23,7 @@ from cuda_core._memory._mr_options import (
 
 __all__ = [
     "CompilerBackendType",
+    "DeviceResourcesType",
     "GraphConditionalType",
     "GraphMemoryType",
     "IsStreamType",
@@ -32,7 +36,13 @@ __all__ = [
     "VirtualMemoryGranularityType",
     "VirtualMemoryHandleType",
     "VirtualMemoryLocationType",
+    "WorkqueueSharingScopeType",
 ]
+
+
+#: What ``ContextOptions.resources`` takes: one resource or a sequence of them.
+DeviceResourcesType = Union[_SMResource, _WorkqueueResource,
+                            _Sequence[Union[_SMResource, _WorkqueueResource]]]
 
 
 @runtime_checkable

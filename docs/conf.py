@@ -55,6 +55,7 @@ nitpick_ignore = [
     ("py:class", "collections.abc.Iterable"),
     ("py:class", "collections.abc.Mapping"),
     ("py:class", "collections.abc.MutableSet"),
+    ("py:class", "collections.abc.Sequence"),
     ("py:class", "numpy.dtype"),
     ("py:func", "sys.unraisablehook"),
     ("py:mod", "pickle"),
