@@ -4,6 +4,7 @@ CopyOptions, and the options of Buffer.copy_to/copy_from."""
 
 import ctypes
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -380,6 +381,28 @@ def test_copy_batch_refuses_capture(dev):
     a.close()
     b.close()
     dev.sync()
+
+
+@pytest.mark.gpu
+def test_copy_batch_device_default_stream(dev):
+    # Device.default_stream is the legacy default stream unless the per-thread one is selected.
+    pinned_mr = LegacyPinnedMemoryResource()
+    src, dst = pinned_mr.allocate(256), pinned_mr.allocate(256)
+    data = _data(256, 5)
+    _write_host(src, data)
+    s = dev.default_stream
+    if os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM") == "1":
+        copy_batch(s, [src], [dst])
+        s.sync()
+        np.testing.assert_array_equal(_host_bytes(dst), data)
+    else:
+        with pytest.raises(TypeError, match="the legacy default stream"):
+            copy_batch(s, [src], [dst])
+        with pytest.raises(TypeError, match="the legacy default stream"):
+            src.copy_to(dst, stream=s, options=CopyOptions())
+        src.copy_to(dst, stream=s)  # without options the legacy stream is fine
+        s.sync()
+        np.testing.assert_array_equal(_host_bytes(dst), data)
 
 
 @pytest.mark.gpu

@@ -122,6 +122,8 @@ def copy_batch(stream, srcs, dsts, *, options=None):
         the wrong type, the legacy default stream, a GraphBuilder or a capturing stream.
     ValueError
         Lengths or sizes that differ (the message names the index).
+    RuntimeError
+        A closed buffer (the message names it).
     NotImplementedError
         ``src_access_order="during_api_call"`` where the driver is older than CUDA 13.0.
 

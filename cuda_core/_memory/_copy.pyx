@@ -236,4 +236,9 @@ cdef int copy_with_options(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s,
             raise NotImplementedError(during_api_call_refusal(
                 what, "cuMemcpyWithAttributesAsync (a CUDA 13.2 driver)")) from None
         return copy_bytes(dst, src, n, s)
+    if (err == cydriver.CUDA_ERROR_INVALID_VALUE
+            and attrs.srcAccessOrder != cydriver.CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL):
+        # As for a plain copy: another device's pool memory, copied between the two contexts
+        # (the hints, which concern managed memory only, do not apply to it).
+        err = _copy_between_devices(dst, src, n, s)
     return HANDLE_RETURN(err)
