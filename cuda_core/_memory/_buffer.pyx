@@ -627,8 +627,7 @@ cdef class Buffer(Resource):
         stream : Stream
             The stream that orders the copy (keyword-only, required).
         options : utils.CopyOptions, optional
-            Copy attributes (hints); refused with the legacy default stream or a capturing
-            stream (TypeError). See "Copies with options" in the memory guide.
+            Copy hints; refused (TypeError) on the legacy default stream or a capturing stream.
 
         Returns
         -------
@@ -696,12 +695,12 @@ cdef class Buffer(Resource):
         cdef Buffer sb
         self._check_open()
         s._check_open()
-        options = check_copy_options(options, s, "Buffer.copy_from()")
         sb = as_buffer(src, "Buffer.copy_from(): src")
         sb._check_open()
         if sb._size != self._size:
             raise ValueError(f"Buffer.copy_from(): size mismatch: this buffer has "
                              f"{self._size} bytes but src has {sb._size} bytes")
+        options = check_copy_options(options, s, "Buffer.copy_from()")
         copy_with_options(self._ptr, sb._ptr, self._size, s, options, "Buffer.copy_from()")
 
     def fill(self, value, *, stream):
