@@ -27,7 +27,7 @@ from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport require_stream, stream_context
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory._copy cimport (check_batch_stream, check_not_capturing, copy_bytes,
-                                      during_api_call_refusal, fill_attributes)
+                                      cuda_version, during_api_call_refusal, fill_attributes)
 from cuda_core._memory._location cimport as_location
 from cuda_core._stream cimport Stream, is_foreign_stream
 
@@ -158,6 +158,9 @@ def copy_batch(stream, srcs, dsts, *, options=None):
             raise ValueError(f"{what}: size mismatch at index {i}: srcs[{i}] has {sb._size} "
                              f"bytes but dsts[{i}] has {db._size} bytes")
     opts = _copy_options(options, n, what)
+    dst_ptrs.reserve(n)
+    src_ptrs.reserve(n)
+    sizes.reserve(n)
     for i in range(n):
         sb = <Buffer>src_items[i]
         db = <Buffer>dst_items[i]
@@ -174,7 +177,7 @@ def copy_batch(stream, srcs, dsts, *, options=None):
     if count == 0:
         return
     check_not_capturing(s, what)
-    if driver_version() >= (13, 0):
+    if cuda_version() >= 13000:
         ctx = stream_context(s)
         batched = True
         try:
@@ -246,7 +249,7 @@ cdef _managed_batch(object stream, object buffers, object locations, bint discar
         sizes.push_back(b._size)
     if sizes.empty():
         return
-    if driver_version() < (13, 0):
+    if cuda_version() < 13000:
         raise NotImplementedError(f"{what} needs a CUDA 13.0 driver ({entry}); this driver is "
                                   f"CUDA {'.'.join(map(str, driver_version()))}")
     ctx = stream_context(s)
