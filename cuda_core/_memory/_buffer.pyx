@@ -33,7 +33,7 @@ from cuda_core._resource cimport Resource, warn_release_failed
 from cuda_core._stream cimport Stream, as_stream
 from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
                                        sync_context)
-from cuda_core._memory._copy cimport copy_bytes, fill_bytes
+from cuda_core._memory._copy cimport check_copy_options, copy_with_options, fill_bytes
 from cuda_core._memory._dlpack cimport dlpack_device, export_args, export_target, make_capsule
 
 __all__ = ["Buffer", "MemoryResource"]
@@ -612,7 +612,7 @@ cdef class Buffer(Resource):
 
     # -- copies and fill -----------------------------------------------------------------------
 
-    def copy_to(self, dst=None, *, stream):
+    def copy_to(self, dst=None, *, stream, options=None):
         """Copy this buffer's bytes into ``dst``, asynchronously on ``stream``.
 
         Any direction works (device, pinned or plain host, managed, another device's memory):
@@ -626,6 +626,8 @@ cdef class Buffer(Resource):
             ``dst``.
         stream : Stream
             The stream that orders the copy (keyword-only, required).
+        options : utils.CopyOptions, optional
+            Copy hints; refused (TypeError) on the legacy default stream or a capturing stream.
 
         Returns
         -------
@@ -640,12 +642,13 @@ cdef class Buffer(Resource):
 
         Notes
         -----
-        Calls ``cuMemcpyAsync``.
+        Calls ``cuMemcpyAsync`` (with ``options``: ``cuMemcpyWithAttributesAsync``).
         """
         cdef Stream s = require_stream(stream, "Buffer.copy_to()")
         cdef Buffer d
         self._check_open()
         s._check_open()
+        options = check_copy_options(options, s, "Buffer.copy_to()")
         if dst is None:
             if self._mr is None:
                 raise ValueError("Buffer.copy_to(): dst is None and this buffer has no memory "
@@ -664,10 +667,10 @@ cdef class Buffer(Resource):
         if d._size != self._size:
             raise ValueError(f"Buffer.copy_to(): size mismatch: this buffer has {self._size} "
                              f"bytes but dst has {d._size} bytes")
-        copy_bytes(d._ptr, self._ptr, self._size, s)
+        copy_with_options(d._ptr, self._ptr, self._size, s, options, "Buffer.copy_to()")
         return d
 
-    def copy_from(self, src, *, stream):
+    def copy_from(self, src, *, stream, options=None):
         """Copy the bytes of ``src`` into this buffer, asynchronously on ``stream``.
 
         Parameters
@@ -676,6 +679,8 @@ cdef class Buffer(Resource):
             The source, of the same size.
         stream : Stream
             The stream that orders the copy (keyword-only, required).
+        options : utils.CopyOptions, optional
+            As for :meth:`copy_to`.
 
         Raises
         ------
@@ -684,7 +689,7 @@ cdef class Buffer(Resource):
 
         Notes
         -----
-        Calls ``cuMemcpyAsync``.
+        Calls ``cuMemcpyAsync`` (with ``options``: ``cuMemcpyWithAttributesAsync``).
         """
         cdef Stream s = require_stream(stream, "Buffer.copy_from()")
         cdef Buffer sb
@@ -695,7 +700,8 @@ cdef class Buffer(Resource):
         if sb._size != self._size:
             raise ValueError(f"Buffer.copy_from(): size mismatch: this buffer has "
                              f"{self._size} bytes but src has {sb._size} bytes")
-        copy_bytes(self._ptr, sb._ptr, self._size, s)
+        options = check_copy_options(options, s, "Buffer.copy_from()")
+        copy_with_options(self._ptr, sb._ptr, self._size, s, options, "Buffer.copy_from()")
 
     def fill(self, value, *, stream):
         """Fill the buffer with a repeated 1-, 2- or 4-byte pattern, asynchronously.

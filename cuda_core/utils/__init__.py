@@ -1,9 +1,12 @@
-"""Utilities beside the core objects: strided memory views of other libraries' arrays, and the
-program cache.
+"""Utilities beside the core objects: strided memory views of other libraries' arrays, batched
+memory operations, and the program cache.
 
 ``cuda_core.utils`` is a public namespace; its names are listed in ``__all__``.
 """
 
+from cuda_core._memory._batch import (copy_batch, discard_batch, discard_prefetch_batch,
+                                      prefetch_batch)
+from cuda_core._memory._copy_options import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
 from cuda_core._memoryview import StridedMemoryView
 from cuda_core._viewable_args import args_viewable_as_strided_memory
 from cuda_core.utils._file_stream_program_cache import FileStreamProgramCache
@@ -12,10 +15,17 @@ from cuda_core.utils._program_cache import ProgramCacheResource
 from cuda_core.utils._program_cache_key import make_program_cache_key
 
 __all__ = [
+    "CopyOptions",
     "FileStreamProgramCache",
     "InMemoryProgramCache",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
     "ProgramCacheResource",
     "StridedMemoryView",
     "args_viewable_as_strided_memory",
+    "copy_batch",
+    "discard_batch",
+    "discard_prefetch_batch",
     "make_program_cache_key",
+    "prefetch_batch",
 ]
