@@ -6,7 +6,7 @@ plain string value (``"c++"`` for ``SourceCodeType.CXX``), and a member compares
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._memory._mr_options import (
@@ -26,6 +26,7 @@ __all__ = [
     "ManagedMemoryLocationType",
     "ObjectCodeFormatType",
     "PCHStatusType",
+    "ProcessStateType",
     "SourceCodeType",
     "VirtualMemoryAccessType",
     "VirtualMemoryAllocationType",
@@ -33,6 +34,10 @@ __all__ = [
     "VirtualMemoryHandleType",
     "VirtualMemoryLocationType",
 ]
+
+
+#: A process's checkpoint state, as :attr:`cuda_core.checkpoint.Process.state` gives it.
+ProcessStateType = Literal["running", "locked", "checkpointed", "failed"]
 
 
 @runtime_checkable
