@@ -167,6 +167,8 @@ cdef class Process:
         """Lock the running process: its CUDA calls wait from now on, and the call returns
         once the work it had submitted has finished.
 
+        .. note:: ``cuCheckpointProcessLock``.
+
         Parameters
         ----------
         timeout_ms : int, optional
@@ -180,8 +182,6 @@ cdef class Process:
         CUDAError
             The driver refused (``"cuCheckpointProcessLock: ..."``), also when the timeout
             passed.
-
-        .. note:: ``cuCheckpointProcessLock``.
         """
         cdef CUcheckpointLockArgs args
         cdef CUresult err
@@ -200,13 +200,13 @@ cdef class Process:
         """Save the locked process's GPU memory to host memory and release its GPU
         resources; the process is then ``"checkpointed"``.
 
+        .. note:: ``cuCheckpointProcessCheckpoint``.
+
         Raises
         ------
         CUDAError
             The driver refused (``"cuCheckpointProcessCheckpoint: ..."``), for instance because
             the process is not locked.
-
-        .. note:: ``cuCheckpointProcessCheckpoint``.
         """
         cdef CUresult err
         ensure_driver()
@@ -221,6 +221,8 @@ cdef class Process:
     def restore(self, gpu_mapping=None):
         """Put the checkpointed process's GPU memory back; the process is then ``"locked"``
         (call :meth:`unlock` to let it go on).
+
+        .. note:: ``cuCheckpointProcessRestore``.
 
         Parameters
         ----------
@@ -240,8 +242,6 @@ cdef class Process:
             driver).
         CUDAError
             The driver refused (``"cuCheckpointProcessRestore: ..."``).
-
-        .. note:: ``cuCheckpointProcessRestore``.
         """
         cdef CUcheckpointRestoreArgs args
         cdef CUcheckpointGpuPair* c_pairs = NULL
@@ -276,13 +276,13 @@ cdef class Process:
     def unlock(self):
         """Unlock the locked process: its CUDA calls go on; the process is then ``"running"``.
 
+        .. note:: ``cuCheckpointProcessUnlock``.
+
         Raises
         ------
         CUDAError
             The driver refused (``"cuCheckpointProcessUnlock: ..."``), for instance because the
             process is checkpointed, not locked.
-
-        .. note:: ``cuCheckpointProcessUnlock``.
         """
         cdef CUresult err
         ensure_driver()

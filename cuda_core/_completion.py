@@ -10,7 +10,8 @@ candidates at all. The fix makes the completer see cuda_core's descriptors as pr
 listed, never read. cuda.core makes the same fix, with the same opt-out.
 
 It is made only in an interactive session (``python``, ``python -i``), never in a script or a
-test run, and not at all when ``CUDA_CORE_DONT_FIX_TAB_COMPLETION`` is set to a non-empty value.
+test run, and not at all when ``CUDA_CORE_DONT_FIX_TAB_COMPLETION`` is set to anything but an
+empty string or ``0`` (cuda.core's rule).
 Descriptors of other packages' classes are left as the completer treats them.
 """
 
@@ -45,7 +46,7 @@ class CompletionProperty(builtins.property, metaclass=_PropertyCheck):
 def fix_tab_completion():
     """Give ``rlcompleter`` the check above, in an interactive session, unless opted out;
     returns whether the completer uses it now."""
-    if os.environ.get(_OPT_OUT):
+    if os.environ.get(_OPT_OUT, "") not in ("", "0"):
         return False
     if not (hasattr(sys, "ps1") or sys.flags.inspect):
         return False

@@ -136,17 +136,18 @@ def test_python_dash_i_gets_the_fix():
     assert lines[1].startswith("words:") and "buf.handle" in lines[1].split()
 
 
-@pytest.mark.parametrize("interactive, opt_out", [(True, "1"), (True, "0"), (False, None)])
+@pytest.mark.parametrize("interactive, opt_out", [(True, "1"), (True, "yes"), (False, None)])
 def test_no_fix_when_opted_out_or_not_interactive(interactive, opt_out):
-    # Any non-empty value opts out, as in cuda.core; without the fix, the completer reads the
-    # properties and the closed Buffer's RuntimeError ends the completion: the problem is real.
+    # Any value but "" and "0" opts out, as in cuda.core; without the fix, the completer reads
+    # the properties and the closed Buffer's error ends the completion: the problem is real.
     lines = _completion(interactive=interactive, opt_out=opt_out)
     assert lines[0] == "fixed: False"
     assert lines[1].startswith("failed: ") and "AttributeError" not in lines[1], lines
 
 
-def test_empty_opt_out_is_no_opt_out():
-    assert _completion(interactive=True, opt_out="")[0] == "fixed: True"
+@pytest.mark.parametrize("opt_out", ["", "0"])
+def test_empty_or_0_is_no_opt_out(opt_out):
+    assert _completion(interactive=True, opt_out=opt_out)[0] == "fixed: True"
 
 
 def test_no_fix_in_a_script():
