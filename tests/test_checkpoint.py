@@ -154,6 +154,22 @@ def test_without_a_driver_every_call_is_one_clear_error():
         assert ("CUDA driver not found" in line) or ("no CUDA-capable GPU found" in line), line
 
 
+def test_compat_mode_gives_this_module():
+    code = (
+        "import cuda_core.compat\n"
+        "cuda_core.compat.install()\n"
+        "import cuda.core.checkpoint, cuda.core.typing, cuda_core.checkpoint\n"
+        "from cuda.core.checkpoint import Process\n"
+        "assert cuda.core.checkpoint is cuda_core.checkpoint\n"
+        "assert Process is cuda_core.checkpoint.Process\n"
+        "assert cuda.core.typing.ProcessStateType is cuda_core.typing.ProcessStateType\n"
+        "print('ok')\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
+
+
 # -- GPU: a child process with device memory, locked, checkpointed, restored, unlocked ---------
 
 N_WORDS = 1 << 18  # 1 MiB of uint32
@@ -336,3 +352,4 @@ def test_a_process_without_cuda_is_a_clear_error():
         if child.poll() is None:
             child.kill()
         child.communicate(timeout=30)
+
