@@ -4,7 +4,9 @@ step with what ``python -m cuda_core`` lists."""
 
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -67,9 +69,6 @@ def test_device_default_stream_follows_the_variable(value, expected):
     env.pop(PTDS, None)
     if value is not None:
         env[PTDS] = value
-    import subprocess
-    import tempfile
-
     result = subprocess.run([sys.executable, "-c", _DEFAULT_STREAM_CODE], capture_output=True,
                             text=True, env=env, timeout=120, cwd=tempfile.gettempdir())
     assert result.returncode == 0, result.stderr
@@ -105,9 +104,6 @@ _COMPLETION_CODE = (
 def _completion(interactive, opt_out=None, flags=()):
     env = {OPT_OUT: opt_out} if opt_out is not None else {}
     code = _COMPLETION_CODE.format(interactive="sys.ps1 = '>>> '\n" if interactive else "")
-    import subprocess
-    import tempfile
-
     full_env = dict(os.environ)
     full_env.pop(OPT_OUT, None)
     full_env.update(env)
