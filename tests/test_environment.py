@@ -63,7 +63,7 @@ _DEFAULT_STREAM_CODE = (
     ("1", "2 True True"),  # CU_STREAM_PER_THREAD
     ("2", "2 True True"),
     ("yes", f"ValueError: {PTDS} must be a number"),
-])
+], ids=["unset", "0", "1", "2", "yes"])
 def test_device_default_stream_follows_the_variable(value, expected):
     env = dict(os.environ)
     env.pop(PTDS, None)
