@@ -72,7 +72,11 @@ from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import graph, system, typing, utils
+from cuda_core import checkpoint, graph, system, typing, utils
+from cuda_core._completion import fix_tab_completion as _fix_tab_completion
+
+_fix_tab_completion()  # interactive sessions only; CUDA_CORE_DONT_FIX_TAB_COMPLETION opts out
+del _fix_tab_completion
 
 __all__ = [
     "Buffer",
@@ -118,6 +122,7 @@ __all__ = [
     "VirtualMemoryResourceOptions",
     "WorkqueueResource",
     "WorkqueueResourceOptions",
+    "checkpoint",
     "graph",
     "system",
     "typing",

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import inspect
 import os
+import sys
 from typing import Any
 
 from cuda_core import _compiler_utils as _cu
@@ -56,12 +57,17 @@ BACKEND_OF = {"c++": "NVRTC", "nvvm": "NVVM", "ptx": "nvJitLink"}
 
 
 def _user_cache_dir() -> str:
-    """``$XDG_CACHE_HOME/cuda-python`` (``~/.cache/cuda-python``; ``%LOCALAPPDATA%`` on
-    Windows)."""
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+    """The root of every folder cuda_core writes by default (the program cache, NVRTC's bundled
+    headers): ``$XDG_CACHE_HOME/cuda-python``, where an unset, empty or relative value (which
+    the XDG spec says to ignore) means ``~/.cache``; on Windows
+    ``%LOCALAPPDATA%\\cuda-python`` (``~\\AppData\\Local`` when unset or empty)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(
+            os.path.expanduser("~"), "AppData", "Local")
     else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        if not os.path.isabs(base):
+            base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "cuda-python")
 
 

@@ -416,10 +416,32 @@ cdef Stream create_stream(Context ctx, object options):
     return _new_stream(handle, ctx, None, True)
 
 
+_PTDS_VAR = "CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"
+
+
+def _per_thread_requested():
+    """Whether CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM asks for the per-thread default
+    stream: cuda.core's rule, a number whose integer part is not 0 (``1``, ``2``, ``1.0``);
+    unset, empty, or a number whose integer part is 0 asks for the legacy one. Anything else
+    (``true``, ``on``) raises ValueError, where cuda.core would take the legacy stream without
+    a word."""
+    value = os.environ.get(_PTDS_VAR, "").strip()
+    if not value:
+        return False
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if number is None or number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"{_PTDS_VAR} must be a number (1: the per-thread default stream, 0: "
+                         f"the legacy one) or unset, got {value!r}")
+    return int(number) != 0
+
+
 cdef Stream default_stream_for(Context ctx):
     """The default stream of ``ctx``'s device: per-thread when
-    CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1, else legacy; bound to ``ctx``."""
-    per_thread = os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1"
+    CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM asks for it, else legacy; bound to ``ctx``."""
+    per_thread = _per_thread_requested()
     cdef CUstream handle = <CUstream>(cydriver.CU_STREAM_PER_THREAD if per_thread
                                       else cydriver.CU_STREAM_LEGACY)
     cdef Stream s = _new_stream(handle, ctx, None, False)

@@ -7,7 +7,7 @@ plain string value (``"c++"`` for ``SourceCodeType.CXX``), and a member compares
 from __future__ import annotations
 
 from collections.abc import Sequence as _Sequence
-from typing import Protocol, Union, runtime_checkable
+from typing import Literal, Protocol, Union, runtime_checkable
 
 from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._green import SMResource as _SMResource, WorkqueueResource as _WorkqueueResource
@@ -30,6 +30,7 @@ __all__ = [
     "ManagedMemoryLocationType",
     "ObjectCodeFormatType",
     "PCHStatusType",
+    "ProcessStateType",
     "SourceCodeType",
     "VirtualMemoryAccessType",
     "VirtualMemoryAllocationType",
@@ -43,6 +44,9 @@ __all__ = [
 #: What ``ContextOptions.resources`` takes: one resource or a sequence of them.
 DeviceResourcesType = Union[_SMResource, _WorkqueueResource,
                             _Sequence[Union[_SMResource, _WorkqueueResource]]]
+
+#: A process's checkpoint state, as :attr:`cuda_core.checkpoint.Process.state` gives it.
+ProcessStateType = Literal["running", "locked", "checkpointed", "failed"]
 
 
 @runtime_checkable

@@ -116,17 +116,12 @@ _UTIME_FD = os.utime in os.supports_fd
 
 
 def _default_cache_dir() -> str:
-    """``$XDG_CACHE_HOME/cuda-python/program-cache`` (``~/.cache`` when unset); on Windows
+    """``<user cache root>/program-cache``: ``$XDG_CACHE_HOME/cuda-python/program-cache``
+    (``~/.cache`` when unset or relative); on Windows
     ``%LOCALAPPDATA%\\cuda-python\\program-cache``."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(
-            os.path.expanduser("~"), "AppData", "Local")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME", "")
-        # The XDG spec says a relative value is invalid and is to be ignored.
-        if not os.path.isabs(base):
-            base = os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cuda-python", "program-cache")
+    from cuda_core._program_options import _user_cache_dir
+
+    return os.path.join(_user_cache_dir(), "program-cache")
 
 
 def _replace(src: str, dst: str) -> None:
