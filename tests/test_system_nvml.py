@@ -205,6 +205,32 @@ def test_enum_arguments_checked_before_nvml():
         system.Device.get_all_devices_with_cpu_affinity("0")
 
 
+def test_nvlink_arguments_checked_before_nvml():
+    dev = system.Device._from_handle(0)
+    with pytest.raises(TypeError, match="device must be a cuda_core.system.Device"):
+        system.NvlinkInfo(object(), 0)
+    with pytest.raises(ValueError, match="link must be >= 0, got -1"):
+        dev.get_nvlink(-1)
+    with pytest.raises(TypeError, match="link must be an int"):
+        dev.get_nvlink("0")
+    assert system.NvlinkInfo.max_links == 18
+
+
+def test_affinity_masks_unpack():
+    # NVML's affinity results are arrays of mask words; the word width is the array's.
+    import array
+
+    import numpy as np
+
+    from cuda_core.system._device import _bits
+
+    assert _bits(np.array([0b1011, 0, 1 << 63], dtype=np.uint64)) == [0, 1, 3, 191]
+    assert _bits(np.array([0x3, 0x3], dtype=np.uint32)) == [0, 1, 32, 33]
+    assert _bits(array.array("L", [0x5])) == [0, 2]
+    assert _bits([0, 1]) == [64]
+    assert _bits(np.zeros(4, dtype=np.uint64)) == []
+
+
 @needs_no_nvml
 @pytest.mark.parametrize("use", [
     system.get_kernel_mode_driver_version,

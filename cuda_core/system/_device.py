@@ -87,13 +87,15 @@ def _device_arg(value, what: str) -> Device:
 
 
 def _bits(words) -> list[int]:
-    """The indices of the set bits of a sequence of 64-bit mask words, ascending."""
+    """The indices of the set bits of a sequence of mask words, ascending. The word width is
+    the array's item size where it has one (NumPy, ``array.array``), else an unsigned long's."""
+    width = int(getattr(words, "itemsize", _MASK_BITS // 8)) * 8
     out = []
     for i, word in enumerate(words):
         word = int(word)
         while word:
             low = word & -word
-            out.append(i * _MASK_BITS + low.bit_length() - 1)
+            out.append(i * width + low.bit_length() - 1)
             word ^= low
     return out
 
@@ -273,10 +275,22 @@ class NvlinkInfo:
 
     def __init__(self, device: Device, link: int):
         device = _device_arg(device, "device")
+        link = check_int(link, "link", 0)
         count = device.get_nvlink_count()
+        if link >= count:
+            raise ValueError(f"link must be between 0 and {count - 1}, got {link}" if count
+                             else f"link {link} does not exist: the device has no NVLink")
         self._handle = device._handle
         #: The link's number.
-        self.link = check_int(link, "link", 0, count - 1) if count else _no_links(link)
+        self.link = link
+
+    @classmethod
+    def _of(cls, handle: int, link: int) -> NvlinkInfo:
+        # A link already known to exist.
+        self = object.__new__(cls)
+        self._handle = handle
+        self.link = link
+        return self
 
     @property
     def version(self) -> tuple[int, int]:
@@ -291,11 +305,6 @@ class NvlinkInfo:
 
     def __repr__(self) -> str:
         return f"<cuda_core.system.NvlinkInfo link={self.link}>"
-
-
-def _no_links(link):
-    check_int(link, "link")
-    raise ValueError(f"link {link} does not exist: the device has no NVLink")
 
 
 class Device:
@@ -541,7 +550,7 @@ class Device:
 
     def get_nvlinks(self) -> tuple[NvlinkInfo, ...]:
         """:class:`NvlinkInfo` of every link, in order."""
-        return tuple(NvlinkInfo(self, link) for link in range(self.get_nvlink_count()))
+        return tuple(NvlinkInfo._of(self._handle, link) for link in range(self.get_nvlink_count()))
 
     # -- topology and affinity -----------------------------------------------------------------
 
@@ -562,7 +571,8 @@ class Device:
         """The CPUs nearest to the device, within its NUMA node or socket, ascending (Linux;
         ``nvmlDeviceGetCpuAffinityWithinScope``)."""
         scope = check_enum(scope, "scope", AffinityScope)
-        words = max(16, -(-(os.cpu_count() or 1) // _MASK_BITS))
+        # Enough words for every CPU whether the bindings' words have 32 or 64 bits.
+        words = max(16, -(-(os.cpu_count() or 1) // 32))
         return _bits(call("device_get_cpu_affinity_within_scope", self._handle, words,
                           _AFFINITY_SCOPE[scope]))
 
