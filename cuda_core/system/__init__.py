@@ -14,8 +14,10 @@ NVML's own failures raise the :class:`NvmlError` subclass of their code. The enu
 are in :mod:`cuda_core.system.typing`.
 """
 
-from cuda_core.system import typing
-from cuda_core.system._device import (
+from cuda_core.system import typing  # noqa: F401 - the cuda_core.system.typing namespace
+# The info classes are reachable here for isinstance checks and docs, but are not in __all__
+# (cuda.core does not list them either).
+from cuda_core.system._device import (  # noqa: F401
     BAR1MemoryInfo,
     ClockInfo,
     Device,
@@ -37,7 +39,7 @@ from cuda_core.system._system import (
     get_process_name,
     get_user_mode_driver_version,
 )
-from cuda_core.system.exceptions import *  # noqa: F403
+from cuda_core.system.exceptions import *  # noqa: F401,F403
 from cuda_core.system.exceptions import __all__ as _exceptions_all
 
 __all__ = [

@@ -69,7 +69,7 @@ def _initialize():
     try:
         module.init_v2()
     except module.NvmlError as exc:
-        raise translate(exc, "nvmlInit_v2") from None
+        raise translate(exc, "NVML initialization (nvmlInit_v2)") from None
     except (RuntimeError, OSError) as exc:
         # cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError): no libnvidia-ml.
         raise LibraryNotFoundError(
