@@ -503,3 +503,25 @@ def test_first_use_from_many_threads():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.gpu
+def test_set_and_clear_cpu_affinity():
+    # In a child process: binding changes the calling thread's CPU affinity.
+    code = (
+        "import os\n"
+        "from cuda_core import system\n"
+        "dev = system.Device(index=0)\n"
+        "before = os.sched_getaffinity(0)\n"
+        "ideal = set(dev.get_cpu_affinity())\n"
+        "dev.set_cpu_affinity()\n"
+        "bound = os.sched_getaffinity(0)\n"
+        "assert bound and bound <= ideal, (bound, ideal)\n"
+        "dev.clear_cpu_affinity()\n"
+        "cleared = os.sched_getaffinity(0)\n"
+        "assert cleared >= bound and cleared >= before & cleared, (cleared, before)\n"
+        "print('ok')\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
