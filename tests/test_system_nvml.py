@@ -136,6 +136,18 @@ def test_enum_values():
     assert st.DeviceArch.UNKNOWN == 0xFFFFFFFF
 
 
+def test_clock_event_reason_bits():
+    # nvml.h: GPU_IDLE 0x1 ... DISPLAY_CLOCK_SETTING 0x100, BOARD_LIMIT 0x200, RELIABILITY 0x400.
+    from cuda_core.system._device import _reasons
+
+    R = st.ClocksEventReasons
+    assert _reasons(0) == []
+    assert _reasons(0x1 | 0x4 | 0x40) == [R.GPU_IDLE, R.SW_POWER_CAP, R.HW_THERMAL_SLOWDOWN]
+    assert _reasons(0x100 | 0x200 | 0x400) == [R.DISPLAY_CLOCK_SETTING, R.BOARD_LIMIT,
+                                               R.RELIABILITY]
+    assert _reasons(1 << 40) == []  # a bit this version does not know
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"index": 0, "uuid": "GPU-x"},
                                     {"uuid": "GPU-x", "pci_bus_id": "0:1:0.0"},
                                     {"index": 0, "uuid": "x", "pci_bus_id": "y"}])
@@ -382,6 +394,9 @@ def test_temperature_utilization_clocks_pstate():
             assert 0 < current <= highest
         state = dev.performance_state
         assert state is None or 0 <= state <= 15
+        supported = dev.supported_clock_event_reasons
+        assert all(isinstance(r, st.ClocksEventReasons) for r in supported)
+        assert set(dev.current_clock_event_reasons) <= set(supported)
 
 
 @pytest.mark.gpu

@@ -17,6 +17,7 @@ from cuda_core.system.typing import (
     AffinityScope,
     ClockId,
     ClockType,
+    ClocksEventReasons,
     DeviceArch,
     GpuP2PCapsIndex,
     GpuP2PStatus,
@@ -60,6 +61,9 @@ _BRANDS = ("Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "Titan",
 _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0),
                     7: (5, 0), 8: (6, 0)}
 _PSTATE_UNKNOWN = 32
+# nvmlClocksEventReasons bits (nvml.h), in the enumeration's order after NONE.
+_EVENT_REASON_BITS = tuple((1 << i, reason) for i, reason in enumerate(
+    r for r in ClocksEventReasons if r is not ClocksEventReasons.NONE))
 # Bits per word of NVML's affinity masks (an unsigned long on Linux).
 _MASK_BITS = 64
 
@@ -98,6 +102,11 @@ def _bits(words) -> list[int]:
             out.append(i * width + low.bit_length() - 1)
             word ^= low
     return out
+
+
+def _reasons(mask) -> list[ClocksEventReasons]:
+    mask = int(mask)
+    return [reason for bit, reason in _EVENT_REASON_BITS if mask & bit]
 
 
 class MemoryInfo(NamedTuple):
@@ -528,6 +537,19 @@ class Device:
         (``nvmlDeviceGetPerformanceState``)."""
         state = int(call("device_get_performance_state", self._handle))
         return None if state == _PSTATE_UNKNOWN else state
+
+    @property
+    def current_clock_event_reasons(self) -> list[ClocksEventReasons]:
+        """Why the clocks are where they are now, as
+        :class:`~cuda_core.system.typing.ClocksEventReasons` (empty when nothing holds them
+        back) (``nvmlDeviceGetCurrentClocksEventReasons``)."""
+        return _reasons(call("device_get_current_clocks_event_reasons", self._handle))
+
+    @property
+    def supported_clock_event_reasons(self) -> list[ClocksEventReasons]:
+        """The reasons :attr:`current_clock_event_reasons` can report on this device
+        (``nvmlDeviceGetSupportedClocksEventReasons``)."""
+        return _reasons(call("device_get_supported_clocks_event_reasons", self._handle))
 
     # -- NVLink --------------------------------------------------------------------------------
 
