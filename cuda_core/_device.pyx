@@ -234,6 +234,22 @@ class Device:
         HANDLE_RETURN(cydriver.cuDeviceCanAccessPeer(&can, self._id, other._id))
         return bool(can)
 
+    def to_system_device(self):
+        """The :class:`cuda_core.system.Device` of this device, found by UUID through NVML.
+
+        .. note:: Calls ``cuDeviceGetUuid`` (once per Device) and ``nvmlDeviceGetHandleByUUID``.
+
+        Raises
+        ------
+        cuda_core.system.LibraryNotFoundError
+            NVML cannot be used (see :mod:`cuda_core.system`).
+        cuda_core.system.NotFoundError
+            NVML has no device of this UUID.
+        """
+        from cuda_core.system._device import Device as SystemDevice
+
+        return SystemDevice(uuid=self.uuid)
+
     # -- context ----------------------------------------------------------------------------
 
     def set_current(self, ctx=None):

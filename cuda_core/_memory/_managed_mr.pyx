@@ -283,7 +283,7 @@ def _normalize_location(loc):
 
 class AccessedBySetProxy(_LiveSet):
     """The locations that keep a mapping of a managed buffer: a live, mutable set of
-    :class:`Device` and :class:`Host`. Not constructible: use ``buf.accessed_by``."""
+    :class:`~cuda_core.Device` and :class:`Host`. Not constructible: use ``buf.accessed_by``."""
 
     __slots__ = ()
     _origin = "ManagedBuffer.accessed_by"

@@ -554,7 +554,7 @@ class _LiveSet(MutableSet):
 
 class PeerAccessibleBySetProxy(_LiveSet):
     """The devices other than its own that can access a pool's memory: a live, mutable set of
-    :class:`Device`. Not constructible directly: use ``mr.peer_accessible_by``.
+    :class:`~cuda_core.Device`. Not constructible directly: use ``mr.peer_accessible_by``.
 
     Every read asks the driver (``cuMemPoolGetAccess``); there is no copy to go stale. Items
     are given as Devices or ordinals; the pool's own device is ignored (it always has access,

@@ -214,12 +214,12 @@ cdef class GraphNode:
         ----------
         size : int
             Bytes, at least 1.
-        device : Device or int, optional
+        device : cuda_core.Device or int, optional
             Where the memory is (default: the current context's device).
         memory_type : GraphMemoryType or str, optional
             ``"device"`` (default), ``"host"`` (pinned) or ``"managed"``, as far as the
             driver supports it in graphs.
-        peer_access : list of Device or int, optional
+        peer_access : list of cuda_core.Device or int, optional
             Other devices that may read and write the memory.
 
         Returns

@@ -1,0 +1,656 @@
+"""``cuda_core.system.Device``: a GPU as NVML sees it, and the queries between two GPUs.
+
+Arguments are checked before NVML is touched, so a wrong argument is a ``TypeError`` or
+``ValueError`` also where NVML is absent. Each property reads NVML afresh (nothing is cached:
+temperatures, clocks and memory use change); errors are those of :mod:`cuda_core.system.exceptions`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from cuda_core._checks import check_enum, check_int
+from cuda_core.system._nvml import call
+from cuda_core.system.exceptions import InvalidArgumentError, NotSupportedError, NvmlError
+from cuda_core.system.typing import (
+    AffinityScope,
+    ClockId,
+    ClockType,
+    ClocksEventReasons,
+    DeviceArch,
+    GpuP2PCapsIndex,
+    GpuP2PStatus,
+    GpuTopologyLevel,
+    TemperatureThresholds,
+)
+
+__all__ = [
+    "BAR1MemoryInfo",
+    "ClockInfo",
+    "Device",
+    "MemoryInfo",
+    "NvlinkInfo",
+    "PciInfo",
+    "Temperature",
+    "Utilization",
+    "get_p2p_status",
+    "get_topology_common_ancestor",
+]
+
+_U32_MAX = 0xFFFFFFFF
+
+# The NVML codes (nvml.h) of the string enumerations' members.
+_CLOCK_TYPE = {ClockType.GRAPHICS: 0, ClockType.SM: 1, ClockType.MEMORY: 2, ClockType.VIDEO: 3}
+_CLOCK_ID = {ClockId.CURRENT: 0, ClockId.CUSTOMER_BOOST_MAX: 3}
+_AFFINITY_SCOPE = {AffinityScope.NODE: 0, AffinityScope.SOCKET: 1}
+_THRESHOLD = {member: code for code, member in enumerate(TemperatureThresholds)}
+_P2P_CAPS = {GpuP2PCapsIndex.READ: 0, GpuP2PCapsIndex.WRITE: 1, GpuP2PCapsIndex.NVLINK: 2,
+             GpuP2PCapsIndex.ATOMICS: 3, GpuP2PCapsIndex.PCI: 4, GpuP2PCapsIndex.PROP: 4,
+             GpuP2PCapsIndex.UNKNOWN: 5}
+_P2P_STATUS = dict(enumerate(GpuP2PStatus))  # codes 0..6, in the enumeration's order
+_TOPOLOGY = {GpuTopologyLevel.INTERNAL: 0, GpuTopologyLevel.SINGLE: 10,
+             GpuTopologyLevel.MULTIPLE: 20, GpuTopologyLevel.HOSTBRIDGE: 30,
+             GpuTopologyLevel.NODE: 40, GpuTopologyLevel.SYSTEM: 50}
+_TOPOLOGY_OF_CODE = {code: level for level, code in _TOPOLOGY.items()}
+_BRANDS = ("Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "Titan",
+           "NVIDIA Virtual Applications", "NVIDIA Virtual PC", "NVIDIA Virtual Compute Server",
+           "NVIDIA RTX Virtual Workstation", "NVIDIA Cloud Gaming", "Quadro RTX", "NVIDIA RTX",
+           "NVIDIA", "GeForce RTX", "Titan RTX")
+# nvmlNvlinkVersion_t codes, as (major, minor).
+_NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0),
+                    7: (5, 0), 8: (6, 0)}
+_PSTATE_UNKNOWN = 32
+# nvmlClocksEventReasons bits (nvml.h), in the enumeration's order after NONE.
+_EVENT_REASON_BITS = tuple((1 << i, reason) for i, reason in enumerate(
+    r for r in ClocksEventReasons if r is not ClocksEventReasons.NONE))
+# Bits per word of NVML's affinity masks (an unsigned long on Linux).
+_MASK_BITS = 64
+
+
+def _text(value, what: str) -> str:
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("ascii")
+        except UnicodeDecodeError:
+            raise ValueError(f"{what} must be ASCII, got {value!r}") from None
+    elif not isinstance(value, str):
+        raise TypeError(f"{what} must be a str or bytes, not {type(value).__name__}")
+    if not value or "\0" in value:
+        raise ValueError(f"{what} must be a non-empty string without NUL characters, got "
+                         f"{value!r}")
+    return value
+
+
+def _device_arg(value, what: str) -> Device:
+    if not isinstance(value, Device):
+        raise TypeError(f"{what} must be a cuda_core.system.Device, not {type(value).__name__}"
+                        + (" (use Device.to_system_device())"
+                           if type(value).__name__ == "Device" else ""))
+    return value
+
+
+def _bits(words) -> list[int]:
+    """The indices of the set bits of a sequence of mask words, ascending. The word width is
+    the array's item size where it has one (NumPy, ``array.array``), else an unsigned long's."""
+    width = int(getattr(words, "itemsize", _MASK_BITS // 8)) * 8
+    out = []
+    for i, word in enumerate(words):
+        word = int(word)
+        while word:
+            low = word & -word
+            out.append(i * width + low.bit_length() - 1)
+            word ^= low
+    return out
+
+
+def _reasons(mask) -> list[ClocksEventReasons]:
+    mask = int(mask)
+    return [reason for bit, reason in _EVENT_REASON_BITS if mask & bit]
+
+
+class MemoryInfo(NamedTuple):
+    """A device's memory, in bytes (``nvmlDeviceGetMemoryInfo_v2``). ``reserved`` is what the
+    driver and firmware hold; NVML counts it in ``used``."""
+
+    total: int
+    free: int
+    used: int
+    reserved: int
+
+
+class BAR1MemoryInfo(NamedTuple):
+    """A device's BAR1 aperture (the window through which the CPU and peers reach device
+    memory), in bytes (``nvmlDeviceGetBAR1MemoryInfo``)."""
+
+    total: int
+    free: int
+    used: int
+
+
+class Utilization(NamedTuple):
+    """Percentages of the last sample period (``nvmlDeviceGetUtilizationRates``): ``gpu``, of
+    the time one or more kernels ran; ``memory``, of the time device memory was read or
+    written."""
+
+    gpu: int
+    memory: int
+
+
+class PciInfo:
+    """The PCI attributes of a device (``nvmlDeviceGetPciInfoExt``), with its link's state
+    read on each access."""
+
+    __slots__ = ("_handle", "bus", "bus_id", "device", "domain", "vendor_id", "device_id",
+                 "subsystem_id", "base_class", "sub_class")
+
+    def __init__(self, handle: int):
+        info = call("device_get_pci_info_ext", handle)
+        self._handle = handle
+        #: The bus number.
+        self.bus = int(info.bus)
+        #: The PCI bus id, ``domain:bus:device.function``, e.g. ``"00000000:1B:00.0"``.
+        self.bus_id = str(info.bus_id)
+        #: The device number on the bus.
+        self.device = int(info.device_)
+        #: The PCI domain.
+        self.domain = int(info.domain)
+        pci_id = int(info.pci_device_id)
+        #: The PCI vendor id (0x10DE for NVIDIA).
+        self.vendor_id = pci_id & 0xFFFF
+        #: The PCI device id.
+        self.device_id = pci_id >> 16
+        #: The PCI subsystem id.
+        self.subsystem_id = int(info.pci_sub_system_id)
+        #: The PCI base class code.
+        self.base_class = int(info.base_class)
+        #: The PCI sub class code.
+        self.sub_class = int(info.sub_class)
+
+    @property
+    def link_generation(self) -> int:
+        """The highest PCIe generation the GPU supports (``nvmlDeviceGetGpuMaxPcieLinkGeneration``)."""
+        return int(call("device_get_gpu_max_pcie_link_generation", self._handle))
+
+    @property
+    def max_link_generation(self) -> int:
+        """The highest PCIe generation of this GPU in this system (``nvmlDeviceGetMaxPcieLinkGeneration``)."""
+        return int(call("device_get_max_pcie_link_generation", self._handle))
+
+    @property
+    def max_link_width(self) -> int:
+        """The widest PCIe link of this GPU in this system (``nvmlDeviceGetMaxPcieLinkWidth``)."""
+        return int(call("device_get_max_pcie_link_width", self._handle))
+
+    @property
+    def current_link_generation(self) -> int:
+        """The current PCIe generation (``nvmlDeviceGetCurrPcieLinkGeneration``)."""
+        return int(call("device_get_curr_pcie_link_generation", self._handle))
+
+    @property
+    def current_link_width(self) -> int:
+        """The current PCIe link width (``nvmlDeviceGetCurrPcieLinkWidth``)."""
+        return int(call("device_get_curr_pcie_link_width", self._handle))
+
+    @property
+    def rx_throughput(self) -> int:
+        """PCIe bytes received over the last 20 ms, in KB/s (``nvmlDeviceGetPcieThroughput``)."""
+        return int(call("device_get_pcie_throughput", self._handle, 1))
+
+    @property
+    def tx_throughput(self) -> int:
+        """PCIe bytes sent over the last 20 ms, in KB/s (``nvmlDeviceGetPcieThroughput``)."""
+        return int(call("device_get_pcie_throughput", self._handle, 0))
+
+    @property
+    def replay_counter(self) -> int:
+        """The PCIe replay counter (``nvmlDeviceGetPcieReplayCounter``)."""
+        return int(call("device_get_pcie_replay_counter", self._handle))
+
+    def __repr__(self) -> str:
+        return f"<cuda_core.system.PciInfo bus_id={self.bus_id!r}>"
+
+
+class ClockInfo:
+    """One clock domain of a device (:meth:`Device.get_clock`); frequencies in MHz."""
+
+    __slots__ = ("_handle", "_type", "clock_type")
+
+    def __init__(self, handle: int, clock_type):
+        self.clock_type = check_enum(clock_type, "clock_type", ClockType)
+        self._handle = handle
+        self._type = _CLOCK_TYPE[self.clock_type]
+
+    def get_current_mhz(self, clock_id=ClockId.CURRENT) -> int:
+        """The clock's frequency: the current one, or with ``clock_id="customer_boost_max"``
+        the customer's boost limit (``nvmlDeviceGetClock``)."""
+        clock_id = check_enum(clock_id, "clock_id", ClockId)
+        return int(call("device_get_clock", self._handle, self._type, _CLOCK_ID[clock_id]))
+
+    def get_max_mhz(self) -> int:
+        """The highest frequency of this clock (``nvmlDeviceGetMaxClockInfo``)."""
+        return int(call("device_get_max_clock_info", self._handle, self._type))
+
+    def get_max_customer_boost_mhz(self) -> int:
+        """The customer-defined boost limit (``nvmlDeviceGetMaxCustomerBoostClock``)."""
+        return int(call("device_get_max_customer_boost_clock", self._handle, self._type))
+
+    def get_min_max_clock_of_pstate_mhz(self, pstate: int) -> tuple[int, int]:
+        """``(min, max)`` of this clock in performance state ``pstate`` (0 to 15)
+        (``nvmlDeviceGetMinMaxClockOfPState``)."""
+        pstate = check_int(pstate, "pstate", 0, 15)
+        low, high = call("device_get_min_max_clock_of_p_state", self._handle, self._type, pstate)
+        return int(low), int(high)
+
+    def __repr__(self) -> str:
+        return f"<cuda_core.system.ClockInfo {self.clock_type.value}>"
+
+
+class Temperature:
+    """A device's temperatures, in degrees Celsius (:attr:`Device.temperature`)."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: int):
+        self._handle = handle
+
+    def get_sensor(self) -> int:
+        """The GPU die's current temperature (``nvmlDeviceGetTemperatureV``)."""
+        return int(call("device_get_temperature_v", self._handle, 0))
+
+    def get_threshold(self, threshold_type) -> int:
+        """The temperature of a :class:`~cuda_core.system.typing.TemperatureThresholds` (the
+        slowdown or shutdown point, say) (``nvmlDeviceGetTemperatureThreshold``)."""
+        threshold_type = check_enum(threshold_type, "threshold_type", TemperatureThresholds)
+        return int(call("device_get_temperature_threshold", self._handle,
+                        _THRESHOLD[threshold_type]))
+
+    @property
+    def margin(self) -> int:
+        """How far the GPU is from its nearest slowdown threshold (``nvmlDeviceGetMarginTemperature``)."""
+        return int(call("device_get_margin_temperature", self._handle))
+
+    def __repr__(self) -> str:
+        return "<cuda_core.system.Temperature>"
+
+
+class NvlinkInfo:
+    """One NVLink of a device (:meth:`Device.get_nvlink`)."""
+
+    #: The most links a device can have (``NVML_NVLINK_MAX_LINKS``).
+    max_links = 18
+
+    __slots__ = ("_handle", "link")
+
+    def __init__(self, device: Device, link: int):
+        device = _device_arg(device, "device")
+        link = check_int(link, "link", 0)
+        count = device.get_nvlink_count()
+        if link >= count:
+            raise ValueError(f"link must be between 0 and {count - 1}, got {link}" if count
+                             else f"link {link} does not exist: the device has no NVLink")
+        self._handle = device._handle
+        #: The link's number.
+        self.link = link
+
+    @classmethod
+    def _of(cls, handle: int, link: int) -> NvlinkInfo:
+        # A link already known to exist.
+        self = object.__new__(cls)
+        self._handle = handle
+        self.link = link
+        return self
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """The link's NVLink version, ``(major, minor)`` (``nvmlDeviceGetNvLinkVersion``)."""
+        code = int(call("device_get_nvlink_version", self._handle, self.link))
+        return _NVLINK_VERSIONS.get(code, (0, 0))
+
+    @property
+    def state(self) -> bool:
+        """Whether the link is active (``nvmlDeviceGetNvLinkState``)."""
+        return int(call("device_get_nvlink_state", self._handle, self.link)) == 1
+
+    def __repr__(self) -> str:
+        return f"<cuda_core.system.NvlinkInfo link={self.link}>"
+
+
+class Device:
+    """A GPU as NVML sees it: identity, memory, temperature, clocks, utilization, NVLink and
+    topology.
+
+    Give exactly one of ``index``, ``uuid`` or ``pci_bus_id`` (keywords). For CUDA work, use
+    :class:`cuda_core.Device`; :meth:`to_cuda_device` and
+    :meth:`cuda_core.Device.to_system_device` map between the two by UUID.
+
+    Parameters
+    ----------
+    index : int, optional
+        The NVML index, from 0 to :meth:`get_device_count` - 1. NVML's order ignores
+        ``CUDA_VISIBLE_DEVICES`` and need not match CUDA's ordinals; prefer ``uuid`` or
+        ``pci_bus_id``.
+    uuid : str or bytes, optional
+        The device's UUID, with its ``GPU-`` (or ``MIG-``) prefix or without (then ``GPU-``
+        is assumed, so :attr:`cuda_core.Device.uuid` works as it is).
+    pci_bus_id : str or bytes, optional
+        The PCI bus id, ``domain:bus:device.function`` (hexadecimal; shorter forms that
+        NVML accepts work too).
+
+    Raises
+    ------
+    ValueError
+        Not exactly one of the three was given, or ``index`` is out of range.
+    TypeError
+        An argument of the wrong type.
+    cuda_core.system.LibraryNotFoundError
+        NVML cannot be used (no NVIDIA driver, or ``cuda.bindings`` without NVML bindings).
+    cuda_core.system.NotFoundError
+        No device has that UUID or PCI bus id.
+
+    Notes
+    -----
+    Equal objects name the same device (they compare by NVML handle). A Device owns nothing
+    and needs no closing.
+    """
+
+    __slots__ = ("_handle", "__weakref__")
+
+    def __init__(self, *, index: int | None = None, uuid: str | bytes | None = None,
+                 pci_bus_id: str | bytes | None = None):
+        given = [name for name, value in (("index", index), ("uuid", uuid),
+                                          ("pci_bus_id", pci_bus_id)) if value is not None]
+        if len(given) != 1:
+            raise ValueError("cuda_core.system.Device takes exactly one of index=, uuid= or "
+                             f"pci_bus_id=, got {', '.join(given) or 'none'}")
+        if index is not None:
+            index = check_int(index, "index", 0, _U32_MAX)
+            count = Device.get_device_count()
+            if index >= count:
+                raise ValueError(f"index must be between 0 and {count - 1} (NVML sees {count} "
+                                 f"device(s)), got {index}")
+            self._handle = int(call("device_get_handle_by_index_v2", index))
+        elif uuid is not None:
+            uuid = _text(uuid, "uuid")
+            if uuid[:4].upper() not in ("GPU-", "MIG-"):
+                uuid = "GPU-" + uuid
+            self._handle = int(call("device_get_handle_by_uuid", uuid))
+        else:
+            pci_bus_id = _text(pci_bus_id, "pci_bus_id")
+            self._handle = int(call("device_get_handle_by_pci_bus_id_v2", pci_bus_id))
+
+    @classmethod
+    def _from_handle(cls, handle) -> Device:
+        self = object.__new__(cls)
+        self._handle = int(handle)
+        return self
+
+    # -- identity ------------------------------------------------------------------------------
+
+    @property
+    def index(self) -> int:
+        """The NVML index (``nvmlDeviceGetIndex``); not necessarily the CUDA ordinal."""
+        return int(call("device_get_index", self._handle))
+
+    @property
+    def uuid(self) -> str:
+        """The UUID with its prefix, ``GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`` (``MIG-`` for a
+        MIG device) (``nvmlDeviceGetUUID``)."""
+        return str(call("device_get_uuid", self._handle))
+
+    @property
+    def uuid_without_prefix(self) -> str:
+        """The UUID without its ``GPU-``/``MIG-`` prefix, as CUDA writes it
+        (:attr:`cuda_core.Device.uuid`)."""
+        uuid = self.uuid
+        return uuid[4:] if uuid[:4].upper() in ("GPU-", "MIG-") else uuid
+
+    @property
+    def pci_bus_id(self) -> str:
+        """The PCI bus id, e.g. ``"00000000:1B:00.0"`` (``nvmlDeviceGetPciInfo_v3``)."""
+        return str(call("device_get_pci_info_v3", self._handle).bus_id)
+
+    @property
+    def pci_info(self) -> PciInfo:
+        """:class:`PciInfo`: the PCI attributes and link state."""
+        return PciInfo(self._handle)
+
+    @property
+    def numa_node_id(self) -> int:
+        """The NUMA node of the GPU, where the GPU is a NUMA node (``nvmlDeviceGetNumaNodeId``;
+        elsewhere :class:`~cuda_core.system.NotSupportedError`)."""
+        return int(call("device_get_numa_node_id", self._handle))
+
+    @property
+    def arch(self) -> DeviceArch:
+        """:class:`~cuda_core.system.typing.DeviceArch`, e.g. ``DeviceArch.HOPPER``
+        (``nvmlDeviceGetArchitecture``)."""
+        code = int(call("device_get_architecture", self._handle))
+        try:
+            return DeviceArch(code)
+        except ValueError:
+            return DeviceArch.UNKNOWN
+
+    @property
+    def name(self) -> str:
+        """The product name, e.g. ``"NVIDIA H100 80GB HBM3"`` (``nvmlDeviceGetName``)."""
+        return str(call("device_get_name", self._handle))
+
+    @property
+    def brand(self) -> str:
+        """The brand, e.g. ``"NVIDIA"`` or ``"GeForce"``; ``"Unknown"`` where NVML does not
+        know it (``nvmlDeviceGetBrand``)."""
+        code = int(call("device_get_brand", self._handle))
+        return _BRANDS[code] if 0 <= code < len(_BRANDS) else "Unknown"
+
+    @property
+    def serial(self) -> str:
+        """The board's serial number, for products with an InfoROM (``nvmlDeviceGetSerial``)."""
+        return str(call("device_get_serial", self._handle))
+
+    @property
+    def module_id(self) -> int:
+        """The GPU module's id on its baseboard; 0 on other products (``nvmlDeviceGetModuleId``)."""
+        return int(call("device_get_module_id", self._handle))
+
+    @property
+    def minor_number(self) -> int:
+        """The minor number of the device node, ``/dev/nvidia<minor>`` (Linux;
+        ``nvmlDeviceGetMinorNumber``)."""
+        return int(call("device_get_minor_number", self._handle))
+
+    @property
+    def is_persistence_mode_enabled(self) -> bool:
+        """Whether persistence mode is on (Linux; ``nvmlDeviceGetPersistenceMode``)."""
+        return int(call("device_get_persistence_mode", self._handle)) == 1
+
+    @property
+    def cuda_compute_capability(self) -> tuple[int, int]:
+        """``(major, minor)``, e.g. ``(9, 0)`` (``nvmlDeviceGetCudaComputeCapability``)."""
+        major, minor = call("device_get_cuda_compute_capability", self._handle)
+        return int(major), int(minor)
+
+    def to_cuda_device(self):
+        """The :class:`cuda_core.Device` of the same UUID.
+
+        Raises
+        ------
+        RuntimeError
+            No CUDA device has this UUID: it is hidden by ``CUDA_VISIBLE_DEVICES``, or it is a
+            MIG-enabled physical GPU, which CUDA does not expose.
+        """
+        from cuda_core._device import Device as CudaDevice
+
+        uuid = self.uuid_without_prefix.lower()
+        for device in CudaDevice.get_all_devices():
+            if device.uuid.lower() == uuid:
+                return device
+        raise RuntimeError(f"no CUDA device has the UUID {self.uuid} (hidden by "
+                           f"CUDA_VISIBLE_DEVICES, or a MIG-enabled GPU)")
+
+    @classmethod
+    def get_device_count(cls) -> int:
+        """The number of devices NVML sees (``nvmlDeviceGetCount_v2``); it ignores
+        ``CUDA_VISIBLE_DEVICES``."""
+        return int(call("device_get_count_v2"))
+
+    @classmethod
+    def get_all_devices(cls) -> tuple[Device, ...]:
+        """Every device NVML sees, by NVML index."""
+        count = cls.get_device_count()
+        return tuple(cls._from_handle(call("device_get_handle_by_index_v2", i))
+                     for i in range(count))
+
+    # -- memory, temperature, clocks, utilization ----------------------------------------------
+
+    @property
+    def memory_info(self) -> MemoryInfo:
+        """:class:`MemoryInfo` ``(total, free, used, reserved)`` in bytes."""
+        info = call("device_get_memory_info_v2", self._handle)
+        return MemoryInfo(int(info.total), int(info.free), int(info.used), int(info.reserved))
+
+    @property
+    def bar1_memory_info(self) -> BAR1MemoryInfo:
+        """:class:`BAR1MemoryInfo` ``(total, free, used)`` in bytes."""
+        info = call("device_get_bar1_memory_info", self._handle)
+        return BAR1MemoryInfo(int(info.bar1_total), int(info.bar1_free), int(info.bar1_used))
+
+    @property
+    def temperature(self) -> Temperature:
+        """:class:`Temperature`: the sensor, thresholds and margin."""
+        return Temperature(self._handle)
+
+    def get_clock(self, clock_type) -> ClockInfo:
+        """:class:`ClockInfo` of a :class:`~cuda_core.system.typing.ClockType` (``"graphics"``,
+        ``"sm"``, ``"memory"``, ``"video"``)."""
+        return ClockInfo(self._handle, clock_type)
+
+    @property
+    def utilization(self) -> Utilization:
+        """:class:`Utilization` ``(gpu, memory)``, percentages (not on MIG-enabled GPUs)."""
+        info = call("device_get_utilization_rates", self._handle)
+        return Utilization(int(info.gpu), int(info.memory))
+
+    @property
+    def performance_state(self) -> int | None:
+        """The current performance state, 0 (fastest) to 15, or None where unknown
+        (``nvmlDeviceGetPerformanceState``)."""
+        state = int(call("device_get_performance_state", self._handle))
+        return None if state == _PSTATE_UNKNOWN else state
+
+    @property
+    def current_clock_event_reasons(self) -> list[ClocksEventReasons]:
+        """Why the clocks are where they are now, as
+        :class:`~cuda_core.system.typing.ClocksEventReasons` (empty when nothing holds them
+        back) (``nvmlDeviceGetCurrentClocksEventReasons``)."""
+        return _reasons(call("device_get_current_clocks_event_reasons", self._handle))
+
+    @property
+    def supported_clock_event_reasons(self) -> list[ClocksEventReasons]:
+        """The reasons :attr:`current_clock_event_reasons` can report on this device
+        (``nvmlDeviceGetSupportedClocksEventReasons``)."""
+        return _reasons(call("device_get_supported_clocks_event_reasons", self._handle))
+
+    # -- NVLink --------------------------------------------------------------------------------
+
+    def get_nvlink_count(self) -> int:
+        """The number of NVLinks: the links from 0 up that NVML answers for
+        (``nvmlDeviceGetNvLinkState``); 0 on a GPU without NVLink."""
+        count = 0
+        for link in range(NvlinkInfo.max_links):
+            try:
+                call("device_get_nvlink_state", self._handle, link)
+            except (NotSupportedError, InvalidArgumentError):
+                break
+            count += 1
+        return count
+
+    def get_nvlink(self, link: int) -> NvlinkInfo:
+        """:class:`NvlinkInfo` of link ``link``; ``ValueError`` for a link the device does not
+        have."""
+        return NvlinkInfo(self, link)
+
+    def get_nvlinks(self) -> tuple[NvlinkInfo, ...]:
+        """:class:`NvlinkInfo` of every link, in order."""
+        return tuple(NvlinkInfo._of(self._handle, link) for link in range(self.get_nvlink_count()))
+
+    # -- topology and affinity -----------------------------------------------------------------
+
+    def get_topology_nearest_gpus(self, level) -> tuple[Device, ...]:
+        """The GPUs nearest to this one at a :class:`~cuda_core.system.typing.GpuTopologyLevel`
+        (Linux; ``nvmlDeviceGetTopologyNearestGpus``)."""
+        level = check_enum(level, "level", GpuTopologyLevel)
+        handles = call("device_get_topology_nearest_gpus", self._handle, _TOPOLOGY[level])
+        return tuple(Device._from_handle(h) for h in handles)
+
+    @classmethod
+    def get_all_devices_with_cpu_affinity(cls, cpu_index: int) -> tuple[Device, ...]:
+        """The GPUs with an affinity to CPU ``cpu_index`` (Linux; ``nvmlSystemGetTopologyGpuSet``)."""
+        cpu_index = check_int(cpu_index, "cpu_index", 0, _U32_MAX)
+        return tuple(cls._from_handle(h) for h in call("system_get_topology_gpu_set", cpu_index))
+
+    def get_cpu_affinity(self, scope=AffinityScope.NODE) -> list[int]:
+        """The CPUs nearest to the device, within its NUMA node or socket, ascending (Linux;
+        ``nvmlDeviceGetCpuAffinityWithinScope``)."""
+        scope = check_enum(scope, "scope", AffinityScope)
+        # Enough words for every CPU whether the bindings' words have 32 or 64 bits.
+        words = max(16, -(-(os.cpu_count() or 1) // 32))
+        return _bits(call("device_get_cpu_affinity_within_scope", self._handle, words,
+                          _AFFINITY_SCOPE[scope]))
+
+    def get_memory_affinity(self, scope=AffinityScope.NODE) -> list[int]:
+        """The NUMA nodes (``scope="node"``) or sockets nearest to the device's memory,
+        ascending (Linux; ``nvmlDeviceGetMemoryAffinity``)."""
+        scope = check_enum(scope, "scope", AffinityScope)
+        return _bits(call("device_get_memory_affinity", self._handle, 16, _AFFINITY_SCOPE[scope]))
+
+    def set_cpu_affinity(self) -> None:
+        """Binds the calling thread to the CPUs nearest to the device (Linux;
+        ``nvmlDeviceSetCpuAffinity``)."""
+        call("device_set_cpu_affinity", self._handle)
+
+    def clear_cpu_affinity(self) -> None:
+        """Undoes :meth:`set_cpu_affinity` for the calling thread (Linux;
+        ``nvmlDeviceClearCpuAffinity``)."""
+        call("device_clear_cpu_affinity", self._handle)
+
+    # -- object protocol -----------------------------------------------------------------------
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self._handle == other._handle
+
+    def __hash__(self) -> int:
+        return hash((Device, self._handle))
+
+    def __repr__(self) -> str:
+        try:
+            return f"<cuda_core.system.Device index={self.index} uuid={self.uuid!r}>"
+        except NvmlError:
+            return f"<cuda_core.system.Device handle=0x{self._handle:x}>"
+
+
+def get_topology_common_ancestor(device1: Device, device2: Device) -> GpuTopologyLevel:
+    """The nearest common ancestor of two GPUs in the topology, a
+    :class:`~cuda_core.system.typing.GpuTopologyLevel` (Linux;
+    ``nvmlDeviceGetTopologyCommonAncestor``)."""
+    device1 = _device_arg(device1, "device1")
+    device2 = _device_arg(device2, "device2")
+    code = int(call("device_get_topology_common_ancestor", device1._handle, device2._handle))
+    try:
+        return _TOPOLOGY_OF_CODE[code]
+    except KeyError:
+        raise NvmlError(f"nvmlDeviceGetTopologyCommonAncestor returned an unknown level {code}",
+                        None) from None
+
+
+def get_p2p_status(device1: Device, device2: Device, index) -> GpuP2PStatus:
+    """Whether ``device1`` and ``device2`` have the peer-to-peer capability ``index`` (a
+    :class:`~cuda_core.system.typing.GpuP2PCapsIndex`), as a
+    :class:`~cuda_core.system.typing.GpuP2PStatus` (``nvmlDeviceGetP2PStatus``)."""
+    device1 = _device_arg(device1, "device1")
+    device2 = _device_arg(device2, "device2")
+    index = check_enum(index, "index", GpuP2PCapsIndex)
+    code = int(call("device_get_p2p_status", device1._handle, device2._handle, _P2P_CAPS[index]))
+    return _P2P_STATUS.get(code, GpuP2PStatus.UNKNOWN)
