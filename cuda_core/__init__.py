@@ -70,7 +70,7 @@ from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import graph, system, typing, utils
+from cuda_core import graph, system, texture, typing, utils
 
 __all__ = [
     "Buffer",
@@ -112,6 +112,7 @@ __all__ = [
     "VirtualMemoryResourceOptions",
     "graph",
     "system",
+    "texture",
     "typing",
     "utils",
     "launch",

@@ -17,15 +17,25 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryHandleType,
     VirtualMemoryLocationType,
 )
+from cuda_core.texture._options import (
+    AddressModeType,
+    ArrayFormatType,
+    FilterModeType,
+    ReadModeType,
+)
 
 __all__ = [
+    "AddressModeType",
+    "ArrayFormatType",
     "CompilerBackendType",
+    "FilterModeType",
     "GraphConditionalType",
     "GraphMemoryType",
     "IsStreamType",
     "ManagedMemoryLocationType",
     "ObjectCodeFormatType",
     "PCHStatusType",
+    "ReadModeType",
     "SourceCodeType",
     "VirtualMemoryAccessType",
     "VirtualMemoryAllocationType",
