@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cuda_core
-from cuda_core import Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions
+from cuda_core import Buffer, Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions
 from cuda_core import launch
 from cuda_core.texture import (MipmappedArray, MipmappedArrayOptions, OpaqueArray,
                                OpaqueArrayOptions, ResourceDescriptor, SurfaceObject,
@@ -222,6 +222,21 @@ def _upload(dev, stream, array):
         return buf
     finally:
         staging.close()
+
+
+def _upload_aligned(dev, stream, array, offset=0):
+    """A Buffer view holding ``array``'s bytes at an address ``offset`` bytes past a multiple
+    of the device's texture alignment (pool allocations need not meet it), and its owner."""
+    align = dev.properties.texture_alignment
+    array = np.ascontiguousarray(array)
+    big = dev.allocate(array.nbytes + 2 * align, stream=stream)
+    start = -(-int(big.handle) // align) * align + offset
+    view = Buffer.from_handle(start, array.nbytes, owner=big)
+    staging = _upload(dev, stream, array)
+    view.copy_from(staging, stream=stream)
+    stream.sync()
+    staging.close()
+    return view, big
 
 
 def _download(buf, stream, dtype=np.float32):
@@ -452,7 +467,7 @@ def test_surface_write_then_copy_to(dev, stream, kern):
 def test_linear_texture_reads_back(dev, stream, kern):
     n = 100
     data = (np.arange(n, dtype=np.float32) * 0.25 - 7).astype(np.float32)
-    buf = _upload(dev, stream, data)
+    buf, owner = _upload_aligned(dev, stream, data)
     rd = ResourceDescriptor.from_linear(buf, format="float32", num_channels=1)
     assert (rd.kind, rd.size_bytes, rd.source) == ("linear", n * 4, buf)
     tex = dev.create_texture_object(resource=rd)
@@ -474,7 +489,15 @@ def test_linear_texture_reads_back(dev, stream, kern):
         dev.create_texture_object(resource=rd, options={"filter_mode": "linear"})
     for t in (tex, part, out):
         t.close()
+    if dev.properties.texture_alignment > 4:
+        skewed, skewed_owner = _upload_aligned(dev, stream, data, offset=4)
+        with pytest.raises(ValueError, match="texture alignment"):
+            dev.create_texture_object(resource=ResourceDescriptor.from_linear(
+                skewed, format="float32", num_channels=1))
+        skewed.close()
+        skewed_owner.close()
     buf.close()
+    owner.close()
 
 
 @pytest.mark.gpu
@@ -485,7 +508,7 @@ def test_pitch2d_texture_reads_back(dev, stream, kern):
     data = _data(w, h)
     rows = np.zeros((h, pitch // 4), np.float32)
     rows[:, :w] = data
-    buf = _upload(dev, stream, rows)
+    buf, owner = _upload_aligned(dev, stream, rows)
     rd = ResourceDescriptor.from_pitch2d(buf, format="float32", num_channels=1, width=w,
                                          height=h, pitch_bytes=pitch)
     assert (rd.kind, rd.width, rd.height, rd.pitch_bytes) == ("pitch2d", w, h, pitch)
@@ -506,6 +529,7 @@ def test_pitch2d_texture_reads_back(dev, stream, kern):
         with pytest.raises(ValueError, match="pitch alignment"):
             dev.create_texture_object(resource=bad)
     buf.close()
+    owner.close()
 
 
 @pytest.mark.gpu

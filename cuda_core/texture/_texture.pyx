@@ -313,7 +313,7 @@ cdef class OpaqueArray(Resource):
             flags = PyBUF_C_CONTIGUOUS | (PyBUF_WRITABLE if to_other else 0)
             try:
                 PyObject_GetBuffer(other, &view, flags)
-            except BufferError as exc:
+            except (BufferError, ValueError) as exc:  # NumPy raises ValueError
                 raise ValueError(f"{what}: {name} must be a Buffer or a C-contiguous"
                                  f"{' writable' if to_other else ''} host buffer: {exc}") from None
             except TypeError:
@@ -946,8 +946,9 @@ def create_texture_object(Context ctx, resource, options):
     for i in range(3):
         tex.addressMode[i] = <cydriver.CUaddress_mode><int>_CU_ADDRESS[modes[i]]
     tex.filterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.filter_mode]
-    # The driver promotes integers to normalized floats unless told to read them as they are.
-    if opts.read_mode == ReadModeType.ELEMENT_TYPE:
+    # The driver promotes integers to normalized floats unless told to read them as they are
+    # (the flag means nothing for float formats, so it is left off there).
+    if is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE:
         flags |= _TRSF_READ_AS_INTEGER
     if opts.normalized_coords:
         flags |= _TRSF_NORMALIZED_COORDINATES
