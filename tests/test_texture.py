@@ -133,7 +133,6 @@ def test_texture_object_options_defaults():
     assert (opts.mipmap_level_bias, opts.min_mipmap_level_clamp,
             opts.max_mipmap_level_clamp) == (0.0, 0.0, 0.0)
     assert opts.border_color is None
-    assert opts.address_modes == (AddressModeType.CLAMP,) * 3
 
 
 def test_texture_object_options_strings_and_tuples():
@@ -141,13 +140,11 @@ def test_texture_object_options_strings_and_tuples():
                                 read_mode="normalized_float", border_color=(1, 0.5),
                                 max_anisotropy=np.int32(16), mipmap_level_bias=1)
     assert opts.address_mode == (AddressModeType.WRAP, AddressModeType.MIRROR)
-    assert opts.address_modes == (AddressModeType.WRAP, AddressModeType.MIRROR,
-                                  AddressModeType.CLAMP)
     assert opts.filter_mode is FilterModeType.LINEAR
     assert opts.read_mode is ReadModeType.NORMALIZED_FLOAT
     assert opts.border_color == (1.0, 0.5)
     assert opts.max_anisotropy == 16 and opts.mipmap_level_bias == 1.0
-    assert TextureObjectOptions(address_mode="border").address_modes == ("border",) * 3
+    assert TextureObjectOptions(address_mode="border").address_mode is AddressModeType.BORDER
 
 
 @pytest.mark.parametrize("kwargs, exc, words", [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+from typing import Any
 
 from cuda_core._checks import check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
@@ -116,8 +117,8 @@ class OpaqueArrayOptions:
         made over the array (kernels then write it with ``surf*write``). Default False.
     """
 
-    shape: tuple
-    format: ArrayFormatType
+    shape: tuple[int, ...]
+    format: ArrayFormatType | str | Any
     num_channels: int
     is_surface_load_store: bool = False
 
@@ -148,8 +149,8 @@ class MipmappedArrayOptions:
         (:meth:`MipmappedArray.get_level`) can back a :class:`SurfaceObject`. Default False.
     """
 
-    shape: tuple
-    format: ArrayFormatType
+    shape: tuple[int, ...]
+    format: ArrayFormatType | str | Any
     num_channels: int
     num_levels: int
     is_surface_load_store: bool = False
@@ -209,19 +210,20 @@ class TextureObjectOptions:
         One to four values (the rest 0) that ``BORDER`` reads return outside the texture.
     """
 
-    address_mode: object = AddressModeType.CLAMP
-    filter_mode: FilterModeType = FilterModeType.POINT
-    read_mode: ReadModeType = ReadModeType.ELEMENT_TYPE
+    address_mode: AddressModeType | str | tuple[AddressModeType | str, ...] = \
+        AddressModeType.CLAMP
+    filter_mode: FilterModeType | str = FilterModeType.POINT
+    read_mode: ReadModeType | str = ReadModeType.ELEMENT_TYPE
     normalized_coords: bool = False
     srgb: bool = False
     disable_trilinear_optimization: bool = False
     seamless_cubemap: bool = False
     max_anisotropy: int = 0
-    mipmap_filter_mode: FilterModeType = FilterModeType.POINT
+    mipmap_filter_mode: FilterModeType | str = FilterModeType.POINT
     mipmap_level_bias: float = 0.0
     min_mipmap_level_clamp: float = 0.0
     max_mipmap_level_clamp: float = 0.0
-    border_color: tuple | None = None
+    border_color: tuple[float, ...] | None = None
 
     def __post_init__(self):
         name = "TextureObjectOptions"
@@ -259,10 +261,11 @@ class TextureObjectOptions:
             self.border_color = tuple(_check_float(c, f"{name}.border_color[{i}]")
                                       for i, c in enumerate(color))
 
-    @property
-    def address_modes(self) -> tuple:
-        """The three address modes (width, height, depth) the driver is given."""
-        mode = self.address_mode
-        if isinstance(mode, tuple):
-            return mode + (AddressModeType.CLAMP,) * (3 - len(mode))
-        return (mode, mode, mode)
+
+def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
+    """The three address modes (width, height, depth) the driver is given: one mode for all,
+    or those given per dimension and ``CLAMP`` for the rest."""
+    mode = options.address_mode
+    given = mode if isinstance(mode, tuple) else (mode, mode, mode)
+    return tuple(AddressModeType(m) for m in given) + \
+        (AddressModeType.CLAMP,) * (3 - len(given))

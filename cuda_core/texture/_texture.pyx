@@ -38,7 +38,7 @@ from cuda_core._options import check_or_create_options
 from cuda_core.texture._options import (FLOAT_FORMATS, FORMAT_BYTES, AddressModeType,
                                         ArrayFormatType, FilterModeType, MipmappedArrayOptions,
                                         OpaqueArrayOptions, ReadModeType, TextureObjectOptions,
-                                        check_channels, check_format)
+                                        address_modes, check_channels, check_format)
 
 __all__ = ["MipmappedArray", "OpaqueArray", "ResourceDescriptor", "SurfaceObject",
            "TextureObject"]
@@ -936,7 +936,9 @@ def create_texture_object(Context ctx, resource, options):
                          f"format; the driver does not promote {fmt!s}")
     if opts.srgb and FORMAT_BYTES[fmt] != 1:
         raise ValueError(f"{what}: srgb needs an 8-bit format, not {fmt!s}")
-    modes = opts.address_modes
+    modes = address_modes(opts)
+    if len(modes) != 3:
+        raise ValueError(f"{what}: options.address_mode must give 1 to 3 modes")
     if not opts.normalized_coords:
         for m in modes:
             if m in (AddressModeType.WRAP, AddressModeType.MIRROR):
