@@ -185,9 +185,9 @@ class TextureObjectOptions:
 
     Attributes
     ----------
-    address_mode : AddressModeType, str, or a tuple of 1 to 3 of them
-        Out-of-range behaviour, one for every dimension or one per dimension (width, height,
-        depth; missing ones are ``CLAMP``). Default ``CLAMP``. ``WRAP`` and ``MIRROR`` need
+    address_mode : AddressModeType, str or tuple
+        Out-of-range behaviour, one for every dimension or one per dimension (1 to 3: width,
+        height, depth; missing ones are ``CLAMP``). Default ``CLAMP``. ``WRAP`` and ``MIRROR`` need
         ``normalized_coords``.
     filter_mode : FilterModeType or str
         ``POINT`` (default): the nearest texel; ``LINEAR``: interpolated, which needs a float

@@ -226,11 +226,12 @@ cdef class OpaqueArray(Resource):
 
     @property
     def num_channels(self):
+        """Channels per element: 1, 2 or 4."""
         return self._channels
 
     @property
     def element_bytes(self):
-        """Bytes per element: the format's size times :attr:`num_channels`."""
+        """Bytes per element: the format's size times ``num_channels``."""
         return self._element_bytes
 
     @property
@@ -470,22 +471,27 @@ cdef class MipmappedArray(Resource):
 
     @property
     def format(self):
+        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
         return self._format
 
     @property
     def num_channels(self):
+        """Channels per element: 1, 2 or 4."""
         return self._channels
 
     @property
     def num_levels(self):
+        """The number of levels."""
         return self._levels
 
     @property
     def is_surface_load_store(self):
+        """Whether a level can back a :class:`SurfaceObject`."""
         return bool(self._ldst)
 
     @property
     def device(self):
+        """The :class:`~cuda_core.Device` the mipmapped array was allocated on."""
         return _device_of(self._ctx)
 
     def get_level(self, level):
@@ -697,10 +703,12 @@ cdef class ResourceDescriptor:
 
     @property
     def format(self):
+        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
         return self._format
 
     @property
     def num_channels(self):
+        """Channels per element: 1, 2 or 4."""
         return self._channels
 
     @property
@@ -715,10 +723,12 @@ cdef class ResourceDescriptor:
 
     @property
     def height(self):
+        """For ``pitch2d``: the height in rows; None otherwise."""
         return self._height if self.kind == "pitch2d" else None
 
     @property
     def pitch_bytes(self):
+        """For ``pitch2d``: bytes from one row to the next; None otherwise."""
         return self._pitch if self.kind == "pitch2d" else None
 
     def __repr__(self):
@@ -903,6 +913,7 @@ cdef class TextureObject(Resource):
 
     @property
     def device(self):
+        """The :class:`~cuda_core.Device` the object belongs to."""
         return _device_of(self._ctx)
 
     def __repr__(self):
@@ -1035,10 +1046,12 @@ cdef class SurfaceObject(Resource):
 
     @property
     def resource(self):
+        """The :class:`ResourceDescriptor` the surface reads and writes."""
         return self._resource
 
     @property
     def device(self):
+        """The :class:`~cuda_core.Device` the object belongs to."""
         return _device_of(self._ctx)
 
     def __repr__(self):
