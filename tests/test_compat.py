@@ -41,7 +41,7 @@ _PROBE = textwrap.dedent("""
         "other": sorted(n for n, m in sys.modules.items()
                         if getattr(m, "OTHER_CUDA_CORE_MARK", None) is not None),
     }
-    for name in ("cuda.core._memory", "cuda.core.texture"):
+    for name in ("cuda.core._memory", "cuda.core.checkpoint"):
         try:
             __import__(name)
         except ModuleNotFoundError as exc:
@@ -105,7 +105,7 @@ def _check_probe(got):
     assert got["errors"] == [True, True, True] and got["launch"]
     assert got["mark"] is None and got["other"] == []  # the other cuda.core never imported
     assert "cuda.core's private modules are not provided" in got["cuda.core._memory"]
-    assert "cuda_core does not provide it" in got["cuda.core.texture"]
+    assert "cuda_core does not provide it" in got["cuda.core.checkpoint"]
     assert "has no attribute 'TensorMapDescriptor'" in got["missing_attr"]
 
 

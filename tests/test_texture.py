@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 import cuda_core
-from cuda_core import Buffer, Device, LaunchConfig, LegacyPinnedMemoryResource, Program, ProgramOptions
-from cuda_core import launch
+from cuda_core import (Buffer, Device, LaunchConfig, LegacyPinnedMemoryResource, Program,
+                       ProgramOptions, launch)
 from cuda_core.texture import (MipmappedArray, MipmappedArrayOptions, OpaqueArray,
                                OpaqueArrayOptions, ResourceDescriptor, SurfaceObject,
                                TextureObject, TextureObjectOptions)
 from cuda_core.typing import AddressModeType, ArrayFormatType, FilterModeType, ReadModeType
+from helpers import run_python
 
 # -- kernels ---------------------------------------------------------------------------------
 
@@ -40,7 +41,8 @@ extern "C" __global__ void surf_fill(cudaSurfaceObject_t surf, unsigned int w, u
     unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
     // The x coordinate of a surface access is in bytes.
-    if (x < w && y < h) surf2Dwrite<float>((float)(y * 1000 + x), surf, (int)(x * sizeof(float)), (int)y);
+    if (x < w && y < h)
+        surf2Dwrite<float>((float)(y * 1000 + x), surf, (int)(x * sizeof(float)), (int)y);
 }
 """
 KERNELS = ("sample2d", "sample2d_lod", "fetch1d", "surf_fill")
@@ -475,9 +477,12 @@ def test_linear_texture_reads_back(dev, stream, kern):
     # A prefix of the buffer.
     part = dev.create_texture_object(resource=ResourceDescriptor.from_linear(
         buf, format=np.float32, num_channels=1, size_bytes=40))
+    out.fill(0, stream=stream)  # so that the first launch's results cannot pass for these
     launch(stream, LaunchConfig(grid=1, block=10), kern["fetch1d"], np.uint64(part.handle),
            out, np.uint32(10))
-    np.testing.assert_array_equal(_download(out, stream)[:10], data[:10])
+    got = _download(out, stream)
+    np.testing.assert_array_equal(got[:10], data[:10])
+    assert not got[10:].any()
     with pytest.raises(ValueError, match="exceeds the buffer's 400 bytes"):
         ResourceDescriptor.from_linear(buf, format="float32", num_channels=1, size_bytes=404)
     with pytest.raises(ValueError, match="multiple of the element size"):
@@ -568,3 +573,51 @@ def test_mipmapped_array_levels(dev, stream, kern):
     with pytest.raises(RuntimeError, match="MipmappedArray that is closed"):
         lv1.copy_to(np.zeros((4, 4), np.float32), stream=stream)
     lv1.close()
+
+
+@pytest.mark.gpu
+def test_surface_over_a_mipmap_level(dev, stream, kern):
+    mip = dev.create_mipmapped_array(MipmappedArrayOptions((W, W), "float32", 1, 2,
+                                                           is_surface_load_store=True))
+    level = mip.get_level(1)
+    assert level.shape == (W // 2, W // 2) and level.is_surface_load_store
+    surf = dev.create_surface_object(resource=level)
+    side = W // 2
+    launch(stream, LaunchConfig(grid=(1, 1), block=(side, side)), kern["surf_fill"],
+           np.uint64(surf.handle), np.uint32(side), np.uint32(side))
+    back = np.zeros((side, side), np.float32)
+    level.copy_to(back, stream=stream)
+    ys, xs = np.mgrid[0:side, 0:side]
+    np.testing.assert_array_equal(back, (ys * 1000 + xs).astype(np.float32))
+    # The surface over a level holds the mipmapped array, not the view.
+    with pytest.raises(RuntimeError, match="still use it"):
+        mip.close()
+    surf.close()
+    mip.close()
+
+
+@pytest.mark.gpu
+def test_objects_left_open_at_exit_are_silent():
+    """Arrays, textures and surfaces still open when the interpreter exits are released (or
+    left to the process's end) without a warning or a crash."""
+    code = """if True:
+        import numpy as np
+        from cuda_core import Device
+        from cuda_core.texture import OpaqueArrayOptions, MipmappedArrayOptions
+        dev = Device(0)
+        dev.set_current()
+        s = dev.create_stream()
+        arr = dev.create_opaque_array(OpaqueArrayOptions((4, 4), "float32", 1,
+                                                         is_surface_load_store=True))
+        arr.copy_from(np.ones((4, 4), np.float32), stream=s)
+        tex = dev.create_texture_object(resource=arr)
+        surf = dev.create_surface_object(resource=arr)
+        mip = dev.create_mipmapped_array(MipmappedArrayOptions((4, 4), "uint8", 4, 3))
+        level = mip.get_level(2)
+        mtex = dev.create_texture_object(resource=mip)
+        print("ok")
+    """
+    result = run_python(code, env={"PYTHONWARNINGS": "error"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"
+    assert "Warning" not in result.stderr and "Error" not in result.stderr, result.stderr

@@ -3,10 +3,12 @@ from typing import Any, Literal
 
 from cuda.bindings import driver
 
+from cuda_core._context import Context
 from cuda_core._device import Device
 from cuda_core._memory._buffer import Buffer
 from cuda_core._resource import Resource
-from cuda_core.texture._options import ArrayFormatType, TextureObjectOptions
+from cuda_core.texture._options import (ArrayFormatType, MipmappedArrayOptions,
+                                        OpaqueArrayOptions, TextureObjectOptions)
 from cuda_core.typing import IsStreamType
 
 __all__: list[str]
@@ -140,3 +142,18 @@ class SurfaceObject(Resource):
     def resource(self) -> ResourceDescriptor: ...
     @property
     def device(self) -> Device: ...
+
+# The work of the Device factories (Device.create_opaque_array, ...), given the device's
+# current primary context.
+def create_opaque_array(ctx: Context, options: OpaqueArrayOptions | dict) -> OpaqueArray: ...
+def create_mipmapped_array(
+    ctx: Context, options: MipmappedArrayOptions | dict
+) -> MipmappedArray: ...
+def create_texture_object(
+    ctx: Context,
+    resource: ResourceDescriptor | OpaqueArray | MipmappedArray,
+    options: TextureObjectOptions | dict | None,
+) -> TextureObject: ...
+def create_surface_object(
+    ctx: Context, resource: ResourceDescriptor | OpaqueArray
+) -> SurfaceObject: ...

@@ -380,7 +380,7 @@ cdef OpaqueArray _new_array(CUarray handle, Context ctx, tuple shape, object fmt
     return arr
 
 
-def create_opaque_array(Context ctx, options):
+def create_opaque_array(Context ctx not None, options):
     """Device.create_opaque_array's work: ``ctx`` is the device's current primary context."""
     cdef CUDA_ARRAY3D_DESCRIPTOR desc
     cdef CUarray handle = NULL
@@ -529,7 +529,7 @@ cdef class MipmappedArray(Resource):
                 f"{' closed' if self._closed else ''}>")
 
 
-def create_mipmapped_array(Context ctx, options):
+def create_mipmapped_array(Context ctx not None, options):
     """Device.create_mipmapped_array's work."""
     cdef CUDA_ARRAY3D_DESCRIPTOR desc
     cdef CUmipmappedArray handle = NULL
@@ -921,7 +921,7 @@ cdef class TextureObject(Resource):
                 f"resource={self._resource.kind!r}{' closed' if self._closed else ''}>")
 
 
-def create_texture_object(Context ctx, resource, options):
+def create_texture_object(Context ctx not None, resource, options):
     """Device.create_texture_object's work."""
     cdef str what = "create_texture_object()"
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
@@ -1059,7 +1059,7 @@ cdef class SurfaceObject(Resource):
                 f"{' closed' if self._closed else ''}>")
 
 
-def create_surface_object(Context ctx, resource):
+def create_surface_object(Context ctx not None, resource):
     """Device.create_surface_object's work."""
     cdef str what = "create_surface_object()"
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
