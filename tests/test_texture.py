@@ -566,6 +566,11 @@ def test_mipmapped_array_levels(dev, stream, kern):
     with pytest.raises(RuntimeError, match="still use it"):
         mip.close()
     tex.close()
+    with pytest.raises(ValueError, match="mipmapped texture needs normalized_coords"):
+        dev.create_texture_object(resource=mip)
+    with pytest.raises(ValueError, match="seamless_cubemap needs a cubemap array"):
+        dev.create_texture_object(resource=mip, options={"normalized_coords": True,
+                                                         "seamless_cubemap": True})
     # A level keeps its parent alive, and refuses every use once the parent is closed.
     lv1 = levels[1]
     del levels
@@ -614,7 +619,7 @@ def test_objects_left_open_at_exit_are_silent():
         surf = dev.create_surface_object(resource=arr)
         mip = dev.create_mipmapped_array(MipmappedArrayOptions((4, 4), "uint8", 4, 3))
         level = mip.get_level(2)
-        mtex = dev.create_texture_object(resource=mip)
+        mtex = dev.create_texture_object(resource=mip, options={"normalized_coords": True})
         print("ok")
     """
     result = run_python(code, env={"PYTHONWARNINGS": "error"})

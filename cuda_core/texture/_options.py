@@ -195,11 +195,13 @@ class TextureObjectOptions:
     read_mode : ReadModeType or str
         ``ELEMENT_TYPE`` (default) or ``NORMALIZED_FLOAT`` (8- and 16-bit integer formats).
     normalized_coords : bool
-        Coordinates in [0, 1) instead of texels.
+        Coordinates in [0, 1) instead of texels; required for a mipmapped array.
     srgb : bool
         sRGB to linear conversion on read (8-bit formats only).
     disable_trilinear_optimization : bool
     seamless_cubemap : bool
+        Needs a cubemap array, which this API does not allocate yet: True is refused when a
+        texture is made.
     max_anisotropy : int
         0 to 16; 0 (default) turns anisotropic filtering off.
     mipmap_filter_mode : FilterModeType or str

@@ -945,6 +945,12 @@ def create_texture_object(Context ctx not None, resource, options):
     if opts.read_mode == ReadModeType.NORMALIZED_FLOAT and FORMAT_BYTES[fmt] == 4 and is_int:
         raise ValueError(f"{what}: read_mode='normalized_float' needs an 8- or 16-bit integer "
                          f"format; the driver does not promote {fmt!s}")
+    if rd.kind == "mipmapped_array" and not opts.normalized_coords:
+        raise ValueError(f"{what}: a mipmapped texture needs normalized_coords=True (the "
+                         f"driver requires it)")
+    if opts.seamless_cubemap:
+        raise ValueError(f"{what}: seamless_cubemap needs a cubemap array, and "
+                         f"create_opaque_array/create_mipmapped_array allocate none")
     if opts.srgb and FORMAT_BYTES[fmt] != 1:
         raise ValueError(f"{what}: srgb needs an 8-bit format, not {fmt!s}")
     modes = address_modes(opts)
