@@ -67,6 +67,21 @@ FORMAT_BYTES = {
 FLOAT_FORMATS = frozenset((ArrayFormatType.FLOAT16, ArrayFormatType.FLOAT32))
 
 
+# Each enum's members by value. A member is a str equal to its value, with the same hash, so
+# one lookup finds the member from either: the fast path of every enum check below.
+_MEMBERS = {cls: {m.value: m for m in cls}
+            for cls in (ArrayFormatType, AddressModeType, FilterModeType, ReadModeType)}
+
+
+def enum_value(value, what: str, cls):
+    """``value`` (a member of the string enum ``cls`` or its string) as the member."""
+    if isinstance(value, str):
+        found = _MEMBERS[cls].get(value)
+        if found is not None:
+            return found
+    return check_enum(value, what, cls)  # raises, naming the accepted values
+
+
 def check_format(value, what: str) -> ArrayFormatType:
     """An :class:`ArrayFormatType` from a member, its string, or a NumPy dtype (or scalar type)
     of one of the eight formats."""
@@ -79,7 +94,7 @@ def check_format(value, what: str) -> ArrayFormatType:
             if not dtype.isnative:
                 raise ValueError(f"{what}: dtype {dtype.str} is not in native byte order")
             value = dtype.name
-    return check_enum(value, what, ArrayFormatType)
+    return enum_value(value, what, ArrayFormatType)
 
 
 def check_shape(shape, what: str) -> tuple:
@@ -89,11 +104,17 @@ def check_shape(shape, what: str) -> tuple:
     if not 1 <= len(shape) <= 3:
         raise ValueError(f"{what} must have 1, 2 or 3 dimensions (width, height, depth), got "
                          f"{len(shape)}")
+    for n in shape:
+        if type(n) is not int or n < 1:
+            break
+    else:
+        return shape if type(shape) is tuple else tuple(shape)
     return tuple(check_int(n, f"{what}[{i}]", 1) for i, n in enumerate(shape))
 
 
 def check_channels(value, what: str) -> int:
-    value = check_int(value, what)
+    if type(value) is not int:
+        value = check_int(value, what)
     if value not in (1, 2, 4):
         raise ValueError(f"{what} must be 1, 2 or 4, got {value}")
     return value
@@ -124,10 +145,10 @@ class OpaqueArrayOptions:
 
     def __post_init__(self):
         name = type(self).__name__
-        self.shape = check_shape(self.shape, f"{name}.shape")
-        self.format = check_format(self.format, f"{name}.format")
-        self.num_channels = check_channels(self.num_channels, f"{name}.num_channels")
-        check_bool(self.is_surface_load_store, f"{name}.is_surface_load_store")
+        self.shape = check_shape(self.shape, "OpaqueArrayOptions.shape")
+        self.format = check_format(self.format, "OpaqueArrayOptions.format")
+        self.num_channels = check_channels(self.num_channels, "OpaqueArrayOptions.num_channels")
+        check_bool(self.is_surface_load_store, "OpaqueArrayOptions.is_surface_load_store")
 
 
 @dataclasses.dataclass
@@ -157,19 +178,21 @@ class MipmappedArrayOptions:
 
     def __post_init__(self):
         name = type(self).__name__
-        self.shape = check_shape(self.shape, f"{name}.shape")
-        self.format = check_format(self.format, f"{name}.format")
-        self.num_channels = check_channels(self.num_channels, f"{name}.num_channels")
+        self.shape = check_shape(self.shape, "MipmappedArrayOptions.shape")
+        self.format = check_format(self.format, "MipmappedArrayOptions.format")
+        self.num_channels = check_channels(self.num_channels, "MipmappedArrayOptions.num_channels")
         most = max(self.shape).bit_length()
-        self.num_levels = check_int(self.num_levels, f"{name}.num_levels", 1)
+        self.num_levels = check_int(self.num_levels, "MipmappedArrayOptions.num_levels", 1)
         if self.num_levels > most:
             raise ValueError(f"{name}.num_levels must be at most {most} for shape "
                              f"{self.shape} (floor(log2({max(self.shape)})) + 1), got "
                              f"{self.num_levels}")
-        check_bool(self.is_surface_load_store, f"{name}.is_surface_load_store")
+        check_bool(self.is_surface_load_store, "MipmappedArrayOptions.is_surface_load_store")
 
 
 def _check_float(value, what: str) -> float:
+    if type(value) is float and value - value == 0.0:  # finite (inf - inf and nan are nan)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) and \
             not hasattr(value, "__float__"):
         raise TypeError(f"{what} must be a float, not {type(value).__name__}")
@@ -228,26 +251,50 @@ class TextureObjectOptions:
     border_color: tuple[float, ...] | None = None
 
     def __post_init__(self):
+        # Each check is skipped for a value that is already what it must become (the defaults
+        # among them): options are made often, and checking a member is a type test.
         name = "TextureObjectOptions"
         mode = self.address_mode
-        if isinstance(mode, (tuple, list)):
-            if not 1 <= len(mode) <= 3:
-                raise ValueError(f"{name}.address_mode must give 1 to 3 modes (one per "
-                                 f"dimension), got {len(mode)}")
-            self.address_mode = tuple(check_enum(m, f"{name}.address_mode[{i}]",
-                                                 AddressModeType) for i, m in enumerate(mode))
-        else:
-            self.address_mode = check_enum(mode, f"{name}.address_mode", AddressModeType)
-        self.filter_mode = check_enum(self.filter_mode, f"{name}.filter_mode", FilterModeType)
-        self.read_mode = check_enum(self.read_mode, f"{name}.read_mode", ReadModeType)
-        self.mipmap_filter_mode = check_enum(self.mipmap_filter_mode,
-                                             f"{name}.mipmap_filter_mode", FilterModeType)
-        for field in ("normalized_coords", "srgb", "disable_trilinear_optimization",
-                      "seamless_cubemap"):
-            check_bool(getattr(self, field), f"{name}.{field}")
-        self.max_anisotropy = check_int(self.max_anisotropy, f"{name}.max_anisotropy", 0, 16)
-        for field in ("mipmap_level_bias", "min_mipmap_level_clamp", "max_mipmap_level_clamp"):
-            setattr(self, field, _check_float(getattr(self, field), f"{name}.{field}"))
+        if type(mode) is not AddressModeType:
+            if isinstance(mode, (tuple, list)):
+                if not 1 <= len(mode) <= 3:
+                    raise ValueError(f"{name}.address_mode must give 1 to 3 modes (one per "
+                                     f"dimension), got {len(mode)}")
+                self.address_mode = tuple(enum_value(m, f"{name}.address_mode[{i}]",
+                                                     AddressModeType)
+                                          for i, m in enumerate(mode))
+            else:
+                self.address_mode = enum_value(mode, f"{name}.address_mode", AddressModeType)
+        if type(self.filter_mode) is not FilterModeType:
+            self.filter_mode = enum_value(self.filter_mode, f"{name}.filter_mode",
+                                          FilterModeType)
+        if type(self.read_mode) is not ReadModeType:
+            self.read_mode = enum_value(self.read_mode, f"{name}.read_mode", ReadModeType)
+        if type(self.mipmap_filter_mode) is not FilterModeType:
+            self.mipmap_filter_mode = enum_value(self.mipmap_filter_mode,
+                                                 f"{name}.mipmap_filter_mode", FilterModeType)
+        if type(self.normalized_coords) is not bool:
+            check_bool(self.normalized_coords, f"{name}.normalized_coords")
+        if type(self.srgb) is not bool:
+            check_bool(self.srgb, f"{name}.srgb")
+        if type(self.disable_trilinear_optimization) is not bool:
+            check_bool(self.disable_trilinear_optimization,
+                       f"{name}.disable_trilinear_optimization")
+        if type(self.seamless_cubemap) is not bool:
+            check_bool(self.seamless_cubemap, f"{name}.seamless_cubemap")
+        value = self.max_anisotropy
+        if type(value) is not int or not 0 <= value <= 16:
+            self.max_anisotropy = check_int(value, f"{name}.max_anisotropy", 0, 16)
+        # Finite floats pass as they are (inf - inf and nan - nan are nan).
+        value = self.mipmap_level_bias
+        if type(value) is not float or value - value != 0.0:
+            self.mipmap_level_bias = _check_float(value, f"{name}.mipmap_level_bias")
+        value = self.min_mipmap_level_clamp
+        if type(value) is not float or value - value != 0.0:
+            self.min_mipmap_level_clamp = _check_float(value, f"{name}.min_mipmap_level_clamp")
+        value = self.max_mipmap_level_clamp
+        if type(value) is not float or value - value != 0.0:
+            self.max_mipmap_level_clamp = _check_float(value, f"{name}.max_mipmap_level_clamp")
         if self.min_mipmap_level_clamp > self.max_mipmap_level_clamp:
             raise ValueError(f"{name}.min_mipmap_level_clamp ({self.min_mipmap_level_clamp}) "
                              f"must not exceed max_mipmap_level_clamp "
@@ -263,11 +310,10 @@ class TextureObjectOptions:
             self.border_color = tuple(_check_float(c, f"{name}.border_color[{i}]")
                                       for i, c in enumerate(color))
 
-
 def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
     """The three address modes (width, height, depth) the driver is given: one mode for all,
     or those given per dimension and ``CLAMP`` for the rest."""
     mode = options.address_mode
     given = mode if isinstance(mode, tuple) else (mode, mode, mode)
-    return tuple(AddressModeType(m) for m in given) + \
+    return tuple(enum_value(m, "address_mode", AddressModeType) for m in given) + \
         (AddressModeType.CLAMP,) * (3 - len(given))
