@@ -14,6 +14,7 @@ from typing import Any
 
 from cuda_core._checks import check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
+from cuda_core.texture._fast_checks import texture_options_ready
 
 __all__ = ["AddressModeType", "ArrayFormatType", "FilterModeType", "MipmappedArrayOptions",
            "OpaqueArrayOptions", "ReadModeType", "TextureObjectOptions"]
@@ -251,8 +252,10 @@ class TextureObjectOptions:
     border_color: tuple[float, ...] | None = None
 
     def __post_init__(self):
-        # Each check is skipped for a value that is already what it must become (the defaults
-        # among them): options are made often, and checking a member is a type test.
+        # The common case, every field already what the checks would make of it, is decided
+        # in C; otherwise each check below is skipped for a value that needs none.
+        if texture_options_ready(self, AddressModeType, FilterModeType, ReadModeType):
+            return
         name = "TextureObjectOptions"
         mode = self.address_mode
         if type(mode) is not AddressModeType:
