@@ -37,6 +37,24 @@ extern "C" __global__ void fetch1d(cudaTextureObject_t tex, float* out, unsigned
     if (i < n) out[i] = tex1Dfetch<float>(tex, (int)i);
 }
 
+extern "C" __global__ void sample2d_u8(cudaTextureObject_t tex, const float* xs,
+                                       const float* ys, unsigned int* out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<unsigned char>(tex, xs[i], ys[i]);
+}
+
+extern "C" __global__ void sample2d_rgba(cudaTextureObject_t tex, const float* xs,
+                                         const float* ys, float4* out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<float4>(tex, xs[i], ys[i]);
+}
+
+extern "C" __global__ void sample3d(cudaTextureObject_t tex, const float* xs, const float* ys,
+                                    const float* zs, float* out, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex3D<float>(tex, xs[i], ys[i], zs[i]);
+}
+
 extern "C" __global__ void surf_fill(cudaSurfaceObject_t surf, unsigned int w, unsigned int h) {
     unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -45,7 +63,8 @@ extern "C" __global__ void surf_fill(cudaSurfaceObject_t surf, unsigned int w, u
         surf2Dwrite<float>((float)(y * 1000 + x), surf, (int)(x * sizeof(float)), (int)y);
 }
 """
-KERNELS = ("sample2d", "sample2d_lod", "fetch1d", "surf_fill")
+KERNELS = ("sample2d", "sample2d_lod", "fetch1d", "surf_fill", "sample2d_u8", "sample2d_rgba",
+           "sample3d")
 
 
 def test_kernels_compile_with_nvrtc():
@@ -55,7 +74,7 @@ def test_kernels_compile_with_nvrtc():
     ptx = bytes(obj.code).decode() if not isinstance(obj.code, str) else obj.code
     for name in KERNELS:
         assert f".entry {name}(" in ptx
-    assert "tex.2d" in ptx and "sust" in ptx and "tex.level.2d" in ptx
+    assert "tex.2d" in ptx and "sust" in ptx and "tex.level.2d" in ptx and "tex.3d" in ptx
 
 
 # -- enums and options (CPU) -----------------------------------------------------------------
@@ -627,3 +646,60 @@ def test_objects_left_open_at_exit_are_silent():
     assert result.stdout.strip() == "ok"
     for word in ("CUDAWarning", "Traceback", "Exception ignored"):
         assert word not in result.stderr, result.stderr
+
+
+def _run(dev, stream, kern, name, tex, coords, out_dtype, comps=1):
+    """Kernel ``name`` (tex, coordinate arrays..., out, n) over the points ``coords``; returns
+    ``out`` as ``(n, comps)`` values of ``out_dtype`` (or ``(n,)`` when ``comps`` is 1)."""
+    coords = [np.asarray(c, np.float32).ravel() for c in coords]
+    n = coords[0].size
+    bufs = [_upload(dev, stream, c) for c in coords]
+    itemsize = np.dtype(out_dtype).itemsize * comps
+    out = dev.allocate(n * itemsize, stream=stream)
+    launch(stream, LaunchConfig(grid=(n + 63) // 64, block=64), kern[name],
+           np.uint64(tex.handle), *bufs, out, np.uint32(n))
+    result = _download(out, stream, out_dtype)
+    for b in bufs + [out]:
+        b.close()
+    return result.reshape(n, comps) if comps > 1 else result
+
+
+@pytest.mark.gpu
+def test_texture_uint8_element_type_reads_integers(dev, stream, kern):
+    data = ((np.arange(W * H) * 37 + 5) % 256).astype(np.uint8).reshape(H, W)
+    arr = dev.create_opaque_array(OpaqueArrayOptions((W, H), "uint8", 1))
+    arr.copy_from(data, stream=stream)
+    tex = dev.create_texture_object(resource=arr)  # read_mode="element_type": no promotion
+    ys, xs = np.mgrid[0:H, 0:W].astype(np.float32)
+    got = _run(dev, stream, kern, "sample2d_u8", tex, (xs + 0.5, ys + 0.5), np.uint32)
+    np.testing.assert_array_equal(got, data.ravel().astype(np.uint32))
+    tex.close()
+    arr.close()
+
+
+@pytest.mark.gpu
+def test_texture_rgba8_normalized_float(dev, stream, kern):
+    data = ((np.arange(W * H * 4) * 29 + 3) % 256).astype(np.uint8).reshape(H, W, 4)
+    arr = dev.create_opaque_array(OpaqueArrayOptions((W, H), np.uint8, 4))
+    assert arr.element_bytes == 4 and arr.size_bytes == data.nbytes
+    arr.copy_from(data, stream=stream)
+    tex = dev.create_texture_object(resource=arr, options={"read_mode": "normalized_float"})
+    ys, xs = np.mgrid[0:H, 0:W].astype(np.float32)
+    got = _run(dev, stream, kern, "sample2d_rgba", tex, (xs + 0.5, ys + 0.5), np.float32, 4)
+    np.testing.assert_allclose(got, data.reshape(-1, 4) / np.float32(255), rtol=0, atol=1e-6)
+    tex.close()
+    arr.close()
+
+
+@pytest.mark.gpu
+def test_texture_3d_point(dev, stream, kern):
+    w, h, d = 4, 3, 2
+    data = (np.arange(w * h * d, dtype=np.float32) * 2 - 9).reshape(d, h, w)
+    arr = dev.create_opaque_array(OpaqueArrayOptions((w, h, d), "float32", 1))
+    arr.copy_from(data, stream=stream)
+    tex = dev.create_texture_object(resource=arr)
+    zs, ys, xs = np.mgrid[0:d, 0:h, 0:w].astype(np.float32)
+    got = _run(dev, stream, kern, "sample3d", tex, (xs + 0.5, ys + 0.5, zs + 0.5), np.float32)
+    np.testing.assert_array_equal(got, data.ravel())
+    tex.close()
+    arr.close()
