@@ -72,7 +72,7 @@ from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 from cuda_core.system import System
-from cuda_core import checkpoint, graph, system, typing, utils
+from cuda_core import checkpoint, graph, system, texture, typing, utils
 from cuda_core._completion import fix_tab_completion as _fix_tab_completion
 
 _fix_tab_completion()  # interactive sessions only; CUDA_CORE_DONT_FIX_TAB_COMPLETION opts out
@@ -125,6 +125,7 @@ __all__ = [
     "checkpoint",
     "graph",
     "system",
+    "texture",
     "typing",
     "utils",
     "launch",

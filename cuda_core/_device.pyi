@@ -9,6 +9,10 @@ from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._stream import Stream
 from cuda_core.graph._builder import GraphBuilder
 from cuda_core.system import _device as _system_device
+from cuda_core.texture._options import (MipmappedArrayOptions, OpaqueArrayOptions,
+                                        TextureObjectOptions)
+from cuda_core.texture._texture import (MipmappedArray, OpaqueArray, ResourceDescriptor,
+                                        SurfaceObject, TextureObject)
 from cuda_core.typing import IsStreamType
 
 class ComputeCapability(NamedTuple):
@@ -373,6 +377,17 @@ class Device:
                       options: StreamOptions | dict | None = None) -> Stream: ...
     def create_graph_builder(self) -> GraphBuilder: ...
     def create_event(self, options: EventOptions | dict | None = None) -> Event: ...
+    def create_opaque_array(self, options: OpaqueArrayOptions | dict) -> OpaqueArray: ...
+    def create_mipmapped_array(self, options: MipmappedArrayOptions | dict) -> MipmappedArray: ...
+    def create_texture_object(
+        self,
+        *,
+        resource: ResourceDescriptor | OpaqueArray | MipmappedArray,
+        options: TextureObjectOptions | dict | None = None,
+    ) -> TextureObject: ...
+    def create_surface_object(
+        self, *, resource: ResourceDescriptor | OpaqueArray
+    ) -> SurfaceObject: ...
     @property
     def memory_resource(self) -> MemoryResource: ...
     @memory_resource.setter

@@ -474,6 +474,84 @@ class Device:
         """
         return create_event(self._require_context(), options)
 
+    def create_opaque_array(self, options):
+        """Allocate a CUDA array for textures and surfaces.
+
+        .. note:: Calls ``cuArray3DCreate``.
+
+        Parameters
+        ----------
+        options : ~cuda_core.texture.OpaqueArrayOptions or dict
+            Shape, format, channels and surface access; the shape is checked against the
+            device's texture (or surface) size limits first.
+
+        Returns
+        -------
+        ~cuda_core.texture.OpaqueArray
+        """
+        from cuda_core.texture._texture import create_opaque_array
+        return create_opaque_array(self._require_context(), options)
+
+    def create_mipmapped_array(self, options):
+        """Allocate a CUDA mipmapped array.
+
+        .. note:: Calls ``cuMipmappedArrayCreate``.
+
+        Parameters
+        ----------
+        options : ~cuda_core.texture.MipmappedArrayOptions or dict
+
+        Returns
+        -------
+        ~cuda_core.texture.MipmappedArray
+        """
+        from cuda_core.texture._texture import create_mipmapped_array
+        return create_mipmapped_array(self._require_context(), options)
+
+    def create_texture_object(self, *, resource, options=None):
+        """Create a bindless texture over ``resource``.
+
+        .. note:: Calls ``cuTexObjectCreate``.
+
+        Parameters
+        ----------
+        resource : ~cuda_core.texture.ResourceDescriptor, OpaqueArray or MipmappedArray
+            What the texture reads; it must belong to this device. While the texture is
+            open, the array under it refuses ``close()``.
+        options : ~cuda_core.texture.TextureObjectOptions or dict, optional
+            Sampling state (default: point filtering, clamped, texel coordinates).
+
+        Returns
+        -------
+        ~cuda_core.texture.TextureObject
+
+        Raises
+        ------
+        ValueError
+            For a combination the driver refuses or mis-reads: linear filtering of integers
+            read as integers, ``wrap``/``mirror`` without normalized coordinates, a Buffer
+            that misses the device's alignment or size limits.
+        """
+        from cuda_core.texture._texture import create_texture_object
+        return create_texture_object(self._require_context(), resource, options)
+
+    def create_surface_object(self, *, resource):
+        """Create a bindless surface over an array allocated with
+        ``is_surface_load_store=True``.
+
+        .. note:: Calls ``cuSurfObjectCreate``.
+
+        Parameters
+        ----------
+        resource : ~cuda_core.texture.ResourceDescriptor or OpaqueArray
+
+        Returns
+        -------
+        ~cuda_core.texture.SurfaceObject
+        """
+        from cuda_core.texture._texture import create_surface_object
+        return create_surface_object(self._require_context(), resource)
+
     def sync(self):
         """Block until all work on this device's primary context has completed, GIL released.
 

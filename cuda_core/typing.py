@@ -20,10 +20,19 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryHandleType,
     VirtualMemoryLocationType,
 )
+from cuda_core.texture._options import (
+    AddressModeType,
+    ArrayFormatType,
+    FilterModeType,
+    ReadModeType,
+)
 
 __all__ = [
+    "AddressModeType",
+    "ArrayFormatType",
     "CompilerBackendType",
     "DeviceResourcesType",
+    "FilterModeType",
     "GraphConditionalType",
     "GraphMemoryType",
     "IsStreamType",
@@ -31,6 +40,7 @@ __all__ = [
     "ObjectCodeFormatType",
     "PCHStatusType",
     "ProcessStateType",
+    "ReadModeType",
     "SourceCodeType",
     "VirtualMemoryAccessType",
     "VirtualMemoryAllocationType",

@@ -41,13 +41,13 @@ _PROBE = textwrap.dedent("""
         "other": sorted(n for n, m in sys.modules.items()
                         if getattr(m, "OTHER_CUDA_CORE_MARK", None) is not None),
     }
-    for name in ("cuda.core._memory", "cuda.core.texture"):
+    for name in ("cuda.core._memory", "cuda.core.experimental"):
         try:
             __import__(name)
         except ModuleNotFoundError as exc:
             out[name] = str(exc)
     try:
-        core.TensorMapDescriptor
+        core.GraphicsResource
     except AttributeError as exc:
         out["missing_attr"] = str(exc)
     print(json.dumps(out))
@@ -105,8 +105,8 @@ def _check_probe(got):
     assert got["errors"] == [True, True, True] and got["launch"]
     assert got["mark"] is None and got["other"] == []  # the other cuda.core never imported
     assert "cuda.core's private modules are not provided" in got["cuda.core._memory"]
-    assert "cuda_core does not provide it" in got["cuda.core.texture"]
-    assert "has no attribute 'TensorMapDescriptor'" in got["missing_attr"]
+    assert "cuda_core does not provide it" in got["cuda.core.experimental"]
+    assert "has no attribute 'GraphicsResource'" in got["missing_attr"]
 
 
 def test_without_compat_mode_the_other_cuda_core_is_imported(fake_core):
