@@ -69,6 +69,7 @@ from cuda_core._object_code import ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
+from cuda_core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions
 from cuda_core.system import System
 from cuda_core import graph, system, typing, utils
 
@@ -108,6 +109,8 @@ __all__ = [
     "Stream",
     "StreamOptions",
     "System",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
     "graph",
