@@ -354,8 +354,13 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
                          f"aligned")
 
     # The driver's dimension 0 is the innermost: the reverse of the view's order.
-    shape = tuple(view._shape[i] for i in range(rank))
-    strides_b = tuple(view._strides[i] * view._itemsize for i in range(rank))
+    shape_l = []
+    strides_l = []
+    for i in range(rank):
+        shape_l.append(view._shape[i])
+        strides_l.append(view._strides[i] * view._itemsize)
+    shape = tuple(shape_l)
+    strides_b = tuple(strides_l)
     for i in range(rank):
         if not 1 <= shape[i] < _DIM_END:
             raise ValueError(f"{what}: the tensor's dimension {i} has extent {shape[i]}; each "
