@@ -286,7 +286,9 @@ cdef class TensorMapDescriptor:
         if <uintptr_t>view._ptr % align:
             raise ValueError(f"replace_address(): the tensor's address {view._ptr:#x} is not "
                              f"{align}-byte aligned")
+        cdef ContextGuard guard
         ensure_driver()
+        enter_context(guard, primary_context(self._device_id)._handle)
         HANDLE_RETURN(cydriver.cuTensorMapReplaceAddress(self._map, <void*>view._ptr))
         self._view = view
 

@@ -285,6 +285,19 @@ extern "C" __global__ void takes_pointer(float* p) { if (p) p[0] = 1.0f; }
 """
 
 
+def _tma_source():
+    return f"#define BOX_ROWS {BOX_ROWS}\n#define BOX_COLS {BOX_COLS}\n" + _TMA_SOURCE
+
+
+def test_tma_kernel_compiles_with_a_64_byte_aligned_128_byte_parameter():
+    # NVRTC and ptxas need no GPU: the inline PTX of the GPU tests is checked here too.
+    opts = ProgramOptions(arch="sm_90", std="c++17")
+    ptx = bytes(Program(_tma_source(), "c++", options=opts).compile("ptx").code).decode()
+    assert ".param .align 64 .b8 load_tile_param_0[128]" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx
+    assert len(bytes(Program(_tma_source(), "c++", options=opts).compile("cubin").code)) > 0
+
+
 @pytest.fixture(scope="module")
 def tma():
     from cuda_core import Device
@@ -293,9 +306,8 @@ def tma():
     dev.set_current()
     if dev.compute_capability < (9, 0):
         pytest.skip(f"TMA needs compute capability 9.0; device 0 is {dev.compute_capability}")
-    source = (f"#define BOX_ROWS {BOX_ROWS}\n#define BOX_COLS {BOX_COLS}\n" + _TMA_SOURCE)
     opts = ProgramOptions(arch="sm_90", std="c++17")
-    mod = Program(source, "c++", options=opts).compile("cubin")
+    mod = Program(_tma_source(), "c++", options=opts).compile("cubin")
     return mod.get_kernel("load_tile"), mod.get_kernel("takes_pointer")
 
 
