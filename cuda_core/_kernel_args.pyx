@@ -291,13 +291,6 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         # long long), so an integer parameter takes it and a pointer parameter does not.
         _put_u64(h, i, (<GraphCondition>arg)._handle)
         return ARG_INTEGER
-    if isinstance(arg, TensorMapDescriptor):
-        # A CUtensorMap, passed by value: kernelParams points at the descriptor's own 128
-        # bytes (the caller holds it). Raw bytes to the kind check; the size check and
-        # pack_args' offset check tell a CUtensorMap parameter from anything else.
-        _put_obval(h, i, (<TensorMapDescriptor>arg)._map, 128)
-        h.tensor_maps += 1
-        return ARG_OPAQUE
     if isinstance(arg, _np_ndarray):
         if hasattr(arg, "__cuda_array_interface__"):
             return _put_device_array(h, i, arg)
@@ -311,10 +304,19 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
         return _put_buffer_protocol(h, i, arg)
     if hasattr(arg, "__cuda_array_interface__"):
         return _put_device_array(h, i, arg)
+    # Last, so that no other type pays for this check (device arrays of other libraries come
+    # through the line above).
+    if isinstance(arg, TensorMapDescriptor):
+        # A CUtensorMap, passed by value: kernelParams points at the descriptor's own 128
+        # bytes (the caller holds it). Raw bytes to the kind check; the size check and
+        # pack_args' offset check tell a CUtensorMap parameter from anything else.
+        _put_obval(h, i, (<TensorMapDescriptor>arg)._map, 128)
+        h.tensor_maps += 1
+        return ARG_OPAQUE
     raise TypeError(
         f"kernel argument {i} has unsupported type {type(arg).__module__}."
         f"{type(arg).__qualname__}: pass a Buffer, a StridedMemoryView, a device array (CUDA "
-        f"Array Interface), an "
+        f"Array Interface), a TensorMapDescriptor, an "
         f"int (pointer-sized), a bool, a float (double), a complex, a NumPy scalar, or a "
         f"ctypes scalar or structure")
 
