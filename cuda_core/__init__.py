@@ -71,6 +71,7 @@ from cuda_core._object_code import ObjectCode
 from cuda_core._options import EventOptions, StreamOptions
 from cuda_core._program import Program, ProgramOptions
 from cuda_core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
+from cuda_core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions
 from cuda_core.system import System
 from cuda_core import checkpoint, graph, system, texture, typing, utils
 from cuda_core._completion import fix_tab_completion as _fix_tab_completion
@@ -118,6 +119,8 @@ __all__ = [
     "Stream",
     "StreamOptions",
     "System",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
     "WorkqueueResource",

@@ -1,9 +1,14 @@
-from typing import Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy
 
 from cuda_core._memory._buffer import Buffer
 from cuda_core._strided_layout import _StridedLayout
+
+if TYPE_CHECKING:
+    from cuda_core._tensor_map import (TensorMapDataType, TensorMapDescriptor,
+                                       TensorMapDescriptorOptions, TensorMapInterleave,
+                                       TensorMapL2Promotion, TensorMapOOBFill, TensorMapSwizzle)
 
 __all__ = ["StridedMemoryView"]
 
@@ -48,4 +53,12 @@ class StridedMemoryView:
     def _layout(self) -> _StridedLayout: ...
     def view(self, layout: _StridedLayout | None = ...,
              dtype: numpy.dtype[Any] | Any | None = ...) -> StridedMemoryView: ...
+    def as_tensor_map(self, box_dim: tuple[int, ...] | None = ..., *,
+                      options: TensorMapDescriptorOptions | dict[str, Any] | None = ...,
+                      element_strides: tuple[int, ...] | None = ...,
+                      data_type: TensorMapDataType | numpy.dtype[Any] | Any | None = ...,
+                      interleave: TensorMapInterleave | None = ...,
+                      swizzle: TensorMapSwizzle | None = ...,
+                      l2_promotion: TensorMapL2Promotion | None = ...,
+                      oob_fill: TensorMapOOBFill | None = ...) -> TensorMapDescriptor: ...
 

@@ -120,8 +120,8 @@ cdef class StridedMemoryView:
 
     Notes
     -----
-    ``copy_from``, ``copy_to``, ``as_tensor_map`` and the DLPack re-export (``__dlpack__``) of
-    cuda.core 1.2 are not provided yet.
+    ``copy_from``, ``copy_to`` and the DLPack re-export (``__dlpack__``) of cuda.core 1.2 are
+    not provided yet.
     """
 
     def __cinit__(self):
@@ -445,6 +445,33 @@ cdef class StridedMemoryView:
         out._buffer = self._buffer
         out._keep = self  # the consumed tensor lives as long as this view
         return out
+
+    def as_tensor_map(self, box_dim=None, *, options=None, element_strides=None,
+                      data_type=None, interleave=None, swizzle=None, l2_promotion=None,
+                      oob_fill=None):
+        """A tiled TMA descriptor (:class:`~cuda_core.TensorMapDescriptor`) of this view.
+
+        Pass ``box_dim`` and the option keywords, or all of them bundled as ``options``
+        (a :class:`~cuda_core.TensorMapDescriptorOptions` or a dict of its fields); the fields
+        and their defaults are documented there. Per-dimension tuples follow the view's
+        ``shape`` order.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For an option or a layout the driver would refuse, named: rank outside 1 to 5, an
+            address not 16-byte aligned, a last dimension that is not contiguous, strides not
+            multiples of 16 bytes, box dims outside [1, 256] or whose inner row is not a
+            multiple of 16 bytes (or exceeds the swizzle span), element strides outside
+            [1, 8], a dtype with no tensor-map type, or host memory.
+        RuntimeError
+            If the device's compute capability is below 9.0.
+
+        .. note:: Calls ``cuTensorMapEncodeTiled``.
+        """
+        from cuda_core._tensor_map import _from_view
+        return _from_view(self, box_dim, options, element_strides, data_type, interleave,
+                          swizzle, l2_promotion, oob_fill)
 
 
 # -- dims and bounds ----------------------------------------------------------------------------
