@@ -467,7 +467,9 @@ cdef class StridedMemoryView:
         RuntimeError
             If the device's compute capability is below 9.0.
 
-        .. note:: Calls ``cuTensorMapEncodeTiled``.
+        Notes
+        -----
+        Calls ``cuTensorMapEncodeTiled``.
         """
         from cuda_core._tensor_map import _from_view
         return _from_view(self, box_dim, options, element_strides, data_type, interleave,

@@ -268,7 +268,9 @@ cdef class TensorMapDescriptor:
         ValueError
             If the memory is on another device or misaligned.
 
-        .. note:: Calls ``cuTensorMapReplaceAddress``.
+        Notes
+        -----
+        Calls ``cuTensorMapReplaceAddress``.
         """
         cdef StridedMemoryView view
         if isinstance(tensor, StridedMemoryView):

@@ -56,6 +56,7 @@ nitpick_ignore = [
     ("py:class", "collections.abc.Mapping"),
     ("py:class", "collections.abc.MutableSet"),
     ("py:class", "collections.abc.Sequence"),
+    ("py:class", "enum.IntEnum"),
     ("py:class", "numpy.dtype"),
     ("py:func", "sys.unraisablehook"),
     ("py:mod", "pickle"),
@@ -76,7 +77,7 @@ nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),
     # Words of numpydoc type fields that are prose, not types: "int, optional",
     # "sequence of str", "1-3 ints", '{"device", "host"}', "ctypes function pointer".
-    ("py:class", r"optional|sequence|callable|iterable|checked|source"),
+    ("py:class", r"optional|sequence|callable|iterable|checked|source|them"),
     ("py:class", r".*[^\w.].*"),
 ]
 

@@ -284,7 +284,7 @@ def prefetch_batch(stream, buffers, locations):
         Any stream but the legacy default stream (the driver refuses it).
     buffers : sequence of Buffer
         Managed memory (the driver refuses other memory with ``CUDA_ERROR_INVALID_VALUE``).
-    locations : Device, int, Host, or sequence of Device, int or Host
+    locations : cuda_core.Device, int, cuda_core.Host, or sequence of them
         One location for every buffer, or one per buffer (same length as ``buffers``).
 
     Raises

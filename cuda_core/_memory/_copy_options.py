@@ -55,11 +55,11 @@ class CopyOptions:
     src_access_order : MemcpySrcAccessOrder or str
         When the driver may read the source: ``"stream"`` (the default), ``"during_api_call"``
         or ``"any"`` (see :class:`MemcpySrcAccessOrder`).
-    src_location_hint : Device, Host or None
+    src_location_hint : cuda_core.Device, cuda_core.Host or None
         Where the source is expected to be. The driver uses it only for managed memory on
         devices with concurrent managed access, and for pageable memory on devices that access
         it; it neither prefetches nor sets advice. None (the default): no hint.
-    dst_location_hint : Device, Host or None
+    dst_location_hint : cuda_core.Device, cuda_core.Host or None
         The same for the destination.
     overlap_mode : MemcpyOverlapMode or str
         ``"default"`` or ``"prefer_overlap_with_compute"`` (a hint).

@@ -231,5 +231,6 @@ _BY_STATUS = {code: globals()[name] for name, code in _CODES}
 
 def error_for_status(status: int | None, message: str) -> NvmlError:
     """The exception for an ``nvmlReturn_t`` code (:class:`NvmlError` for an unknown one)."""
-    return _BY_STATUS.get(status, NvmlError)(message, status)
+    cls = NvmlError if status is None else _BY_STATUS.get(status, NvmlError)
+    return cls(message, status)
 

@@ -245,7 +245,7 @@ cdef class OpaqueArray(Resource):
 
     @property
     def device(self):
-        """The :class:`Device` the array was allocated on."""
+        """The :class:`~cuda_core.Device` the array was allocated on."""
         return _device_of(self._ctx)
 
     @property
