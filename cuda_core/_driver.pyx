@@ -31,6 +31,26 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+PER_THREAD_VAR = "CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"
+
+
+def per_thread_default_stream_requested():
+    """Whether CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM asks for the per-thread default
+    stream: an integer other than 0. Unset means the legacy one. cuda-bindings reads the
+    variable with ``int()`` when it loads the driver and fails there on anything else (empty,
+    ``1.0``, ``yes``): that is a ValueError naming the variable here, before the driver is
+    loaded."""
+    value = os.environ.get(PER_THREAD_VAR)
+    if value is None:
+        return False
+    try:
+        return int(value) != 0
+    except ValueError:
+        raise ValueError(f"{PER_THREAD_VAR} must be an integer (1: the per-thread default "
+                         f"stream, 0: the legacy one) or unset, not {value!r} (cuda-bindings "
+                         f"reads it with int() when it loads the driver)") from None
+
+
 cdef int ensure_driver() except -1:
     """Initialize the driver on first use; one integer load and compare afterwards."""
     if load_int(&_driver_ready):
@@ -44,6 +64,7 @@ cdef int _init_driver() except -1:
     with _init_lock:
         if _driver_ready:
             return 0
+        per_thread_default_stream_requested()  # cuda-bindings' own parse would fail obscurely
         try:
             with nogil:
                 err = cydriver.cuInit(0)

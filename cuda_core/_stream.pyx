@@ -8,6 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, current_context,
                                  enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver
+from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
 from cuda_core._event cimport Event, create_event
@@ -416,26 +417,8 @@ cdef Stream create_stream(Context ctx, object options):
     return _new_stream(handle, ctx, None, True)
 
 
-_PTDS_VAR = "CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM"
-
-
-def _per_thread_requested():
-    """Whether CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM asks for the per-thread default
-    stream: cuda.core's rule, a number whose integer part is not 0 (``1``, ``2``, ``1.0``);
-    unset, empty, or a number whose integer part is 0 asks for the legacy one. Anything else
-    (``true``, ``on``) raises ValueError, where cuda.core would take the legacy stream without
-    a word."""
-    value = os.environ.get(_PTDS_VAR, "").strip()
-    if not value:
-        return False
-    try:
-        number = float(value)
-    except ValueError:
-        number = None
-    if number is None or number != number or number in (float("inf"), float("-inf")):
-        raise ValueError(f"{_PTDS_VAR} must be a number (1: the per-thread default stream, 0: "
-                         f"the legacy one) or unset, got {value!r}")
-    return int(number) != 0
+# Read at each first use of a device's default stream on a thread (the result is cached).
+_per_thread_requested = per_thread_default_stream_requested
 
 
 cdef Stream default_stream_for(Context ctx):
