@@ -149,8 +149,9 @@ def fetch(buf, stream, dtype=np.int32):
 
 
 def put(buf, values, stream, dtype=np.int32):
-    """Write ``values`` (of ``buf``'s size) into ``buf`` and wait until they have landed."""
-    data = np.ascontiguousarray(values, dtype=dtype)
+    """Write ``values`` (of ``buf``'s size, any shape: C order) into ``buf`` and wait until they
+    have landed."""
+    data = np.ascontiguousarray(values, dtype=dtype).reshape(-1)
     assert data.nbytes == buf.size, (data.nbytes, buf.size)
     staging = LegacyPinnedMemoryResource().allocate(buf.size)
     try:

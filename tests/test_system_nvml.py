@@ -4,6 +4,7 @@ import ctypes
 import enum
 import os
 import pickle
+import re
 import subprocess
 
 import pytest
@@ -354,8 +355,9 @@ def test_versions_and_names():
     nvml_version = system.get_nvml_version()
     assert all(isinstance(p, int) for p in nvml_version)
     assert kmd[0] in nvml_version
+    # The branch is the driver's source branch, not its version: "r582_49" for 580.159.04.
     branch = system.get_driver_branch()
-    assert isinstance(branch, str) and str(kmd[0]) in branch
+    assert isinstance(branch, str) and re.fullmatch(r"r\d+(_\d+)*", branch), branch
 
 
 @pytest.mark.gpu
