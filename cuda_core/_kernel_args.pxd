@@ -29,8 +29,6 @@ cdef struct ParamHolder:
     size_t* sizes
     cuda_core_arg_slot* slots
     Py_ssize_t count
-    # How many arguments are TensorMapDescriptors: only then does pack_args check offsets.
-    Py_ssize_t tensor_maps
     void* heap
     void* inline_ptrs[INLINE_ARGS]
     size_t inline_sizes[INLINE_ARGS]
@@ -40,7 +38,6 @@ cdef struct ParamHolder:
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1
 cdef void holder_release(ParamHolder* h) noexcept
 # ``accepts``: the kernel's parameter-type table (_param_types.pxd), or NULL where the declared
-# types are not known; then no argument's kind is checked. ``offsets``: the parameters' byte
-# offsets, or NULL; read only for TensorMapDescriptor arguments (64-byte alignment).
+# types are not known; then no argument's kind is checked.
 cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
-                   const unsigned char* accepts, const size_t* offsets) except -1
+                   const unsigned char* accepts) except -1

@@ -1,5 +1,4 @@
 from collections.abc import Sequence
 
 def _packed_arguments(*args: object, declared: Sequence[str] | None = ...,
-                      sizes: Sequence[int] | None = ...,
-                      offsets: Sequence[int] | None = ...) -> list[bytes]: ...
+                      sizes: Sequence[int] | None = ...) -> list[bytes]: ...

@@ -139,7 +139,6 @@ for _code, _ctype in (("l", ctypes.c_long), ("L", ctypes.c_ulong),
 cdef int holder_init(ParamHolder* h, Py_ssize_t count) except -1:
     cdef size_t each = sizeof(void*) + sizeof(size_t) + sizeof(cuda_core_arg_slot)
     h.count = count
-    h.tensor_maps = 0
     h.heap = NULL
     if count <= INLINE_ARGS:
         h.ptrs = h.inline_ptrs
@@ -308,10 +307,10 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     # through the line above).
     if isinstance(arg, TensorMapDescriptor):
         # A CUtensorMap, passed by value: kernelParams points at the descriptor's own 128
-        # bytes (the caller holds it). Raw bytes to the kind check; the size check and
-        # pack_args' offset check tell a CUtensorMap parameter from anything else.
+        # bytes (the caller holds it). Raw bytes to the kind check; the size check tells a
+        # CUtensorMap parameter from anything else (where the compiler put the parameter is
+        # its business: the driver's offsets are not the 64-byte alignment it has).
         _put_obval(h, i, (<TensorMapDescriptor>arg)._map, 128)
-        h.tensor_maps += 1
         return ARG_OPAQUE
     raise TypeError(
         f"kernel argument {i} has unsupported type {type(arg).__module__}."
@@ -406,13 +405,12 @@ cdef inline int _pack_one(_Copy copy, ParamHolder* h, Py_ssize_t i, object arg) 
 
 
 cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
-                   const unsigned char* accepts, const size_t* offsets) except -1:
+                   const unsigned char* accepts) except -1:
     """Pack the ``h.count`` objects at ``items`` (borrowed references, alive for the call)
     into ``h``. With ``expected``, compare each packed size with the kernel's parameter size
     on the way; with ``accepts`` (a parameter-type table of ``h.count`` parameters, see
     ``_param_types.pxd``), compare each argument's kind with what its parameter accepts. A
-    kind mismatch is reported first: it says more than the sizes do. With ``offsets``, each
-    TensorMapDescriptor's parameter must be 64-byte aligned, as a CUtensorMap is."""
+    kind mismatch is reported first: it says more than the sizes do."""
     cdef Py_ssize_t i
     cdef int kind
     if accepts == NULL:  # types unknown (extern "C"): the size-only loop, no per-argument cost
@@ -420,8 +418,6 @@ cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
             _pack_one(<char>0, h, i, <object>items[i])
             if expected != NULL and h.sizes[i] != expected[i]:
                 _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
-        if h.tensor_maps and offsets != NULL:
-            _check_tensor_map_offsets(h, items, offsets)
         return 0
     for i in range(h.count):
         kind = _pack_one(<short>0, h, i, <object>items[i])
@@ -430,22 +426,6 @@ cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
                            expected[i] if expected != NULL else 0)
         if expected != NULL and h.sizes[i] != expected[i]:
             _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
-    if h.tensor_maps and offsets != NULL:
-        _check_tensor_map_offsets(h, items, offsets)
-    return 0
-
-
-cdef int _check_tensor_map_offsets(ParamHolder* h, PyObject** items,
-                                   const size_t* offsets) except -1:
-    """Each TensorMapDescriptor's parameter starts at a multiple of 64 bytes: the TMA unit
-    reads a CUtensorMap only there, and a ``const __grid_constant__ CUtensorMap`` always is.
-    Runs only for launches that pass a descriptor."""
-    cdef Py_ssize_t i
-    for i in range(h.count):
-        if isinstance(<object>items[i], TensorMapDescriptor) and offsets[i] % 64:
-            raise TypeError(f"kernel argument {i}: the TensorMapDescriptor's parameter {i} "
-                            f"is at byte offset {offsets[i]}, not 64-byte aligned: declare it "
-                            f"'const __grid_constant__ CUtensorMap' (alignas(64))")
     return 0
 
 
@@ -501,19 +481,17 @@ cdef int _kind_mismatch(Py_ssize_t i, object arg, int kind, const unsigned char*
                     f"declared '{declared}' ({accepts_words(mask)}); {hint}")
 
 
-def _packed_arguments(*args, declared=None, sizes=None, offsets=None):
+def _packed_arguments(*args, declared=None, sizes=None):
     """Test hook: the bytes each argument packs to, exactly as the driver would read them.
 
     This is the single deliberate window into the packing, for tests of its layout and checks;
     it runs the same code as :func:`launch`. ``declared`` (one C++ type string per argument)
     checks each argument's kind as a kernel with those parameter types would; ``sizes`` (one
-    size in bytes per argument) checks the packed sizes as a kernel's layout would, and
-    ``offsets`` (one byte offset per argument) the alignment of TensorMapDescriptor arguments.
+    size in bytes per argument) checks the packed sizes as a kernel's layout would.
     """
     cdef ParamHolder h
     cdef Py_ssize_t i, n = len(args)
     cdef size_t* expected = NULL
-    cdef size_t* c_offsets = NULL
     cdef bytes table = None
     cdef const unsigned char* accepts = NULL
     if declared is not None:
@@ -527,10 +505,6 @@ def _packed_arguments(*args, declared=None, sizes=None, offsets=None):
         sizes = [_index(size) for size in sizes]
         if len(sizes) != n:
             raise ValueError(f"sizes has {len(sizes)} entries for {n} arguments")
-    if offsets is not None:
-        offsets = [_index(offset) for offset in offsets]
-        if len(offsets) != n:
-            raise ValueError(f"offsets has {len(offsets)} entries for {n} arguments")
     holder_init(&h, n)
     try:
         if sizes is not None:
@@ -539,15 +513,8 @@ def _packed_arguments(*args, declared=None, sizes=None, offsets=None):
                 raise MemoryError()
             for i in range(n):
                 expected[i] = sizes[i]
-        if offsets is not None:
-            c_offsets = <size_t*>malloc(max(n, 1) * sizeof(size_t))
-            if c_offsets == NULL:
-                raise MemoryError()
-            for i in range(n):
-                c_offsets[i] = offsets[i]
-        pack_args(&h, PySequence_Fast_ITEMS(args), expected, accepts, c_offsets)
+        pack_args(&h, PySequence_Fast_ITEMS(args), expected, accepts)
         return [(<char*>h.ptrs[i])[:h.sizes[i]] for i in range(h.count)]
     finally:
         free(expected)
-        free(c_offsets)
         holder_release(&h)

@@ -143,7 +143,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     # stream's context is then pushed and the launch, which queued nothing, is retried.
     holder_init(&h, n)
     try:
-        pack_args(&h, argv + 3, sizes, k._param_accepts, offsets)
+        pack_args(&h, argv + 3, sizes, k._param_accepts)
         with nogil:
             if ctx != NULL:
                 enter_context(guard, ctx)  # no push when ctx is already current

@@ -53,8 +53,7 @@ cdef list kernel_params(CUgraphNodeParams* params, ParamHolder* holder, object c
         raise TypeError(f"{what}: the kernel takes {n} argument{'s' if n != 1 else ''}, "
                         f"{len(args)} given")
     holder_init(holder, n)
-    pack_args(holder, PySequence_Fast_ITEMS(args), sizes, k._param_accepts,
-              offsets)
+    pack_args(holder, PySequence_Fast_ITEMS(args), sizes, k._param_accepts)
     params.type = cydriver.CU_GRAPH_NODE_TYPE_KERNEL
     params.kernel.gridDimX = lc.gridDimX
     params.kernel.gridDimY = lc.gridDimY
