@@ -72,6 +72,7 @@ nitpick_ignore = [
     ("py:class", "cuda_core.utils._program_cache._ProgramCache"),
     ("py:class", "cuda_core.graph._node_types._EventNode"),
     ("py:class", "cuda_core.graph._exec_nodes._Switchable"),
+    ("py:class", "cuda_core.texture._texture._ViewObject"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),

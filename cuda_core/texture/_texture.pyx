@@ -857,29 +857,28 @@ cdef int _add_user(Resource owner, Py_ssize_t delta) except -1:
 
 # -- texture and surface objects ------------------------------------------------------------------
 
-cdef class TextureObject(Resource):
-    """A bindless texture (``CUtexObject``): pass :attr:`handle` to a kernel parameter of type
-    ``cudaTextureObject_t`` (a 64-bit integer). Keeps its resource alive, which refuses
-    ``close()`` while this object is open. Not constructible: use
-    :meth:`Device.create_texture_object`. A context manager.
-    """
+cdef class _ViewObject(Resource):
+    """What a texture object and a surface object share: the handle (a 64-bit integer), its
+    context, the resource it reads, and the count it holds on the resource's owner, which
+    refuses ``close()`` while it is not zero. Subclasses give the destroy call."""
 
-    cdef CUtexObject _handle
+    cdef unsigned long long _handle
     cdef Context _ctx
     cdef ResourceDescriptor _resource
-    cdef object _options
     cdef Resource _owner
 
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("TextureObject objects cannot be instantiated directly; use "
-                           "Device.create_texture_object()")
+    cdef CUresult _destroy(self) noexcept nogil:
+        return cydriver.CUDA_SUCCESS
+
+    cdef str _destroy_call(self):
+        return ""
 
     cdef int _release(self) except -1:
         cdef ContextGuard guard
         if self._handle != 0:
             try:
                 enter_context(guard, self._ctx._handle)
-                check_call(cydriver.cuTexObjectDestroy(self._handle), "cuTexObjectDestroy")
+                check_call(self._destroy(), self._destroy_call())
             finally:
                 _add_user(self._owner, -1)
         return 0
@@ -896,10 +895,35 @@ cdef class TextureObject(Resource):
         return False
 
     @property
+    def device(self):
+        """The :class:`~cuda_core.Device` the object belongs to."""
+        return _device_of(self._ctx)
+
+
+cdef class TextureObject(_ViewObject):
+    """A bindless texture (``CUtexObject``): pass :attr:`handle` to a kernel parameter of type
+    ``cudaTextureObject_t`` (a 64-bit integer). Keeps its resource alive, which refuses
+    ``close()`` while this object is open. Not constructible: use
+    :meth:`Device.create_texture_object`. A context manager.
+    """
+
+    cdef object _options
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("TextureObject objects cannot be instantiated directly; use "
+                           "Device.create_texture_object()")
+
+    cdef CUresult _destroy(self) noexcept nogil:
+        return cydriver.cuTexObjectDestroy(<CUtexObject>self._handle)
+
+    cdef str _destroy_call(self):
+        return "cuTexObjectDestroy"
+
+    @property
     def handle(self):
         """The texture object as an int (``cudaTextureObject_t`` in a kernel)."""
         self._check_open()
-        return <unsigned long long>self._handle
+        return self._handle
 
     @property
     def resource(self):
@@ -911,13 +935,8 @@ cdef class TextureObject(Resource):
         """The :class:`TextureObjectOptions` it was made with."""
         return self._options
 
-    @property
-    def device(self):
-        """The :class:`~cuda_core.Device` the object belongs to."""
-        return _device_of(self._ctx)
-
     def __repr__(self):
-        return (f"<TextureObject 0x{<unsigned long long>self._handle:x} "
+        return (f"<TextureObject 0x{self._handle:x} "
                 f"resource={self._resource.kind!r}{' closed' if self._closed else ''}>")
 
 
@@ -1007,62 +1026,36 @@ def create_texture_object(Context ctx not None, resource, options):
     return t
 
 
-cdef class SurfaceObject(Resource):
+cdef class SurfaceObject(_ViewObject):
     """A bindless surface (``CUsurfObject``) over an :class:`OpaqueArray` allocated with
     ``is_surface_load_store=True``: kernels read and write it with ``surf*read`` /
     ``surf*write`` through :attr:`handle` (a ``cudaSurfaceObject_t``, a 64-bit integer). Not
     constructible: use :meth:`Device.create_surface_object`. A context manager.
     """
 
-    cdef CUsurfObject _handle
-    cdef Context _ctx
-    cdef ResourceDescriptor _resource
-    cdef Resource _owner
-
     def __init__(self, *args, **kwargs):
         raise RuntimeError("SurfaceObject objects cannot be instantiated directly; use "
                            "Device.create_surface_object()")
 
-    cdef int _release(self) except -1:
-        cdef ContextGuard guard
-        if self._handle != 0:
-            try:
-                enter_context(guard, self._ctx._handle)
-                check_call(cydriver.cuSurfObjectDestroy(self._handle), "cuSurfObjectDestroy")
-            finally:
-                _add_user(self._owner, -1)
-        return 0
+    cdef CUresult _destroy(self) noexcept nogil:
+        return cydriver.cuSurfObjectDestroy(<CUsurfObject>self._handle)
 
-    cdef size_t _address(self) noexcept:
-        return <size_t>self._handle
-
-    def __enter__(self):
-        self._check_open()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+    cdef str _destroy_call(self):
+        return "cuSurfObjectDestroy"
 
     @property
     def handle(self):
         """The surface object as an int (``cudaSurfaceObject_t`` in a kernel)."""
         self._check_open()
-        return <unsigned long long>self._handle
+        return self._handle
 
     @property
     def resource(self):
         """The :class:`ResourceDescriptor` the surface reads and writes."""
         return self._resource
 
-    @property
-    def device(self):
-        """The :class:`~cuda_core.Device` the object belongs to."""
-        return _device_of(self._ctx)
-
     def __repr__(self):
-        return (f"<SurfaceObject 0x{<unsigned long long>self._handle:x}"
-                f"{' closed' if self._closed else ''}>")
+        return f"<SurfaceObject 0x{self._handle:x}{' closed' if self._closed else ''}>"
 
 
 def create_surface_object(Context ctx not None, resource):
