@@ -141,7 +141,51 @@ cdef object _device_of(Context ctx):
 
 # -- arrays ---------------------------------------------------------------------------------------
 
-cdef class OpaqueArray(Resource):
+cdef class _ArrayBase(Resource):
+    """What OpaqueArray and MipmappedArray share: the context, the element description, and
+    the count of open texture and surface objects over the memory, while which ``close()``
+    refuses."""
+
+    cdef Context _ctx
+    cdef tuple _shape
+    cdef object _format
+    cdef int _channels
+    cdef bint _ldst
+    cdef Py_ssize_t _users
+
+    cdef int _close_unused(self, str what, str it) except -1:
+        with cython.critical_section(self):
+            if not self._closed and self._users:
+                raise RuntimeError(f"{what}: {self._users} texture or surface object(s) still "
+                                   f"use {it}; close them first")
+            self._close()
+        return 0
+
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def format(self):
+        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
+        return self._format
+
+    @property
+    def num_channels(self):
+        """Channels per element: 1, 2 or 4."""
+        return self._channels
+
+    @property
+    def device(self):
+        """The :class:`~cuda_core.Device` the memory was allocated on."""
+        return _device_of(self._ctx)
+
+
+cdef class OpaqueArray(_ArrayBase):
     """A CUDA array: memory laid out by the driver for texture and surface access, with no
     device pointer. Kernels reach it only through a :class:`TextureObject` or a
     :class:`SurfaceObject`; data moves in and out by copies (:meth:`copy_from`,
@@ -150,16 +194,9 @@ cdef class OpaqueArray(Resource):
     """
 
     cdef CUarray _handle
-    cdef Context _ctx
-    cdef tuple _shape
-    cdef object _format
-    cdef int _channels
     cdef size_t _element_bytes
-    cdef bint _ldst
     # A level view's MipmappedArray (which owns the memory); None for an owning array.
     cdef MipmappedArray _parent
-    # Open texture and surface objects over this (owning) array: close() refuses while any is.
-    cdef Py_ssize_t _users
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("OpaqueArray objects cannot be instantiated directly; use "
@@ -193,19 +230,7 @@ cdef class OpaqueArray(Resource):
             While a :class:`TextureObject` or :class:`SurfaceObject` over the array is open:
             close those first.
         """
-        with cython.critical_section(self):
-            if not self._closed and self._users:
-                raise RuntimeError(f"OpaqueArray.close(): {self._users} texture or surface "
-                                   f"object(s) still use this array; close them first")
-            self._close()
-
-    def __enter__(self):
-        self._check_open()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+        self._close_unused("OpaqueArray.close()", "this array")
 
     @property
     def handle(self):
@@ -219,15 +244,6 @@ cdef class OpaqueArray(Resource):
         """``(width,)``, ``(width, height)`` or ``(width, height, depth)``, in elements."""
         return self._shape
 
-    @property
-    def format(self):
-        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
-        return self._format
-
-    @property
-    def num_channels(self):
-        """Channels per element: 1, 2 or 4."""
-        return self._channels
 
     @property
     def element_bytes(self):
@@ -242,11 +258,6 @@ cdef class OpaqueArray(Resource):
         for d in self._shape:
             n *= d
         return n
-
-    @property
-    def device(self):
-        """The :class:`~cuda_core.Device` the array was allocated on."""
-        return _device_of(self._ctx)
 
     @property
     def is_surface_load_store(self):
@@ -404,20 +415,14 @@ def create_opaque_array(Context ctx not None, options):
                       opts.is_surface_load_store, None)
 
 
-cdef class MipmappedArray(Resource):
+cdef class MipmappedArray(_ArrayBase):
     """A CUDA mipmapped array: ``num_levels`` arrays, each half the size of the one before in
     every dimension (down to 1). Not constructible: use :meth:`Device.create_mipmapped_array`.
     A context manager.
     """
 
     cdef CUmipmappedArray _handle
-    cdef Context _ctx
-    cdef tuple _shape
-    cdef object _format
-    cdef int _channels
     cdef int _levels
-    cdef bint _ldst
-    cdef Py_ssize_t _users
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("MipmappedArray objects cannot be instantiated directly; use "
@@ -443,19 +448,7 @@ cdef class MipmappedArray(Resource):
         RuntimeError
             While a texture or surface object over it, or over one of its levels, is open.
         """
-        with cython.critical_section(self):
-            if not self._closed and self._users:
-                raise RuntimeError(f"MipmappedArray.close(): {self._users} texture or surface "
-                                   f"object(s) still use it; close them first")
-            self._close()
-
-    def __enter__(self):
-        self._check_open()
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+        self._close_unused("MipmappedArray.close()", "it")
 
     @property
     def handle(self):
@@ -469,15 +462,6 @@ cdef class MipmappedArray(Resource):
         """The base level's shape."""
         return self._shape
 
-    @property
-    def format(self):
-        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
-        return self._format
-
-    @property
-    def num_channels(self):
-        """Channels per element: 1, 2 or 4."""
-        return self._channels
 
     @property
     def num_levels(self):
@@ -488,11 +472,6 @@ cdef class MipmappedArray(Resource):
     def is_surface_load_store(self):
         """Whether a level can back a :class:`SurfaceObject`."""
         return bool(self._ldst)
-
-    @property
-    def device(self):
-        """The :class:`~cuda_core.Device` the mipmapped array was allocated on."""
-        return _device_of(self._ctx)
 
     def get_level(self, level):
         """A view of level ``level`` (0 is the base) as an :class:`OpaqueArray`
@@ -844,14 +823,9 @@ cdef int _add_user(Resource owner, Py_ssize_t delta) except -1:
     if owner is None:
         return 0
     with cython.critical_section(owner):
-        if isinstance(owner, OpaqueArray):
-            if delta > 0:
-                owner._check_open()
-            (<OpaqueArray>owner)._users += delta
-        else:
-            if delta > 0:
-                owner._check_open()
-            (<MipmappedArray>owner)._users += delta
+        if delta > 0:
+            owner._check_open()
+        (<_ArrayBase>owner)._users += delta
     return 0
 
 
