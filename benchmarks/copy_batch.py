@@ -22,6 +22,7 @@ Run on the GPU machine:  bash .gpu/on-gpu.sh python3 benchmarks/copy_batch.py
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
@@ -40,10 +41,10 @@ SIZE = 256
 MAX_INNER = 256
 
 
-def _ours(count):
-    from cuda_core import Device
-
-    dev = Device(0)
+def _setup(module, count):
+    """``module``'s Device(0) made current, a stream, and ``count`` source and destination
+    buffers of SIZE bytes; the same statements for both libraries."""
+    dev = importlib.import_module(module).Device(0)
     dev.set_current()
     s = dev.create_stream()
     srcs = [dev.allocate(SIZE, stream=s) for _ in range(count)]
@@ -56,24 +57,14 @@ def _ours(count):
         s.sync()
         s.close()
     return dev, s, srcs, dsts, cleanup
+
+
+def _ours(count):
+    return _setup("cuda_core", count)
 
 
 def _nvidia(count):
-    from cuda.core import Device as NvDevice
-
-    dev = NvDevice(0)
-    dev.set_current()
-    s = dev.create_stream()
-    srcs = [dev.allocate(SIZE, stream=s) for _ in range(count)]
-    dsts = [dev.allocate(SIZE, stream=s) for _ in range(count)]
-    s.sync()
-
-    def cleanup():
-        for b in srcs + dsts:
-            b.close(s)
-        s.sync()
-        s.close()
-    return dev, s, srcs, dsts, cleanup
+    return _setup("cuda.core", count)
 
 
 def batch_case(count) -> Case:
