@@ -45,6 +45,7 @@ del _source_tree_error
 from cuda_core._context import Context
 from cuda_core._device import ComputeCapability, Device, DeviceProperties
 from cuda_core._event import Event
+from cuda_core._graphics import GraphicsResource
 from cuda_core._green import DeviceResources, SMResource, WorkqueueResource
 from cuda_core._green_options import ContextOptions, SMResourceOptions, WorkqueueResourceOptions
 from cuda_core._launch_config import LaunchConfig
@@ -96,6 +97,7 @@ __all__ = [
     "Event",
     "EventOptions",
     "GraphMemoryResource",
+    "GraphicsResource",
     "Host",
     "Kernel",
     "LEGACY_DEFAULT_STREAM",

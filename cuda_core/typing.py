@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence as _Sequence
 from typing import Literal, Protocol, Union, runtime_checkable
 
+from cuda.bindings.driver import CUdeviceptr as _CUdeviceptr
+
 from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._green import SMResource as _SMResource, WorkqueueResource as _WorkqueueResource
 from cuda_core._green_options import WorkqueueSharingScopeType
@@ -31,6 +33,7 @@ __all__ = [
     "AddressModeType",
     "ArrayFormatType",
     "CompilerBackendType",
+    "DevicePointerType",
     "DeviceResourcesType",
     "FilterModeType",
     "GraphConditionalType",
@@ -50,6 +53,11 @@ __all__ = [
     "WorkqueueSharingScopeType",
 ]
 
+
+#: A device address as the APIs that take one accept it: a ``cuda.bindings.driver.CUdeviceptr``,
+#: an int, or None where the address may be left out (``Buffer.from_handle``'s ``ptr`` takes the
+#: first two).
+DevicePointerType = Union[_CUdeviceptr, int, None]
 
 #: What ``ContextOptions.resources`` takes: one resource or a sequence of them.
 DeviceResourcesType = Union[_SMResource, _WorkqueueResource,

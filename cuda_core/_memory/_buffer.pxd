@@ -9,6 +9,9 @@ cdef class MemoryResource(Resource):
     # frees through _deallocate_c, without a Python call. A Python subclass leaves it False, so
     # that its own deallocate() is always the one called.
     cdef bint _c_dealloc
+    # True for a resource of the package's own that frees what it never allocated (a graphics
+    # mapping, whose free is the unmap): buffers show no memory resource for it, as for a view.
+    cdef bint _internal
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1
 
@@ -43,6 +46,7 @@ cdef class Buffer(Resource):
     cdef bint _mapped
 
     cdef int _free(self) except -1
+    cdef MemoryResource _public_mr(self)
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
     cdef object _memory_kind(self, str name, int flag)

@@ -325,8 +325,15 @@ cdef class Buffer(Resource):
 
     @property
     def memory_resource(self):
-        """The :class:`MemoryResource` that frees this buffer, or None (view or owner-kept)."""
+        """The :class:`MemoryResource` that frees this buffer, or None (a view, an owner-kept
+        buffer, or a mapped graphics resource's buffer, which unmaps instead)."""
         self._check_open()
+        return self._public_mr()
+
+    cdef MemoryResource _public_mr(self):
+        """The memory resource users see: None for the package's internal ones."""
+        if self._mr is not None and self._mr._internal:
+            return None
         return self._mr
 
     @property
@@ -650,7 +657,7 @@ cdef class Buffer(Resource):
         s._check_open()
         options = check_copy_options(options, s, "Buffer.copy_to()")
         if dst is None:
-            if self._mr is None:
+            if self._public_mr() is None:
                 raise ValueError("Buffer.copy_to(): dst is None and this buffer has no memory "
                                  "resource to allocate it from; pass dst")
             new = self._mr.allocate(self._size, stream=s)

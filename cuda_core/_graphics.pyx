@@ -1,0 +1,497 @@
+"""OpenGL interop: :class:`GraphicsResource`, an OpenGL buffer or image registered with CUDA.
+
+Who holds whom. A resource holds its registration (``CUgraphicsResource``), given back by
+``close()`` or the finalizer, and, while mapped, the :class:`~cuda_core.Buffer` that ``map()``
+returned, as cuda.core's does: a mapping lasts until ``unmap()``, the buffer's own ``close()``
+or the resource's ``close()``, whether or not the caller kept the buffer. The buffer's memory
+resource is a private ``_Mapping`` whose free is the unmap, ordered on the buffer's
+deallocation stream (the mapping stream unless ``close``/``unmap`` names another). The mapping
+refers to the resource only weakly, so there is no reference cycle: a resource dropped while
+mapped is finalized, which unmaps (closing its buffer) and unregisters.
+
+A mapped buffer exported through DLPack unmaps when the last export is released, as any
+buffer frees then; a resource closed meanwhile hands its registration to the mapping, which
+unregisters it right after that unmap.
+"""
+
+cimport cython
+from cuda.bindings cimport cydriver
+from cuda.bindings.cydriver cimport CUdeviceptr, CUgraphicsResource, CUresult, CUstream
+
+from cuda_core._context cimport (Context, ContextGuard, context_from_handle, enter_context,
+                                 exit_context)
+from cuda_core._driver cimport ensure_driver
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
+from cuda_core._memory._alloc cimport require_stream
+from cuda_core._memory._buffer cimport (Buffer, _DeviceOnlyMemoryResource, deallocate_checked,
+                                        new_buffer)
+from cuda_core._resource cimport Resource
+from cuda_core._stream cimport Stream, as_stream
+
+import weakref
+
+from cuda_core._checks import check_int
+
+__all__ = ["GraphicsResource"]
+
+
+cdef dict _REGISTER_FLAGS = {
+    "none": cydriver.CU_GRAPHICS_REGISTER_FLAGS_NONE,
+    "read_only": cydriver.CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY,
+    "write_discard": cydriver.CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD,
+    "surface_load_store": cydriver.CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST,
+    "texture_gather": cydriver.CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER,
+}
+
+cdef tuple _IMAGE_ONLY_FLAGS = ("surface_load_store", "texture_gather")
+
+# The image targets cuGraphicsGLRegisterImage accepts (the OpenGL enum values).
+cdef dict _IMAGE_TARGETS = {
+    0x0DE1: "GL_TEXTURE_2D",
+    0x84F5: "GL_TEXTURE_RECTANGLE",
+    0x8513: "GL_TEXTURE_CUBE_MAP",
+    0x806F: "GL_TEXTURE_3D",
+    0x8C1A: "GL_TEXTURE_2D_ARRAY",
+    0x8D41: "GL_RENDERBUFFER",
+}
+
+cdef object _GL_NAME_MAX = 0xFFFFFFFF
+
+
+cdef unsigned int _register_flags(object flags, bint image, str what) except? 0xFFFFFFFF:
+    """``flags`` (None, one name, or a tuple or list of names) as CU_GRAPHICS_REGISTER_FLAGS;
+    the surface and gather flags only for an image (the driver refuses them for a buffer)."""
+    cdef unsigned int result = 0
+    if flags is None:
+        return 0
+    names = (flags,) if isinstance(flags, str) else flags
+    if not isinstance(names, (tuple, list)):
+        raise TypeError(f"{what}: flags must be a str, a tuple or list of str, or None, not "
+                        f"{type(flags).__name__}")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"{what}: each flag must be a str, not {type(name).__name__}")
+        value = _REGISTER_FLAGS.get(name)
+        if value is None:
+            raise ValueError(f"{what}: unknown flag {name!r}; the flags are "
+                             f"{', '.join(map(repr, _REGISTER_FLAGS))}")
+        if not image and name in _IMAGE_ONLY_FLAGS:
+            raise ValueError(f"{what}: flag {name!r} applies to images (from_gl_image()) only; "
+                             f"a buffer takes 'none', 'read_only' or 'write_discard'")
+        result |= <unsigned int>value
+    return result
+
+
+cdef Context _current_context(str what):
+    """The context current on the calling thread, which the registration belongs to."""
+    cdef cydriver.CUcontext handle = NULL
+    ensure_driver()
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&handle))
+    if handle == NULL:
+        raise make_driver_error(cydriver.CUDA_ERROR_INVALID_CONTEXT,
+                                f"{what}: no CUDA context is current on this thread (call "
+                                f"Device.set_current() first)")
+    return context_from_handle(handle)
+
+
+cdef int _check_registration(CUresult err, str call, str what) except -1:
+    if err == cydriver.CUDA_SUCCESS:
+        return 0
+    if err == cydriver.CUDA_ERROR_INVALID_VALUE or err == cydriver.CUDA_ERROR_INVALID_HANDLE:
+        raise make_driver_error(err, f"{what}: {call} refused the object (is an OpenGL context "
+                                     f"current on this thread, on this GPU, and does the name "
+                                     f"belong to it?)")
+    raise make_driver_error(err, f"{what}: {call}")
+
+
+cdef GraphicsResource _new_resource(object cls, CUgraphicsResource handle, Context ctx,
+                                    Stream stream):
+    cdef GraphicsResource res = GraphicsResource.__new__(cls)
+    res._handle = handle
+    res._ctx = ctx
+    res._enter_stream = stream
+    return res
+
+
+cdef int _unregister(CUgraphicsResource handle, Context ctx) except -1:
+    cdef CUresult err
+    cdef ContextGuard guard
+    with nogil:
+        enter_context(guard, ctx._handle)
+        err = cydriver.cuGraphicsUnregisterResource(handle)
+    return check_call(err, "cuGraphicsUnregisterResource")
+
+
+cdef class _Mapping(_DeviceOnlyMemoryResource):
+    """The memory resource of a mapped resource's buffer: freeing the buffer unmaps the
+    resource. Not visible to users (``Buffer.memory_resource`` reads None for it)."""
+
+    cdef CUgraphicsResource _handle
+    cdef Context _ctx
+    cdef object _res_ref   # weak reference to the GraphicsResource
+    cdef bint _mapped
+    # The resource was closed while an export kept this mapped: its registration is ours now.
+    cdef bint _unregister
+
+    def allocate(self, size, *, stream=None):
+        raise TypeError("a mapped graphics resource's buffer cannot allocate memory")
+
+    def deallocate(self, ptr, size, *, stream=None):
+        deallocate_checked(self, ptr, size, stream, "deallocate()")
+
+    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
+        """Unmap on ``stream`` (the context's NULL stream when None), once; then unregister
+        if the closed resource handed its registration over."""
+        cdef CUgraphicsResource handle = self._handle
+        cdef CUstream cstream = stream._handle if stream is not None else NULL
+        cdef CUresult err
+        cdef bint unregister
+        cdef ContextGuard guard
+        # One unmap, however many threads get here; the resource's close() reads _mapped
+        # under the same section, so it never sees False before the unmap is done. The driver
+        # call keeps the GIL (releasing the thread state would suspend the section).
+        with cython.critical_section(self):
+            if not self._mapped:
+                return 0
+            self._mapped = False
+            unregister = self._unregister
+            enter_context(guard, self._ctx._handle)
+            err = cydriver.cuGraphicsUnmapResources(1, &handle, cstream)
+            exit_context(guard)
+        res = self._res_ref()
+        if res is not None and (<GraphicsResource>res)._mapping is self:
+            (<GraphicsResource>res)._mapping = None
+            (<GraphicsResource>res)._buffer = None
+        try:
+            check_call(err, "cuGraphicsUnmapResources")
+        finally:
+            if unregister:
+                _unregister(handle, self._ctx)
+        return 0
+
+
+cdef class GraphicsResource(Resource):
+    """An OpenGL buffer or image registered for access by CUDA (``CUgraphicsResource``).
+
+    Not constructible directly: use :meth:`from_gl_buffer` or :meth:`from_gl_image`, with the
+    OpenGL context that owns the object current on the calling thread, and the CUDA context of
+    the same GPU current too (:meth:`Device.set_current`).
+
+    :meth:`map` gives a buffer resource's memory to CUDA as a :class:`~cuda_core.Buffer`;
+    closing that buffer, or :meth:`unmap`, gives it back to OpenGL, stream-ordered. OpenGL must
+    not use the object while it is mapped. :meth:`close` (or the end of a ``with`` block, or
+    garbage collection) unmaps if needed and unregisters the object.
+
+    Examples
+    --------
+    ::
+
+        res = GraphicsResource.from_gl_buffer(vbo, flags="write_discard")
+        with res.map(stream=s) as buf:   # unmapped at the end of the block
+            launch(s, config, kernel, buf, n)
+        res.close()
+
+        with GraphicsResource.from_gl_buffer(vbo, stream=s) as buf:
+            ...                          # mapped on entry; unmapped and unregistered on exit
+    """
+
+    cdef CUgraphicsResource _handle
+    cdef Context _ctx
+    # While mapped: the mapping and the buffer map() returned; else None.
+    cdef _Mapping _mapping
+    cdef Buffer _buffer
+    # The stream ``with`` maps on (from_gl_buffer(stream=...)); None: ``with`` gives the
+    # resource itself.
+    cdef Stream _enter_stream
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("GraphicsResource objects cannot be instantiated directly; use "
+                           "GraphicsResource.from_gl_buffer() or "
+                           "GraphicsResource.from_gl_image()")
+
+    @classmethod
+    def from_gl_buffer(cls, gl_buffer, *, flags=None, stream=None):
+        """Register an OpenGL buffer object (``GLuint``) for access by CUDA.
+
+        Parameters
+        ----------
+        gl_buffer : int
+            The buffer's name in the current OpenGL context.
+        flags : str or sequence of str, optional
+            How CUDA will use it: ``"none"``, ``"read_only"`` or ``"write_discard"``
+            (``"surface_load_store"`` and ``"texture_gather"`` are for images).
+        stream : Stream, optional
+            With a stream, ``with GraphicsResource.from_gl_buffer(vbo, stream=s) as buf``
+            maps on entry and gives the :class:`~cuda_core.Buffer`; without one, ``with``
+            gives the resource. Either way the block's end closes the resource.
+
+        Returns
+        -------
+        GraphicsResource
+
+        Raises
+        ------
+        CUDAError
+            If the driver refuses the registration (no OpenGL context current, a name that
+            is not a buffer of it, an OpenGL context on another GPU), or no CUDA context is
+            current.
+        ValueError
+            For an unknown flag or one for images only, or a ``gl_buffer`` of 0.
+        """
+        what = "GraphicsResource.from_gl_buffer()"
+        cdef unsigned int name = check_int(gl_buffer, f"{what}: gl_buffer", 0, _GL_NAME_MAX)
+        cdef unsigned int cflags = _register_flags(flags, False, what)
+        cdef Stream s = as_stream(stream, f"{what}: stream") if stream is not None else None
+        cdef CUgraphicsResource handle = NULL
+        cdef CUresult err
+        if name == 0:
+            raise ValueError(f"{what}: gl_buffer is 0, which names no OpenGL buffer")
+        ctx = _current_context(what)
+        with nogil:
+            err = cydriver.cuGraphicsGLRegisterBuffer(&handle, name, cflags)
+        _check_registration(err, "cuGraphicsGLRegisterBuffer", what)
+        return _new_resource(cls, handle, ctx, s)
+
+    @classmethod
+    def from_gl_image(cls, image, target, *, flags=None):
+        """Register an OpenGL texture or renderbuffer for access by CUDA.
+
+        Parameters
+        ----------
+        image : int
+            The texture's or renderbuffer's name (``GLuint``) in the current OpenGL context.
+        target : int
+            Its OpenGL target: ``GL_TEXTURE_2D``, ``GL_TEXTURE_RECTANGLE``,
+            ``GL_TEXTURE_CUBE_MAP``, ``GL_TEXTURE_3D``, ``GL_TEXTURE_2D_ARRAY`` or
+            ``GL_RENDERBUFFER`` (the enum's value, e.g. ``0x0DE1``).
+        flags : str or sequence of str, optional
+            How CUDA will use it: ``"none"``, ``"read_only"``, ``"write_discard"``,
+            ``"surface_load_store"``, ``"texture_gather"``; several combine.
+
+        Returns
+        -------
+        GraphicsResource
+            An image maps as a CUDA array, not a pointer: :meth:`map` refuses it.
+
+        Raises
+        ------
+        CUDAError
+            If the driver refuses the registration (see :meth:`from_gl_buffer`; also an image
+            format CUDA does not support).
+        ValueError
+            For an unknown flag or target, or an ``image`` of 0.
+        """
+        what = "GraphicsResource.from_gl_image()"
+        cdef unsigned int name = check_int(image, f"{what}: image", 0, _GL_NAME_MAX)
+        cdef unsigned int gl_target = check_int(target, f"{what}: target", 0, _GL_NAME_MAX)
+        cdef unsigned int cflags = _register_flags(flags, True, what)
+        cdef CUgraphicsResource handle = NULL
+        cdef CUresult err
+        if name == 0:
+            raise ValueError(f"{what}: image is 0, which names no OpenGL texture or "
+                             f"renderbuffer")
+        if gl_target not in _IMAGE_TARGETS:
+            raise ValueError(f"{what}: target 0x{gl_target:x} is not one CUDA can register; "
+                             f"the targets are " + ", ".join(
+                                 f"{n} (0x{v:04x})" for v, n in _IMAGE_TARGETS.items()))
+        ctx = _current_context(what)
+        with nogil:
+            err = cydriver.cuGraphicsGLRegisterImage(&handle, name, gl_target, cflags)
+        _check_registration(err, "cuGraphicsGLRegisterImage", what)
+        return _new_resource(cls, handle, ctx, None)
+
+    # -- mapping -------------------------------------------------------------------------------
+
+    def map(self, *, stream):
+        """Map the resource for CUDA, ordered on ``stream``: OpenGL work issued before this
+        call completes before later work on ``stream`` starts.
+
+        Parameters
+        ----------
+        stream : Stream
+            Required.
+
+        Returns
+        -------
+        Buffer
+            The buffer's memory, valid until it is unmapped: closing the buffer (or ``with``
+            on it), :meth:`unmap`, :meth:`close`, or the buffer being garbage-collected.
+            Its ``memory_resource`` is None.
+
+        Raises
+        ------
+        RuntimeError
+            If the resource is closed or already mapped.
+        CUDAError
+            If the driver refuses; for an image, ``CUDA_ERROR_NOT_MAPPED_AS_POINTER`` (the
+            resource is left unmapped).
+        """
+        what = "GraphicsResource.map()"
+        cdef Stream s = require_stream(stream, what)
+        cdef CUgraphicsResource handle
+        cdef CUstream cstream = s._handle
+        cdef CUdeviceptr ptr = 0
+        cdef size_t size = 0
+        cdef CUresult err
+        cdef CUresult undo = cydriver.CUDA_SUCCESS
+        cdef ContextGuard guard
+        cdef _Mapping mapping
+        s._check_open()
+        # Check and map as one step. The driver calls keep the GIL (releasing the thread state
+        # would suspend the section).
+        with cython.critical_section(self):
+            self._check_registered()
+            if self._mapping is not None:
+                raise RuntimeError(f"{what}: the resource is already mapped; unmap() it, or "
+                                   f"close the Buffer map() returned, first")
+            handle = self._handle
+            enter_context(guard, self._ctx._handle)
+            err = cydriver.cuGraphicsMapResources(1, &handle, cstream)
+            if err == cydriver.CUDA_SUCCESS:
+                err = cydriver.cuGraphicsResourceGetMappedPointer(&ptr, &size, handle)
+                if err != cydriver.CUDA_SUCCESS:
+                    undo = cydriver.cuGraphicsUnmapResources(1, &handle, cstream)
+            exit_context(guard)
+            if err == cydriver.CUDA_ERROR_NOT_MAPPED_AS_POINTER:
+                raise make_driver_error(err, f"{what}: an OpenGL image maps as a CUDA array, "
+                                             f"not as a pointer; only a buffer maps to a "
+                                             f"Buffer")
+            check_call(err, f"{what}: cuGraphicsMapResources")
+            check_call(undo, f"{what}: cuGraphicsUnmapResources")
+            mapping = _Mapping.__new__(_Mapping)
+            mapping._c_dealloc = True
+            mapping._internal = True
+            mapping._handle = handle
+            mapping._ctx = self._ctx
+            mapping._dev_id = self._ctx._device_id
+            mapping._res_ref = weakref.ref(self)
+            mapping._mapped = True
+            buf = new_buffer(ptr, size, mapping, s)
+            self._mapping = mapping
+            self._buffer = buf
+        return buf
+
+    def unmap(self, *, stream=None):
+        """Give the memory back to OpenGL: closes the :class:`~cuda_core.Buffer` :meth:`map`
+        returned, which must not be used afterwards.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            The stream the unmap is ordered on (CUDA work issued on it before completes
+            before later OpenGL work starts); by default the mapping's stream.
+
+        Raises
+        ------
+        RuntimeError
+            If the resource is closed or not mapped.
+        """
+        what = "GraphicsResource.unmap()"
+        cdef Stream s = as_stream(stream, f"{what}: stream") if stream is not None else None
+        self._check_registered()
+        if s is not None:
+            s._check_open()
+        if self._mapping is None:
+            raise RuntimeError(f"{what}: the resource is not mapped")
+        self._unmap(s)
+
+    cdef int _check_registered(self) except -1:
+        """Open, and made by a factory (a bare ``__new__`` has no registration)."""
+        self._check_open()
+        if self._handle == NULL:
+            raise RuntimeError("this GraphicsResource was never registered; use "
+                               "GraphicsResource.from_gl_buffer() or from_gl_image()")
+        return 0
+
+    cdef int _unmap(self, Stream stream) except -1:
+        """Close the mapped buffer, which unmaps (or, while a DLPack export of it is alive,
+        unmaps at the export's end)."""
+        cdef _Mapping mapping = self._mapping
+        cdef Buffer buf = self._buffer
+        if mapping is None:
+            return 0
+        if not buf._closed:
+            if stream is not None:
+                stream._check_open()
+                buf._dealloc_stream = stream
+            buf._close()
+        elif not buf._deferred:
+            # Closed without unmapping (its free failed before the unmap): unmap directly.
+            mapping._deallocate_c(0, 0, stream)
+        return 0
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def close(self, stream=None):
+        """Unmap (if mapped), then unregister the object from CUDA. Idempotent.
+
+        Parameters
+        ----------
+        stream : Stream, optional
+            The stream the unmap is ordered on, instead of the mapping's.
+        """
+        cdef Stream s
+        if self._closed:
+            return
+        if stream is not None and self._mapping is not None:
+            s = as_stream(stream, "GraphicsResource.close(): stream")
+            s._check_open()
+            self._unmap(s)
+        self._close()
+
+    cdef int _release(self) except -1:
+        cdef _Mapping mapping
+        cdef CUgraphicsResource handle = self._handle
+        cdef bint handed_over = False
+        if handle == NULL:
+            return 0
+        try:
+            self._unmap(None)
+        finally:
+            self._handle = NULL
+            mapping = self._mapping
+            if mapping is not None:
+                with cython.critical_section(mapping):
+                    # Still mapped: a DLPack export holds the buffer; the mapping
+                    # unregisters right after its unmap.
+                    handed_over = mapping._mapped
+                    mapping._unregister = handed_over
+            if not handed_over:
+                _unregister(handle, self._ctx)
+        return 0
+
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._handle
+
+    def __enter__(self):
+        self._check_registered()
+        if self._enter_stream is not None:
+            return self.map(stream=self._enter_stream)
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # -- properties ----------------------------------------------------------------------------
+
+    @property
+    def handle(self):
+        """The ``CUgraphicsResource`` as an int."""
+        return <size_t>self._handle
+
+    @property
+    def resource_handle(self):
+        """The same as :attr:`handle`."""
+        return <size_t>self._handle
+
+    @property
+    def is_mapped(self):
+        """True while mapped: from :meth:`map` until the unmap (a DLPack export of the buffer
+        that outlives the buffer's close keeps it mapped until the export is released)."""
+        cdef _Mapping mapping = self._mapping
+        return mapping is not None and mapping._mapped
+
+    def __repr__(self):
+        state = " closed" if self._closed else (" mapped" if self._mapping is not None else "")
+        return f"<GraphicsResource 0x{<size_t>self._handle:x}{state}>"
