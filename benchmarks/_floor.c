@@ -20,6 +20,8 @@ typedef int CUdevice;
 typedef void *CUcontext;
 typedef void *CUstream;
 typedef void *CUevent;
+typedef void *CUgraphicsResource;
+typedef unsigned long long CUdeviceptr;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_NOT_READY 600
@@ -31,6 +33,12 @@ static CUresult (*p_cuStreamDestroy)(CUstream);
 static CUresult (*p_cuStreamSynchronize)(CUstream);
 static CUresult (*p_cuEventRecord)(CUevent, CUstream);
 static CUresult (*p_cuEventQuery)(CUevent);
+static CUresult (*p_cuGraphicsGLRegisterBuffer)(CUgraphicsResource *, unsigned int, unsigned int);
+static CUresult (*p_cuGraphicsUnregisterResource)(CUgraphicsResource);
+static CUresult (*p_cuGraphicsMapResources)(unsigned int, CUgraphicsResource *, CUstream);
+static CUresult (*p_cuGraphicsUnmapResources)(unsigned int, CUgraphicsResource *, CUstream);
+static CUresult (*p_cuGraphicsResourceGetMappedPointer)(CUdeviceptr *, size_t *,
+                                                        CUgraphicsResource);
 
 static long long now_ns(void)
 {
@@ -63,6 +71,11 @@ int floor_init(char *err, int len)
     LOAD(p_cuStreamSynchronize, "cuStreamSynchronize");
     LOAD(p_cuEventRecord, "cuEventRecord");
     LOAD(p_cuEventQuery, "cuEventQuery");
+    LOAD(p_cuGraphicsGLRegisterBuffer, "cuGraphicsGLRegisterBuffer");
+    LOAD(p_cuGraphicsUnregisterResource, "cuGraphicsUnregisterResource");
+    LOAD(p_cuGraphicsMapResources, "cuGraphicsMapResources");
+    LOAD(p_cuGraphicsUnmapResources, "cuGraphicsUnmapResources");
+    LOAD(p_cuGraphicsResourceGetMappedPointer, "cuGraphicsResourceGetMappedPointer_v2");
 #undef LOAD
     return 0;
 }
@@ -118,6 +131,37 @@ long long floor_stream_sync(long long n, CUstream s)
     long long t0 = now_ns();
     for (long long i = 0; i < n; i++) {
         CUresult r = p_cuStreamSynchronize(s);
+        if (r != CUDA_SUCCESS) return -(long long)r;
+    }
+    return now_ns() - t0;
+}
+
+/* OpenGL interop (benchmarks/graphics.py): the OpenGL context that owns gl_buffer is current
+ * on the calling thread. */
+long long floor_graphics_register(long long n, unsigned int gl_buffer)
+{
+    CUgraphicsResource res;
+    long long t0 = now_ns();
+    for (long long i = 0; i < n; i++) {
+        CUresult r = p_cuGraphicsGLRegisterBuffer(&res, gl_buffer, 0);
+        if (r != CUDA_SUCCESS) return -(long long)r;
+        r = p_cuGraphicsUnregisterResource(res);
+        if (r != CUDA_SUCCESS) return -(long long)r;
+    }
+    return now_ns() - t0;
+}
+
+long long floor_graphics_map_unmap(long long n, CUgraphicsResource res, CUstream s)
+{
+    CUdeviceptr ptr;
+    size_t size;
+    long long t0 = now_ns();
+    for (long long i = 0; i < n; i++) {
+        CUresult r = p_cuGraphicsMapResources(1, &res, s);
+        if (r != CUDA_SUCCESS) return -(long long)r;
+        r = p_cuGraphicsResourceGetMappedPointer(&ptr, &size, res);
+        if (r != CUDA_SUCCESS) return -(long long)r;
+        r = p_cuGraphicsUnmapResources(1, &res, s);
         if (r != CUDA_SUCCESS) return -(long long)r;
     }
     return now_ns() - t0;

@@ -29,6 +29,8 @@ _SIGNATURES = {
     "floor_stream_create_destroy": [ctypes.c_longlong, ctypes.c_uint],
     "floor_event_record_query": [ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p],
     "floor_stream_sync": [ctypes.c_longlong, ctypes.c_void_p],
+    "floor_graphics_register": [ctypes.c_longlong, ctypes.c_uint],
+    "floor_graphics_map_unmap": [ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p],
 }
 
 
