@@ -4,7 +4,7 @@ Who holds whom. A resource holds its registration (``CUgraphicsResource``), give
 ``close()`` or the finalizer, and, while mapped, the :class:`~cuda_core.Buffer` that ``map()``
 returned, as cuda.core's does: a mapping lasts until ``unmap()``, the buffer's own ``close()``
 or the resource's ``close()``, whether or not the caller kept the buffer. The buffer's memory
-resource is a private ``_Mapping`` whose free is the unmap, ordered on the buffer's
+resource is a private ``_GraphicsMapping`` whose free is the unmap, ordered on the buffer's
 deallocation stream (the mapping stream unless ``close``/``unmap`` names another). The mapping
 refers to the resource only weakly, so there is no reference cycle: a resource dropped while
 mapped is finalized, which unmaps (closing its buffer) and unregisters.
@@ -122,7 +122,7 @@ cdef int _unregister(CUgraphicsResource handle, Context ctx) except -1:
     return check_call(err, "cuGraphicsUnregisterResource")
 
 
-cdef class _Mapping(_DeviceOnlyMemoryResource):
+cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
     """The memory resource of a mapped resource's buffer: freeing the buffer unmaps the
     resource. Not visible to users (``Buffer.memory_resource`` reads None for it)."""
 
@@ -198,7 +198,7 @@ cdef class GraphicsResource(Resource):
     cdef CUgraphicsResource _handle
     cdef Context _ctx
     # While mapped: the mapping and the buffer map() returned; else None.
-    cdef _Mapping _mapping
+    cdef _GraphicsMapping _mapping
     cdef Buffer _buffer
     # The stream ``with`` maps on (from_gl_buffer(stream=...)); None: ``with`` gives the
     # resource itself.
@@ -335,7 +335,7 @@ cdef class GraphicsResource(Resource):
         cdef CUresult err
         cdef CUresult undo = cydriver.CUDA_SUCCESS
         cdef ContextGuard guard
-        cdef _Mapping mapping
+        cdef _GraphicsMapping mapping
         s._check_open()
         # Check and map as one step. The driver calls keep the GIL (releasing the thread state
         # would suspend the section).
@@ -358,7 +358,7 @@ cdef class GraphicsResource(Resource):
                                              f"Buffer")
             check_call(err, f"{what}: cuGraphicsMapResources")
             check_call(undo, f"{what}: cuGraphicsUnmapResources")
-            mapping = _Mapping.__new__(_Mapping)
+            mapping = _GraphicsMapping.__new__(_GraphicsMapping)
             mapping._c_dealloc = True
             mapping._internal = True
             mapping._handle = handle
@@ -406,7 +406,7 @@ cdef class GraphicsResource(Resource):
     cdef int _unmap(self, Stream stream) except -1:
         """Close the mapped buffer, which unmaps (or, while a DLPack export of it is alive,
         unmaps at the export's end)."""
-        cdef _Mapping mapping = self._mapping
+        cdef _GraphicsMapping mapping = self._mapping
         cdef Buffer buf = self._buffer
         if mapping is None:
             return 0
@@ -440,7 +440,13 @@ cdef class GraphicsResource(Resource):
         self._close()
 
     cdef int _release(self) except -1:
-        cdef _Mapping mapping
+        # Under the section map() holds: a map() racing close() either ends first, and its
+        # mapping is undone here, or finds the resource closed.
+        with cython.critical_section(self):
+            return self._unmap_and_unregister()
+
+    cdef int _unmap_and_unregister(self) except -1:
+        cdef _GraphicsMapping mapping
         cdef CUgraphicsResource handle = self._handle
         cdef bint handed_over = False
         if handle == NULL:
@@ -489,7 +495,7 @@ cdef class GraphicsResource(Resource):
     def is_mapped(self):
         """True while mapped: from :meth:`map` until the unmap (a DLPack export of the buffer
         that outlives the buffer's close keeps it mapped until the export is released)."""
-        cdef _Mapping mapping = self._mapping
+        cdef _GraphicsMapping mapping = self._mapping
         return mapping is not None and mapping._mapped
 
     def __repr__(self):

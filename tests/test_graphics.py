@@ -375,6 +375,52 @@ def test_a_thread_without_contexts_gets_clear_errors(dev, gl):
 
 
 @pytest.mark.gpu
+def test_threads_mapping_unmapping_and_closing_one_resource_stay_consistent(dev, stream, gl):
+    name = gl.create_buffer(bytes(256))
+    res = GraphicsResource.from_gl_buffer(name)
+    unexpected = []
+    counts = {"mapped": 0}
+    lock = threading.Lock()
+
+    def worker(closer):
+        dev.set_current()
+        try:
+            for i in range(200):
+                try:
+                    buf = res.map(stream=stream)
+                    with lock:
+                        counts["mapped"] += 1
+                    if i % 2:
+                        buf.close()
+                    else:
+                        res.unmap()
+                except RuntimeError as exc:
+                    # Another thread holds the mapping, or the closer closed the resource.
+                    if not any(m in str(exc) for m in ("already mapped", "not mapped",
+                                                       "is closed")):
+                        raise
+            if closer:
+                res.close()
+        except BaseException as exc:  # reported below, with the thread's traceback text
+            unexpected.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(i == 0,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert unexpected == []
+    assert counts["mapped"] > 0
+    assert res.is_closed and not res.is_mapped
+    stream.sync()
+    # The GL buffer is free again: a new registration maps it.
+    again = GraphicsResource.from_gl_buffer(name)
+    again.map(stream=stream).close()
+    again.close()
+    gl.delete_buffer(name)
+
+
+@pytest.mark.gpu
 def test_gl_objects_deleted_or_context_destroyed_under_cuda_do_not_crash():
     # In a child: the outcome of deleting GL objects that CUDA still has registered (and
     # mapped) is the driver's, but the process must neither crash nor hang, and every call
