@@ -31,6 +31,7 @@ from cuda_core._stream cimport Stream, as_stream
 import weakref
 
 from cuda_core._checks import check_int
+from cuda_core._errors import CUDAError
 
 __all__ = ["GraphicsResource"]
 
@@ -113,13 +114,24 @@ cdef GraphicsResource _new_resource(object cls, CUgraphicsResource handle, Conte
     return res
 
 
-cdef int _unregister(CUgraphicsResource handle, Context ctx) except -1:
+cdef int _check_gl_call(CUresult err, str call) except -1:
+    """Check a map, unmap or unregister: without the OpenGL context current on the calling
+    thread the driver refuses it and does nothing, which the message says."""
+    if err == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
+        raise make_driver_error(err, f"{call}: the OpenGL context the object belongs to is not "
+                                     f"current on this thread; nothing was done (call it again "
+                                     f"where that context is current)")
+    return check_call(err, call)
+
+
+cdef CUresult _unregister(CUgraphicsResource handle, Context ctx) except *:
+    """cuGraphicsUnregisterResource in the registration's context; its result unchecked."""
     cdef CUresult err
     cdef ContextGuard guard
     with nogil:
         enter_context(guard, ctx._handle)
         err = cydriver.cuGraphicsUnregisterResource(handle)
-    return check_call(err, "cuGraphicsUnregisterResource")
+    return err
 
 
 cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
@@ -153,20 +165,24 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
         with cython.critical_section(self):
             if not self._mapped:
                 return 0
-            self._mapped = False
-            unregister = self._unregister
             enter_context(guard, self._ctx._handle)
             err = cydriver.cuGraphicsUnmapResources(1, &handle, cstream)
             exit_context(guard)
-        res = self._res_ref()
-        if res is not None and (<GraphicsResource>res)._mapping is self:
-            (<GraphicsResource>res)._mapping = None
-            (<GraphicsResource>res)._buffer = None
+            # Without the OpenGL context the driver did nothing: still mapped, for an unmap()
+            # or close() where it is current. Any other failure counts as unmapped.
+            if err != cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
+                self._mapped = False
+            unregister = self._unregister and not self._mapped
+        if not self._mapped:
+            res = self._res_ref()
+            if res is not None and (<GraphicsResource>res)._mapping is self:
+                (<GraphicsResource>res)._mapping = None
+                (<GraphicsResource>res)._buffer = None
         try:
-            check_call(err, "cuGraphicsUnmapResources")
+            _check_gl_call(err, "cuGraphicsUnmapResources")
         finally:
             if unregister:
-                _unregister(handle, self._ctx)
+                _check_gl_call(_unregister(handle, self._ctx), "cuGraphicsUnregisterResource")
         return 0
 
 
@@ -175,7 +191,9 @@ cdef class GraphicsResource(Resource):
 
     Not constructible directly: use :meth:`from_gl_buffer` or :meth:`from_gl_image`, with the
     OpenGL context that owns the object current on the calling thread, and the CUDA context of
-    the same GPU current too (:meth:`Device.set_current`).
+    the same GPU current too (:meth:`Device.set_current`). Map, unmap and close need that
+    OpenGL context current as well; elsewhere they raise ``CUDA_ERROR_INVALID_GRAPHICS_CONTEXT``
+    and change nothing.
 
     :meth:`map` gives a buffer resource's memory to CUDA as a :class:`~cuda_core.Buffer`;
     closing that buffer, or :meth:`unmap`, gives it back to OpenGL, stream-ordered. OpenGL must
@@ -356,7 +374,7 @@ cdef class GraphicsResource(Resource):
                 raise make_driver_error(err, f"{what}: an OpenGL image maps as a CUDA array, "
                                              f"not as a pointer; only a buffer maps to a "
                                              f"Buffer")
-            check_call(err, f"{what}: cuGraphicsMapResources")
+            _check_gl_call(err, f"{what}: cuGraphicsMapResources")
             check_call(undo, f"{what}: cuGraphicsUnmapResources")
             mapping = _GraphicsMapping.__new__(_GraphicsMapping)
             mapping._c_dealloc = True
@@ -448,22 +466,36 @@ cdef class GraphicsResource(Resource):
     cdef int _unmap_and_unregister(self) except -1:
         cdef _GraphicsMapping mapping
         cdef CUgraphicsResource handle = self._handle
+        cdef CUresult err
         cdef bint handed_over = False
         if handle == NULL:
             return 0
+        unmap_error = None
         try:
             self._unmap(None)
-        finally:
+        except CUDAError as exc:
+            if exc.code == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
+                self._closed = False  # nothing was done: open, to close where GL is current
+                raise
+            unmap_error = exc  # unmapped or not, unregister below
+        mapping = self._mapping
+        if mapping is not None:
+            with cython.critical_section(mapping):
+                # Still mapped: a DLPack export holds the buffer; the mapping unregisters
+                # right after its unmap.
+                handed_over = mapping._mapped
+                mapping._unregister = handed_over
+        if not handed_over:
+            err = _unregister(handle, self._ctx)
+            if err == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
+                self._closed = False
+            else:
+                self._handle = NULL
+            _check_gl_call(err, "cuGraphicsUnregisterResource")
+        else:
             self._handle = NULL
-            mapping = self._mapping
-            if mapping is not None:
-                with cython.critical_section(mapping):
-                    # Still mapped: a DLPack export holds the buffer; the mapping
-                    # unregisters right after its unmap.
-                    handed_over = mapping._mapped
-                    mapping._unregister = handed_over
-            if not handed_over:
-                _unregister(handle, self._ctx)
+        if unmap_error is not None:
+            raise unmap_error
         return 0
 
     cdef size_t _address(self) noexcept:
