@@ -22,7 +22,7 @@ from cuda_core._context cimport (Context, ContextGuard, context_from_handle, ent
                                  exit_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
-from cuda_core._memory._alloc cimport require_stream
+from cuda_core._memory._alloc cimport require_stream, sync_context
 from cuda_core._memory._buffer cimport (Buffer, _DeviceOnlyMemoryResource, deallocate_checked,
                                         new_buffer)
 from cuda_core._resource cimport Resource
@@ -144,6 +144,9 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
     cdef bint _mapped
     # The resource was closed while an export kept this mapped: its registration is ours now.
     cdef bint _unregister
+    # The stream of an unmap the driver refused (no OpenGL context): a retry without a stream
+    # of its own is ordered on it.
+    cdef Stream _refused_stream
 
     def allocate(self, size, *, stream=None):
         raise TypeError("a mapped graphics resource's buffer cannot allocate memory")
@@ -152,13 +155,20 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
         deallocate_checked(self, ptr, size, stream, "deallocate()")
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        """Unmap on ``stream`` (the context's NULL stream when None), once; then unregister
-        if the closed resource handed its registration over."""
+        """Unmap on ``stream`` (else the stream of a refused attempt, else the context's NULL
+        stream), once; then unregister if the closed resource handed its registration over."""
         cdef CUgraphicsResource handle = self._handle
-        cdef CUstream cstream = stream._handle if stream is not None else NULL
+        cdef CUstream cstream
         cdef CUresult err
         cdef bint unregister
         cdef ContextGuard guard
+        if stream is None:
+            stream = self._refused_stream
+        if stream is not None and stream._closed:
+            # Its work may still run: wait for the context, then unmap on the NULL stream.
+            sync_context(self._ctx._handle)
+            stream = None
+        cstream = stream._handle if stream is not None else NULL
         # One unmap, however many threads get here; the resource's close() reads _mapped
         # under the same section, so it never sees False before the unmap is done. The driver
         # call keeps the GIL (releasing the thread state would suspend the section).
@@ -172,6 +182,9 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
             # or close() where it is current. Any other failure counts as unmapped.
             if err != cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
                 self._mapped = False
+                self._refused_stream = None
+            else:
+                self._refused_stream = stream
             unregister = self._unregister and not self._mapped
         if not self._mapped:
             res = self._res_ref()
