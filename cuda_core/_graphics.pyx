@@ -18,6 +18,9 @@ cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUdeviceptr, CUgraphicsResource, CUresult, CUstream
 
+from posix.dlfcn cimport RTLD_NOW, dlopen, dlsym
+
+from cuda_core._atomic cimport load_ptr, store_ptr
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, enter_context,
                                  exit_context)
 from cuda_core._driver cimport ensure_driver
@@ -57,6 +60,59 @@ cdef dict _IMAGE_TARGETS = {
 }
 
 cdef object _GL_NAME_MAX = 0xFFFFFFFF
+
+
+# -- is an OpenGL context current on this thread? ---------------------------------------------
+#
+# The driver needs the OpenGL context that owns an object current on the calling thread to
+# register, map, unmap or unregister it. Without one it refuses some of these calls, and after
+# the context is destroyed a call may crash in the driver: so each call first asks EGL and GLX,
+# through the libraries the process has already loaded (never loading one), whether any
+# OpenGL context is current here. A context can only be made through one of them (on Linux,
+# for an NVIDIA driver), so "neither is loaded" means "none is current".
+
+cdef extern from "<dlfcn.h>" nogil:
+    int RTLD_NOLOAD
+
+ctypedef void* (*_current_context_fn)() noexcept nogil
+
+# eglGetCurrentContext and glXGetCurrentContext once found (never unset: a loaded library's
+# functions stay valid, as the process never unloads what it got through RTLD_NOLOAD).
+cdef void* _egl_current = NULL
+cdef void* _glx_current = NULL
+
+
+cdef void* _loaded_symbol(const char* library, const char* symbol) noexcept nogil:
+    cdef void* handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD)
+    return dlsym(handle, symbol) if handle != NULL else NULL
+
+
+cdef bint _asks(void** slot, const char* lib1, const char* lib2, const char* symbol) noexcept nogil:
+    """Whether the loader function in ``slot`` (found in lib1 or lib2, once) reports a current
+    context; False while neither library is loaded."""
+    cdef void* fn = load_ptr(slot)
+    if fn == NULL:
+        fn = _loaded_symbol(lib1, symbol)
+        if fn == NULL:
+            fn = _loaded_symbol(lib2, symbol)
+        if fn == NULL:
+            return False
+        store_ptr(slot, fn)
+    return (<_current_context_fn>fn)() != NULL
+
+
+cdef bint gl_context_current() noexcept nogil:
+    return (_asks(&_egl_current, "libEGL.so.1", "libEGL.so", "eglGetCurrentContext")
+            or _asks(&_glx_current, "libGLX.so.0", "libGL.so.1", "glXGetCurrentContext"))
+
+
+cdef int _require_gl_context(str what) except -1:
+    """Refuse, before the driver, a call made without an OpenGL context current here."""
+    if not gl_context_current():
+        raise make_driver_error(cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT,
+                                f"{what}: no OpenGL context is current on this thread (the one "
+                                f"that owns the object must be); nothing was done")
+    return 0
 
 
 cdef unsigned int _register_flags(object flags, bint image, str what) except? 0xFFFFFFFF:
@@ -115,12 +171,10 @@ cdef GraphicsResource _new_resource(object cls, CUgraphicsResource handle, Conte
 
 
 cdef int _check_gl_call(CUresult err, str call) except -1:
-    """Check a map, unmap or unregister: without the OpenGL context current on the calling
-    thread the driver refuses it and does nothing, which the message says."""
+    """Check a map, unmap or unregister the driver made (with some OpenGL context current)."""
     if err == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
-        raise make_driver_error(err, f"{call}: the OpenGL context the object belongs to is not "
-                                     f"current on this thread; nothing was done (call it again "
-                                     f"where that context is current)")
+        raise make_driver_error(err, f"{call}: the OpenGL context current on this thread is not "
+                                     f"the one that owns the object")
     return check_call(err, call)
 
 
@@ -144,8 +198,8 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
     cdef bint _mapped
     # The resource was closed while an export kept this mapped: its registration is ours now.
     cdef bint _unregister
-    # The stream of an unmap the driver refused (no OpenGL context): a retry without a stream
-    # of its own is ordered on it.
+    # The stream of an unmap refused for want of an OpenGL context: the unmap done later
+    # without a stream of its own is ordered on it.
     cdef Stream _refused_stream
 
     def allocate(self, size, *, stream=None):
@@ -156,7 +210,8 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         """Unmap on ``stream`` (else the stream of a refused attempt, else the context's NULL
-        stream), once; then unregister if the closed resource handed its registration over."""
+        stream), once; then unregister if the closed resource handed its registration over.
+        Without an OpenGL context current, refuse and stay mapped."""
         cdef CUgraphicsResource handle = self._handle
         cdef CUstream cstream
         cdef CUresult err
@@ -164,6 +219,9 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
         cdef ContextGuard guard
         if stream is None:
             stream = self._refused_stream
+        if self._mapped and not gl_context_current():
+            self._refused_stream = stream  # still mapped: an unmap on the OpenGL thread uses it
+            _require_gl_context("cuGraphicsUnmapResources")
         if stream is not None and stream._closed:
             # Its work may still run: wait for the context, then unmap on the NULL stream.
             sync_context(self._ctx._handle)
@@ -178,19 +236,14 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
             enter_context(guard, self._ctx._handle)
             err = cydriver.cuGraphicsUnmapResources(1, &handle, cstream)
             exit_context(guard)
-            # Without the OpenGL context the driver did nothing: still mapped, for an unmap()
-            # or close() where it is current. Any other failure counts as unmapped.
-            if err != cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
-                self._mapped = False
-                self._refused_stream = None
-            else:
-                self._refused_stream = stream
-            unregister = self._unregister and not self._mapped
-        if not self._mapped:
-            res = self._res_ref()
-            if res is not None and (<GraphicsResource>res)._mapping is self:
-                (<GraphicsResource>res)._mapping = None
-                (<GraphicsResource>res)._buffer = None
+            # Failed or not, the driver had its try: unmapped for us (never tried again).
+            self._mapped = False
+            self._refused_stream = None
+            unregister = self._unregister
+        res = self._res_ref()
+        if res is not None and (<GraphicsResource>res)._mapping is self:
+            (<GraphicsResource>res)._mapping = None
+            (<GraphicsResource>res)._buffer = None
         try:
             _check_gl_call(err, "cuGraphicsUnmapResources")
         finally:
@@ -205,8 +258,8 @@ cdef class GraphicsResource(Resource):
     Not constructible directly: use :meth:`from_gl_buffer` or :meth:`from_gl_image`, with the
     OpenGL context that owns the object current on the calling thread, and the CUDA context of
     the same GPU current too (:meth:`Device.set_current`). Map, unmap and close need that
-    OpenGL context current as well; elsewhere they raise ``CUDA_ERROR_INVALID_GRAPHICS_CONTEXT``
-    and change nothing.
+    OpenGL context current as well: where no OpenGL context is current, each raises
+    ``CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`` before calling the driver and changes nothing.
 
     :meth:`map` gives a buffer resource's memory to CUDA as a :class:`~cuda_core.Buffer`;
     closing that buffer, or :meth:`unmap`, gives it back to OpenGL, stream-ordered. OpenGL must
@@ -278,6 +331,7 @@ cdef class GraphicsResource(Resource):
         if name == 0:
             raise ValueError(f"{what}: gl_buffer is 0, which names no OpenGL buffer")
         ctx = _current_context(what)
+        _require_gl_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterBuffer(&handle, name, cflags)
         _check_registration(err, "cuGraphicsGLRegisterBuffer", what)
@@ -326,6 +380,7 @@ cdef class GraphicsResource(Resource):
                              f"the targets are " + ", ".join(
                                  f"{n} (0x{v:04x})" for v, n in _IMAGE_TARGETS.items()))
         ctx = _current_context(what)
+        _require_gl_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterImage(&handle, name, gl_target, cflags)
         _check_registration(err, "cuGraphicsGLRegisterImage", what)
@@ -375,6 +430,7 @@ cdef class GraphicsResource(Resource):
             if self._mapping is not None:
                 raise RuntimeError(f"{what}: the resource is already mapped; unmap() it, or "
                                    f"close the Buffer map() returned, first")
+            _require_gl_context(what)
             handle = self._handle
             enter_context(guard, self._ctx._handle)
             err = cydriver.cuGraphicsMapResources(1, &handle, cstream)
@@ -479,18 +535,17 @@ cdef class GraphicsResource(Resource):
     cdef int _unmap_and_unregister(self) except -1:
         cdef _GraphicsMapping mapping
         cdef CUgraphicsResource handle = self._handle
-        cdef CUresult err
         cdef bint handed_over = False
         if handle == NULL:
             return 0
+        if not gl_context_current():
+            self._closed = False  # nothing was done: still open, to close on the OpenGL thread
+            _require_gl_context("GraphicsResource.close()")
         unmap_error = None
         try:
             self._unmap(None)
         except CUDAError as exc:
-            if exc.code == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
-                self._closed = False  # nothing was done: open, to close where GL is current
-                raise
-            unmap_error = exc  # unmapped or not, unregister below
+            unmap_error = exc  # the driver had its try: unregister below
         mapping = self._mapping
         if mapping is not None:
             with cython.critical_section(mapping):
@@ -498,15 +553,9 @@ cdef class GraphicsResource(Resource):
                 # right after its unmap.
                 handed_over = mapping._mapped
                 mapping._unregister = handed_over
+        self._handle = NULL
         if not handed_over:
-            err = _unregister(handle, self._ctx)
-            if err == cydriver.CUDA_ERROR_INVALID_GRAPHICS_CONTEXT:
-                self._closed = False
-            else:
-                self._handle = NULL
-            _check_gl_call(err, "cuGraphicsUnregisterResource")
-        else:
-            self._handle = NULL
+            _check_gl_call(_unregister(handle, self._ctx), "cuGraphicsUnregisterResource")
         if unmap_error is not None:
             raise unmap_error
         return 0

@@ -370,15 +370,16 @@ def test_a_thread_without_contexts_gets_clear_errors(dev, gl):
         t.join()
     # No CUDA context current; then a CUDA context but no OpenGL context on that thread.
     assert "no CUDA context is current on this thread" in errors[False]
-    assert "is an OpenGL context current on this thread" in errors[True]
+    assert "no OpenGL context is current on this thread" in errors[True]
+    assert "CUDA_ERROR_INVALID_GRAPHICS_CONTEXT" in errors[True]
     gl.delete_buffer(name)
 
 
 @pytest.mark.gpu
 def test_a_thread_without_the_gl_context_is_refused_and_changes_nothing(dev, stream, gl):
     # Map, unmap and unregister need the OpenGL context current on the calling thread (an
-    # OpenGL context is current on one thread at a time). Elsewhere each raises, says so, and
-    # leaves the resource as it was, to be done again on the OpenGL thread.
+    # OpenGL context is current on one thread at a time). Elsewhere each is refused before the
+    # driver, says so, and leaves the resource as it was, to be done on the OpenGL thread.
     name = gl.create_buffer(bytes(64))
     res = GraphicsResource.from_gl_buffer(name)
     buf = res.map(stream=stream)
@@ -397,7 +398,7 @@ def test_a_thread_without_the_gl_context_is_refused_and_changes_nothing(dev, str
         t.start()
         t.join()
 
-    hint = "the OpenGL context the object belongs to is not current on this thread"
+    hint = "no OpenGL context is current on this thread (the one that owns the object must be)"
     elsewhere(res.unmap, res.close)
     assert len(seen) == 2 and all(hint in m and "INVALID_GRAPHICS_CONTEXT" in m for m in seen)
     assert res.is_mapped and not res.is_closed and buf.is_closed
@@ -453,6 +454,7 @@ def test_gl_objects_deleted_or_context_destroyed_under_cuda_do_not_crash():
         ctx.close()
         attempt("map_after_context_gone", lambda: registered.map(stream=s).close())
         attempt("close_after_context_gone", registered.close)
+        del registered  # its finalizer is refused too: a warning, no driver call
         attempt("device_still_works", lambda: (dev.allocate(64, stream=s).close(), s.sync()))
         print(" ".join(outcomes))
     """)
@@ -460,4 +462,7 @@ def test_gl_objects_deleted_or_context_destroyed_under_cuda_do_not_crash():
     assert result.returncode == 0, result.stderr
     if result.stdout.startswith("SKIP"):
         pytest.skip(f"no headless OpenGL on this machine: {result.stdout[5:].strip()}")
+    # With the context gone, nothing reaches the driver: each call is refused first.
+    assert "map_after_context_gone:CUDAError close_after_context_gone:CUDAError" in result.stdout
     assert "device_still_works:ok" in result.stdout, result.stdout
+    assert "GraphicsResource" in result.stderr and "no OpenGL context" in result.stderr
