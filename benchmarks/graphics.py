@@ -62,6 +62,19 @@ def _resource(module, s):
     return res, cleanup
 
 
+def _raw_registration():
+    """The driver module, a stream of ours, the GL buffer registered through cuda.bindings, and
+    the cleanup that unregisters it and closes the stream."""
+    d = _cuda.driver()
+    s = _stream(OURS)
+    res = _cuda.check(d.cuGraphicsGLRegisterBuffer(_gl_buffer, 0), "cuGraphicsGLRegisterBuffer")
+
+    def cleanup():
+        _cuda.check(d.cuGraphicsUnregisterResource(res), "cuGraphicsUnregisterResource")
+        s.close()
+    return d, s, res, cleanup
+
+
 def register_case() -> Case:
     def make(module):
         def setup():
@@ -104,28 +117,14 @@ def map_case(stmt, title, note) -> Case:
         return setup
 
     def raw():
-        d = _cuda.driver()
-        s = _stream(OURS)
-        res = _cuda.check(d.cuGraphicsGLRegisterBuffer(_gl_buffer, 0),
-                          "cuGraphicsGLRegisterBuffer")
+        d, s, res, cleanup = _raw_registration()
         st = d.CUstream(int(s.handle))
-
-        def cleanup():
-            _cuda.check(d.cuGraphicsUnregisterResource(res), "cuGraphicsUnregisterResource")
-            s.close()
         return Prepared({"map_": d.cuGraphicsMapResources, "unmap": d.cuGraphicsUnmapResources,
                          "pointer": d.cuGraphicsResourceGetMappedPointer, "r": res, "st": st},
                         cleanup, s.sync)
 
     def floor():
-        d = _cuda.driver()
-        s = _stream(OURS)
-        res = _cuda.check(d.cuGraphicsGLRegisterBuffer(_gl_buffer, 0),
-                          "cuGraphicsGLRegisterBuffer")
-
-        def cleanup():
-            _cuda.check(d.cuGraphicsUnregisterResource(res), "cuGraphicsUnregisterResource")
-            s.close()
+        _, s, res, cleanup = _raw_registration()
         return Prepared(_floor.timed(_floor.load().floor_graphics_map_unmap, int(res),
                                      int(s.handle)), cleanup, s.sync)
 

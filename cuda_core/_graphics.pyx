@@ -4,10 +4,11 @@ Who holds whom. A resource holds its registration (``CUgraphicsResource``), give
 ``close()`` or the finalizer, and, while mapped, the :class:`~cuda_core.Buffer` that ``map()``
 returned, as cuda.core's does: a mapping lasts until ``unmap()``, the buffer's own ``close()``
 or the resource's ``close()``, whether or not the caller kept the buffer. The buffer's memory
-resource is a private ``_GraphicsMapping`` whose free is the unmap, ordered on the buffer's
-deallocation stream (the mapping stream unless ``close``/``unmap`` names another). The mapping
-refers to the resource only weakly, so there is no reference cycle: a resource dropped while
-mapped is finalized, which unmaps (closing its buffer) and unregisters.
+resource is the resource's private ``_GraphicsMapping`` (one per resource, made at
+registration) whose free is the unmap, ordered on the buffer's deallocation stream (the
+mapping stream unless ``close``/``unmap`` names another). The mapping does not refer back to
+the resource, so there is no reference cycle: a resource dropped while mapped is finalized,
+which unmaps (closing its buffer) and unregisters.
 
 A mapped buffer exported through DLPack unmaps when the last export is released, as any
 buffer frees then; a resource closed meanwhile hands its registration to the mapping, which
@@ -30,8 +31,6 @@ from cuda_core._memory._buffer cimport (Buffer, _DeviceOnlyMemoryResource, deall
                                         new_buffer)
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream
-
-import weakref
 
 from cuda_core._checks import check_int
 from cuda_core._errors import CUDAError
@@ -164,8 +163,15 @@ cdef int _check_registration(CUresult err, str call, str what) except -1:
 cdef GraphicsResource _new_resource(object cls, CUgraphicsResource handle, Context ctx,
                                     Stream stream):
     cdef GraphicsResource res = GraphicsResource.__new__(cls)
+    cdef _GraphicsMapping mapping = _GraphicsMapping.__new__(_GraphicsMapping)
+    mapping._c_dealloc = True
+    mapping._internal = True
+    mapping._handle = handle
+    mapping._ctx = ctx
+    mapping._dev_id = ctx._device_id
     res._handle = handle
     res._ctx = ctx
+    res._mapping = mapping
     res._enter_stream = stream
     return res
 
@@ -194,7 +200,6 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
 
     cdef CUgraphicsResource _handle
     cdef Context _ctx
-    cdef object _res_ref   # weak reference to the GraphicsResource
     cdef bint _mapped
     # The resource was closed while an export kept this mapped: its registration is ours now.
     cdef bint _unregister
@@ -240,10 +245,6 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
             self._mapped = False
             self._refused_stream = None
             unregister = self._unregister
-        res = self._res_ref()
-        if res is not None and (<GraphicsResource>res)._mapping is self:
-            (<GraphicsResource>res)._mapping = None
-            (<GraphicsResource>res)._buffer = None
         try:
             _check_gl_call(err, "cuGraphicsUnmapResources")
         finally:
@@ -281,7 +282,8 @@ cdef class GraphicsResource(Resource):
 
     cdef CUgraphicsResource _handle
     cdef Context _ctx
-    # While mapped: the mapping and the buffer map() returned; else None.
+    # The buffers' memory resource (None for a bare __new__), and the buffer map() returned
+    # last (None before the first map).
     cdef _GraphicsMapping _mapping
     cdef Buffer _buffer
     # The stream ``with`` maps on (from_gl_buffer(stream=...)); None: ``with`` gives the
@@ -427,7 +429,8 @@ cdef class GraphicsResource(Resource):
         # would suspend the section).
         with cython.critical_section(self):
             self._check_registered()
-            if self._mapping is not None:
+            mapping = self._mapping
+            if mapping._mapped:
                 raise RuntimeError(f"{what}: the resource is already mapped; unmap() it, or "
                                    f"close the Buffer map() returned, first")
             _require_gl_context(what)
@@ -445,16 +448,8 @@ cdef class GraphicsResource(Resource):
                                              f"Buffer")
             _check_gl_call(err, f"{what}: cuGraphicsMapResources")
             check_call(undo, f"{what}: cuGraphicsUnmapResources")
-            mapping = _GraphicsMapping.__new__(_GraphicsMapping)
-            mapping._c_dealloc = True
-            mapping._internal = True
-            mapping._handle = handle
-            mapping._ctx = self._ctx
-            mapping._dev_id = self._ctx._device_id
-            mapping._res_ref = weakref.ref(self)
             mapping._mapped = True
             buf = new_buffer(ptr, size, mapping, s)
-            self._mapping = mapping
             self._buffer = buf
         return buf
 
@@ -478,7 +473,7 @@ cdef class GraphicsResource(Resource):
         self._check_registered()
         if s is not None:
             s._check_open()
-        if self._mapping is None:
+        if not self._mapping._mapped:
             raise RuntimeError(f"{what}: the resource is not mapped")
         self._unmap(s)
 
@@ -495,7 +490,7 @@ cdef class GraphicsResource(Resource):
         unmaps at the export's end)."""
         cdef _GraphicsMapping mapping = self._mapping
         cdef Buffer buf = self._buffer
-        if mapping is None:
+        if mapping is None or not mapping._mapped:
             return 0
         if not buf._closed:
             if stream is not None:
@@ -520,7 +515,7 @@ cdef class GraphicsResource(Resource):
         cdef Stream s
         if self._closed:
             return
-        if stream is not None and self._mapping is not None:
+        if stream is not None and self._mapping is not None and self._mapping._mapped:
             s = as_stream(stream, "GraphicsResource.close(): stream")
             s._check_open()
             self._unmap(s)
@@ -547,13 +542,13 @@ cdef class GraphicsResource(Resource):
         except CUDAError as exc:
             unmap_error = exc  # the driver had its try: unregister below
         mapping = self._mapping
-        if mapping is not None:
-            with cython.critical_section(mapping):
-                # Still mapped: a DLPack export holds the buffer; the mapping unregisters
-                # right after its unmap.
-                handed_over = mapping._mapped
-                mapping._unregister = handed_over
+        with cython.critical_section(mapping):
+            # Still mapped: a DLPack export holds the buffer; the mapping unregisters right
+            # after its unmap.
+            handed_over = mapping._mapped
+            mapping._unregister = handed_over
         self._handle = NULL
+        self._buffer = None
         if not handed_over:
             _check_gl_call(_unregister(handle, self._ctx), "cuGraphicsUnregisterResource")
         if unmap_error is not None:
@@ -589,9 +584,8 @@ cdef class GraphicsResource(Resource):
     def is_mapped(self):
         """True while mapped: from :meth:`map` until the unmap (a DLPack export of the buffer
         that outlives the buffer's close keeps it mapped until the export is released)."""
-        cdef _GraphicsMapping mapping = self._mapping
-        return mapping is not None and mapping._mapped
+        return self._mapping is not None and self._mapping._mapped
 
     def __repr__(self):
-        state = " closed" if self._closed else (" mapped" if self._mapping is not None else "")
+        state = " closed" if self._closed else (" mapped" if self.is_mapped else "")
         return f"<GraphicsResource 0x{<size_t>self._handle:x}{state}>"
