@@ -64,11 +64,14 @@ cdef object _GL_NAME_MAX = 0xFFFFFFFF
 # -- is an OpenGL context current on this thread? ---------------------------------------------
 #
 # The driver needs the OpenGL context that owns an object current on the calling thread to
-# register, map, unmap or unregister it. Without one it refuses some of these calls, and after
-# the context is destroyed a call may crash in the driver: so each call first asks EGL and GLX,
-# through the libraries the process has already loaded (never loading one), whether any
-# OpenGL context is current here. A context can only be made through one of them (on Linux,
-# for an NVIDIA driver), so "neither is loaded" means "none is current".
+# register, map, unmap or unregister it. It refuses a registration or a map without one, with
+# an error code that does not say so; an unmap or unregister it refuses may still have done
+# part of its work (a second try has crashed in the driver). So unmap and unregister first ask
+# EGL and GLX, through the libraries the process has already loaded (never loading one),
+# whether any OpenGL context is current here, and refuse before the driver where none is;
+# a failed registration or map asks afterwards, to name the cause. A context can only be made
+# through one of them (on Linux, for an NVIDIA driver), so "neither is loaded" means "none is
+# current".
 
 cdef extern from "<dlfcn.h>" nogil:
     int RTLD_NOLOAD
@@ -153,6 +156,7 @@ cdef Context _current_context(str what):
 cdef int _check_registration(CUresult err, str call, str what) except -1:
     if err == cydriver.CUDA_SUCCESS:
         return 0
+    _require_gl_context(what)  # the likeliest cause, named first
     if err == cydriver.CUDA_ERROR_INVALID_VALUE or err == cydriver.CUDA_ERROR_INVALID_HANDLE:
         raise make_driver_error(err, f"{what}: {call} refused the object (is an OpenGL context "
                                      f"current on this thread, on this GPU, and does the name "
@@ -260,7 +264,8 @@ cdef class GraphicsResource(Resource):
     OpenGL context that owns the object current on the calling thread, and the CUDA context of
     the same GPU current too (:meth:`Device.set_current`). Map, unmap and close need that
     OpenGL context current as well: where no OpenGL context is current, each raises
-    ``CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`` before calling the driver and changes nothing.
+    ``CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`` and changes nothing (an unmap or close is refused
+    before the driver is called).
 
     :meth:`map` gives a buffer resource's memory to CUDA as a :class:`~cuda_core.Buffer`;
     closing that buffer, or :meth:`unmap`, gives it back to OpenGL, stream-ordered. OpenGL must
@@ -333,7 +338,6 @@ cdef class GraphicsResource(Resource):
         if name == 0:
             raise ValueError(f"{what}: gl_buffer is 0, which names no OpenGL buffer")
         ctx = _current_context(what)
-        _require_gl_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterBuffer(&handle, name, cflags)
         _check_registration(err, "cuGraphicsGLRegisterBuffer", what)
@@ -382,7 +386,6 @@ cdef class GraphicsResource(Resource):
                              f"the targets are " + ", ".join(
                                  f"{n} (0x{v:04x})" for v, n in _IMAGE_TARGETS.items()))
         ctx = _current_context(what)
-        _require_gl_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterImage(&handle, name, gl_target, cflags)
         _check_registration(err, "cuGraphicsGLRegisterImage", what)
@@ -433,7 +436,6 @@ cdef class GraphicsResource(Resource):
             if mapping._mapped:
                 raise RuntimeError(f"{what}: the resource is already mapped; unmap() it, or "
                                    f"close the Buffer map() returned, first")
-            _require_gl_context(what)
             handle = self._handle
             enter_context(guard, self._ctx._handle)
             err = cydriver.cuGraphicsMapResources(1, &handle, cstream)
@@ -446,6 +448,8 @@ cdef class GraphicsResource(Resource):
                 raise make_driver_error(err, f"{what}: an OpenGL image maps as a CUDA array, "
                                              f"not as a pointer; only a buffer maps to a "
                                              f"Buffer")
+            if err != cydriver.CUDA_SUCCESS:
+                _require_gl_context(what)  # the likeliest cause, named first
             _check_gl_call(err, f"{what}: cuGraphicsMapResources")
             check_call(undo, f"{what}: cuGraphicsUnmapResources")
             mapping._mapped = True
