@@ -3,7 +3,7 @@ registered, mapped, written by kernels and read back through OpenGL (GPU, headle
 
 The GPU tests need an OpenGL library and an EGL device (``libEGL.so.1``, ``libOpenGL.so.0``
 and the NVIDIA EGL vendor library): the GPU machine has them once the GL loaders are carried
-(see docs/contributing.rst). Without them they skip, naming what is missing.
+(see "Headless machines" in docs/opengl.rst). Without them they skip, naming what is missing.
 """
 
 import gc
