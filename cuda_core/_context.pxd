@@ -22,7 +22,7 @@ cdef Context primary_context(int device_id)
 cdef int primary_ordinal(CUcontext handle) noexcept nogil
 cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)
-cdef Context current_context()
+cdef Context current_context(str what=*)
 cdef int current_ordinal() except -1
 
 

@@ -17,7 +17,7 @@ from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
 
 from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 
 from cuda.bindings import driver as _driver_py
 
@@ -233,13 +233,16 @@ cdef Context context_from_handle(CUcontext handle):
     return _new_context(handle, <int>dev, False)
 
 
-cdef Context current_context():
-    """The context current on this thread; CUDAError when there is none."""
+cdef Context current_context(str what=None):
+    """The context current on this thread; CUDAError when there is none (the message starts
+    with ``what`` when given)."""
     cdef CUcontext handle = NULL
     ensure_driver()
     HANDLE_RETURN(cydriver.cuCtxGetCurrent(&handle))
     if handle == NULL:
-        HANDLE_RETURN(cydriver.CUDA_ERROR_INVALID_CONTEXT)
+        message = "no CUDA context is current on this thread (call Device.set_current() first)"
+        raise make_driver_error(cydriver.CUDA_ERROR_INVALID_CONTEXT,
+                                f"{what}: {message}" if what else message)
     return context_from_handle(handle)
 
 

@@ -22,10 +22,9 @@ from cuda.bindings.cydriver cimport CUdeviceptr, CUgraphicsResource, CUresult, C
 from posix.dlfcn cimport RTLD_NOW, dlopen, dlsym
 
 from cuda_core._atomic cimport load_ptr, store_ptr
-from cuda_core._context cimport (Context, ContextGuard, context_from_handle, enter_context,
+from cuda_core._context cimport (Context, ContextGuard, current_context, enter_context,
                                  exit_context)
-from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
+from cuda_core._errors cimport check_call, make_driver_error
 from cuda_core._memory._alloc cimport require_stream, sync_context
 from cuda_core._memory._buffer cimport (Buffer, _DeviceOnlyMemoryResource, deallocate_checked,
                                         new_buffer)
@@ -141,18 +140,6 @@ cdef unsigned int _register_flags(object flags, bint image, str what) except? 0x
     return result
 
 
-cdef Context _current_context(str what):
-    """The context current on the calling thread, which the registration belongs to."""
-    cdef cydriver.CUcontext handle = NULL
-    ensure_driver()
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&handle))
-    if handle == NULL:
-        raise make_driver_error(cydriver.CUDA_ERROR_INVALID_CONTEXT,
-                                f"{what}: no CUDA context is current on this thread (call "
-                                f"Device.set_current() first)")
-    return context_from_handle(handle)
-
-
 cdef int _check_registration(CUresult err, str call, str what) except -1:
     if err == cydriver.CUDA_SUCCESS:
         return 0
@@ -173,8 +160,6 @@ cdef GraphicsResource _new_resource(object cls, CUgraphicsResource handle, Conte
     mapping._handle = handle
     mapping._ctx = ctx
     mapping._dev_id = ctx._device_id
-    res._handle = handle
-    res._ctx = ctx
     res._mapping = mapping
     res._enter_stream = stream
     return res
@@ -188,25 +173,16 @@ cdef int _check_gl_call(CUresult err, str call) except -1:
     return check_call(err, call)
 
 
-cdef CUresult _unregister(CUgraphicsResource handle, Context ctx) except *:
-    """cuGraphicsUnregisterResource in the registration's context; its result unchecked."""
-    cdef CUresult err
-    cdef ContextGuard guard
-    with nogil:
-        enter_context(guard, ctx._handle)
-        err = cydriver.cuGraphicsUnregisterResource(handle)
-    return err
-
-
 cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
-    """The memory resource of a mapped resource's buffer: freeing the buffer unmaps the
-    resource. Not visible to users (``Buffer.memory_resource`` reads None for it)."""
+    """A resource's registration (handle and context) and its mapping state; also the memory
+    resource of the buffers map() returns: freeing one unmaps. Not visible to users
+    (``Buffer.memory_resource`` reads None for it)."""
 
     cdef CUgraphicsResource _handle
     cdef Context _ctx
     cdef bint _mapped
-    # The resource was closed while an export kept this mapped: its registration is ours now.
-    cdef bint _unregister
+    # The resource was closed while an export kept this mapped: unregister after the unmap.
+    cdef bint _unregister_after_unmap
     # The stream of an unmap refused for want of an OpenGL context: the unmap done later
     # without a stream of its own is ordered on it.
     cdef Stream _refused_stream
@@ -248,13 +224,23 @@ cdef class _GraphicsMapping(_DeviceOnlyMemoryResource):
             # Failed or not, the driver had its try: unmapped for us (never tried again).
             self._mapped = False
             self._refused_stream = None
-            unregister = self._unregister
+            unregister = self._unregister_after_unmap
         try:
             _check_gl_call(err, "cuGraphicsUnmapResources")
         finally:
             if unregister:
-                _check_gl_call(_unregister(handle, self._ctx), "cuGraphicsUnregisterResource")
+                self._unregister()
         return 0
+
+    cdef int _unregister(self) except -1:
+        """cuGraphicsUnregisterResource in the registration's context."""
+        cdef CUgraphicsResource handle = self._handle
+        cdef CUresult err
+        cdef ContextGuard guard
+        with nogil:
+            enter_context(guard, self._ctx._handle)
+            err = cydriver.cuGraphicsUnregisterResource(handle)
+        return _check_gl_call(err, "cuGraphicsUnregisterResource")
 
 
 cdef class GraphicsResource(Resource):
@@ -285,10 +271,9 @@ cdef class GraphicsResource(Resource):
             ...                          # mapped on entry; unmapped and unregistered on exit
     """
 
-    cdef CUgraphicsResource _handle
-    cdef Context _ctx
-    # The buffers' memory resource (None for a bare __new__), and the buffer map() returned
-    # last (None before the first map).
+    # The registration: handle, context, mapped state, and the memory resource of the
+    # buffers map() returns (None for a bare __new__); the buffer map() returned last (None
+    # before the first map).
     cdef _GraphicsMapping _mapping
     cdef Buffer _buffer
     # The stream ``with`` maps on (from_gl_buffer(stream=...)); None: ``with`` gives the
@@ -337,7 +322,7 @@ cdef class GraphicsResource(Resource):
         cdef CUresult err
         if name == 0:
             raise ValueError(f"{what}: gl_buffer is 0, which names no OpenGL buffer")
-        ctx = _current_context(what)
+        ctx = current_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterBuffer(&handle, name, cflags)
         _check_registration(err, "cuGraphicsGLRegisterBuffer", what)
@@ -385,7 +370,7 @@ cdef class GraphicsResource(Resource):
             raise ValueError(f"{what}: target 0x{gl_target:x} is not one CUDA can register; "
                              f"the targets are " + ", ".join(
                                  f"{n} (0x{v:04x})" for v, n in _IMAGE_TARGETS.items()))
-        ctx = _current_context(what)
+        ctx = current_context(what)
         with nogil:
             err = cydriver.cuGraphicsGLRegisterImage(&handle, name, gl_target, cflags)
         _check_registration(err, "cuGraphicsGLRegisterImage", what)
@@ -436,8 +421,8 @@ cdef class GraphicsResource(Resource):
             if mapping._mapped:
                 raise RuntimeError(f"{what}: the resource is already mapped; unmap() it, or "
                                    f"close the Buffer map() returned, first")
-            handle = self._handle
-            enter_context(guard, self._ctx._handle)
+            handle = mapping._handle
+            enter_context(guard, mapping._ctx._handle)
             err = cydriver.cuGraphicsMapResources(1, &handle, cstream)
             if err == cydriver.CUDA_SUCCESS:
                 err = cydriver.cuGraphicsResourceGetMappedPointer(&ptr, &size, handle)
@@ -484,7 +469,7 @@ cdef class GraphicsResource(Resource):
     cdef int _check_registered(self) except -1:
         """Open, and made by a factory (a bare ``__new__`` has no registration)."""
         self._check_open()
-        if self._handle == NULL:
+        if self._mapping is None:
             raise RuntimeError("this GraphicsResource was never registered; use "
                                "GraphicsResource.from_gl_buffer() or from_gl_image()")
         return 0
@@ -532,10 +517,9 @@ cdef class GraphicsResource(Resource):
             return self._unmap_and_unregister()
 
     cdef int _unmap_and_unregister(self) except -1:
-        cdef _GraphicsMapping mapping
-        cdef CUgraphicsResource handle = self._handle
+        cdef _GraphicsMapping mapping = self._mapping
         cdef bint handed_over = False
-        if handle == NULL:
+        if mapping is None:
             return 0
         if not gl_context_current():
             self._closed = False  # nothing was done: still open, to close on the OpenGL thread
@@ -545,22 +529,20 @@ cdef class GraphicsResource(Resource):
             self._unmap(None)
         except CUDAError as exc:
             unmap_error = exc  # the driver had its try: unregister below
-        mapping = self._mapping
         with cython.critical_section(mapping):
             # Still mapped: a DLPack export holds the buffer; the mapping unregisters right
             # after its unmap.
             handed_over = mapping._mapped
-            mapping._unregister = handed_over
-        self._handle = NULL
+            mapping._unregister_after_unmap = handed_over
         self._buffer = None
         if not handed_over:
-            _check_gl_call(_unregister(handle, self._ctx), "cuGraphicsUnregisterResource")
+            mapping._unregister()
         if unmap_error is not None:
             raise unmap_error
         return 0
 
     cdef size_t _address(self) noexcept:
-        return <size_t>self._handle
+        return 0 if self._mapping is None else <size_t>self._mapping._handle
 
     def __enter__(self):
         self._check_registered()
@@ -576,13 +558,13 @@ cdef class GraphicsResource(Resource):
 
     @property
     def handle(self):
-        """The ``CUgraphicsResource`` as an int."""
-        return <size_t>self._handle
+        """The ``CUgraphicsResource`` as an int; 0 once closed."""
+        return 0 if self._closed else self._address()
 
     @property
     def resource_handle(self):
         """The same as :attr:`handle`."""
-        return <size_t>self._handle
+        return self.handle
 
     @property
     def is_mapped(self):
@@ -592,4 +574,4 @@ cdef class GraphicsResource(Resource):
 
     def __repr__(self):
         state = " closed" if self._closed else (" mapped" if self.is_mapped else "")
-        return f"<GraphicsResource 0x{<size_t>self._handle:x}{state}>"
+        return f"<GraphicsResource 0x{self.handle:x}{state}>"
