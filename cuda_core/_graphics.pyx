@@ -504,6 +504,10 @@ cdef class GraphicsResource(Resource):
         cdef Stream s
         if self._closed:
             return
+        if self._mapping is not None:
+            # Refused before anything is done: the resource stays open, to close on the
+            # OpenGL thread.
+            _require_gl_context("GraphicsResource.close()")
         if stream is not None and self._mapping is not None and self._mapping._mapped:
             s = as_stream(stream, "GraphicsResource.close(): stream")
             s._check_open()
@@ -521,9 +525,8 @@ cdef class GraphicsResource(Resource):
         cdef bint handed_over = False
         if mapping is None:
             return 0
-        if not gl_context_current():
-            self._closed = False  # nothing was done: still open, to close on the OpenGL thread
-            _require_gl_context("GraphicsResource.close()")
+        # close() asked already; the finalizer comes here without it (and leaks, warning).
+        _require_gl_context("GraphicsResource.close()")
         unmap_error = None
         try:
             self._unmap(None)
