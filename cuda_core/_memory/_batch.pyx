@@ -22,12 +22,12 @@ from libc.string cimport memcmp, memset
 from libcpp.vector cimport vector
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
-from cuda_core._driver cimport driver_version
+from cuda_core._driver cimport cuda_version, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport require_stream, stream_context
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory._copy cimport (check_batch_stream, check_not_capturing, copy_bytes,
-                                      cuda_version, during_api_call_refusal, fill_attributes)
+                                      during_api_call_refusal, fill_attributes)
 from cuda_core._memory._location cimport as_location
 from cuda_core._stream cimport Stream, is_foreign_stream
 
