@@ -164,7 +164,8 @@ def copy_batch(stream, srcs, dsts, *, options=None):
     for i in range(n):
         sb = <Buffer>src_items[i]
         db = <Buffer>dst_items[i]
-        fill_attributes(opts[i], &attr, what)
+        if i == 0 or opts[i] is not opts[i - 1]:  # one options object for all: filled once
+            fill_attributes(opts[i], &attr, what)
         if sb._size == 0:
             continue
         if attrs.empty() or memcmp(&attr, &attrs.back(), sizeof(CUmemcpyAttributes)) != 0:
