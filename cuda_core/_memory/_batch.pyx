@@ -38,8 +38,8 @@ __all__ = ["copy_batch", "discard_batch", "discard_prefetch_batch", "prefetch_ba
 
 cdef Stream _batch_stream(object stream, str what, bint allow_builder):
     cdef Stream s
-    if (not allow_builder and stream is not None and not isinstance(stream, Stream)
-            and not is_foreign_stream(stream)):
+    # Neither a Stream nor a foreign stream: a GraphBuilder (None is "foreign", refused below).
+    if not allow_builder and not isinstance(stream, Stream) and not is_foreign_stream(stream):
         raise TypeError(f"{what}: a GraphBuilder is not accepted: a batched copy cannot be "
                         f"captured into a graph; use GraphDefinition.memcpy() or "
                         f"Buffer.copy_to() per buffer")
