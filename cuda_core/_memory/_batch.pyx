@@ -207,13 +207,12 @@ cdef int _fill_locations(object locations, Py_ssize_t n, vector[CUmemLocation]& 
     cdef CUmemLocation loc
     cdef tuple items
     cdef Py_ssize_t i
-    memset(&loc, 0, sizeof(loc))
+    memset(&loc, 0, sizeof(loc))  # as_location sets type and id; anything else stays zero
     if _is_sequence(locations):
         items = tuple(locations)
         if len(items) != n:
             raise ValueError(f"{what}: locations has {len(items)} entries but buffers has {n}")
         for i in range(n):
-            memset(&loc, 0, sizeof(loc))
             as_location(items[i], &loc, f"{what}: locations[{i}]")
             out.push_back(loc)
         return 0
