@@ -23,6 +23,7 @@ from cuda_core._context cimport ContextGuard, enter_context, primary_context
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memoryview cimport StridedMemoryView
+from cuda_core._strided_layout cimport int_tuple
 from cuda_core._options import check_or_create_options
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
@@ -357,14 +358,8 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
         raise ValueError(f"{what}: the tensor's address {view._ptr:#x} is not {align}-byte "
                          f"aligned")
 
-    # The driver's dimension 0 is the innermost: the reverse of the view's order.
-    shape_l = []
-    strides_l = []
-    for i in range(rank):
-        shape_l.append(view._shape[i])
-        strides_l.append(view._strides[i] * view._itemsize)
-    shape = tuple(shape_l)
-    strides_b = tuple(strides_l)
+    shape = int_tuple(view._shape, rank)
+    strides_b = tuple([s * esize for s in int_tuple(view._strides, rank)])  # in bytes
     for i in range(rank):
         if not 1 <= shape[i] < _DIM_END:
             raise ValueError(f"{what}: the tensor's dimension {i} has extent {shape[i]}; each "
@@ -404,6 +399,7 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
     cdef uint64_t g_strides[4]
     cdef uint32_t c_box[5]
     cdef uint32_t c_estr[5]
+    # The driver's dimension 0 is the innermost: the reverse of the view's order.
     for d in range(rank):
         i = rank - 1 - d
         g_dim[d] = shape[i]
