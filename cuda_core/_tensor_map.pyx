@@ -115,20 +115,24 @@ cdef object _STRIDE_END = 1 << 40    # global strides must be below 2**40 bytes
 cdef object _DIM_END = (1 << 32) + 1  # global dims must be at most 2**32
 
 
+cdef str _members(object enum_cls):
+    """The members of ``enum_cls`` as the error messages name them."""
+    return ", ".join([f"{enum_cls.__name__}.{m.name}" for m in enum_cls])
+
+
 cdef object _int_member(object value, str what, object enum_cls):
     """``value`` as a member of the IntEnum ``enum_cls`` (a member, or its int value)."""
     if isinstance(value, enum_cls):
         return value
-    words = ", ".join([f"{enum_cls.__name__}.{m.name}" for m in enum_cls])
     # A member of another enum (TensorMapSwizzle.NONE for interleave) is a mix-up, not an int.
     if isinstance(value, (bool, enum.Enum)) or not isinstance(value, int):
-        raise TypeError(f"{what} must be a {enum_cls.__name__} ({words}), not "
+        raise TypeError(f"{what} must be a {enum_cls.__name__} ({_members(enum_cls)}), not "
                         f"{type(value).__name__}")
     try:
         return enum_cls(value)
     except ValueError:
-        raise ValueError(f"{what} must be a {enum_cls.__name__} ({words}), got {value!r}") \
-            from None
+        raise ValueError(f"{what} must be a {enum_cls.__name__} ({_members(enum_cls)}), got "
+                         f"{value!r}") from None
 
 
 cdef tuple _int_tuple(object value, str what, int low, int high):
