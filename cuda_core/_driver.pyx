@@ -87,11 +87,25 @@ cdef int _init_driver() except -1:
     return 0
 
 
+# The driver's CUDA version (cuDriverGetVersion, e.g. 13000), read once: it cannot change
+# while the process runs. Threads that race to fill it store the same value.
+cdef int _cuda_version = 0
+
+
+cdef int cuda_version() except -1:
+    """The installed driver's CUDA version as ``cuDriverGetVersion`` gives it (13000 for 13.0);
+    one integer load after the first call."""
+    cdef int version = load_int(&_cuda_version)
+    if version == 0:
+        ensure_driver()
+        HANDLE_RETURN(cydriver.cuDriverGetVersion(&version))
+        store_int(&_cuda_version, version)
+    return version
+
+
 cpdef tuple driver_version():
     """The installed driver's CUDA version as ``(major, minor)``, e.g. ``(13, 0)``."""
-    cdef int version = 0
-    ensure_driver()
-    HANDLE_RETURN(cydriver.cuDriverGetVersion(&version))
+    cdef int version = cuda_version()
     return (version // 1000, (version % 1000) // 10)
 
 

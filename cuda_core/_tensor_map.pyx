@@ -23,6 +23,7 @@ from cuda_core._context cimport ContextGuard, enter_context, primary_context
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memoryview cimport StridedMemoryView
+from cuda_core._strided_layout cimport int_tuple
 from cuda_core._options import check_or_create_options
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
@@ -114,20 +115,24 @@ cdef object _STRIDE_END = 1 << 40    # global strides must be below 2**40 bytes
 cdef object _DIM_END = (1 << 32) + 1  # global dims must be at most 2**32
 
 
+cdef str _members(object enum_cls):
+    """The members of ``enum_cls`` as the error messages name them."""
+    return ", ".join([f"{enum_cls.__name__}.{m.name}" for m in enum_cls])
+
+
 cdef object _int_member(object value, str what, object enum_cls):
     """``value`` as a member of the IntEnum ``enum_cls`` (a member, or its int value)."""
     if isinstance(value, enum_cls):
         return value
-    words = ", ".join([f"{enum_cls.__name__}.{m.name}" for m in enum_cls])
     # A member of another enum (TensorMapSwizzle.NONE for interleave) is a mix-up, not an int.
     if isinstance(value, (bool, enum.Enum)) or not isinstance(value, int):
-        raise TypeError(f"{what} must be a {enum_cls.__name__} ({words}), not "
+        raise TypeError(f"{what} must be a {enum_cls.__name__} ({_members(enum_cls)}), not "
                         f"{type(value).__name__}")
     try:
         return enum_cls(value)
     except ValueError:
-        raise ValueError(f"{what} must be a {enum_cls.__name__} ({words}), got {value!r}") \
-            from None
+        raise ValueError(f"{what} must be a {enum_cls.__name__} ({_members(enum_cls)}), got "
+                         f"{value!r}") from None
 
 
 cdef tuple _int_tuple(object value, str what, int low, int high):
@@ -357,14 +362,8 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
         raise ValueError(f"{what}: the tensor's address {view._ptr:#x} is not {align}-byte "
                          f"aligned")
 
-    # The driver's dimension 0 is the innermost: the reverse of the view's order.
-    shape_l = []
-    strides_l = []
-    for i in range(rank):
-        shape_l.append(view._shape[i])
-        strides_l.append(view._strides[i] * view._itemsize)
-    shape = tuple(shape_l)
-    strides_b = tuple(strides_l)
+    shape = int_tuple(view._shape, rank)
+    strides_b = tuple([s * esize for s in int_tuple(view._strides, rank)])  # in bytes
     for i in range(rank):
         if not 1 <= shape[i] < _DIM_END:
             raise ValueError(f"{what}: the tensor's dimension {i} has extent {shape[i]}; each "
@@ -404,6 +403,7 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
     cdef uint64_t g_strides[4]
     cdef uint32_t c_box[5]
     cdef uint32_t c_estr[5]
+    # The driver's dimension 0 is the innermost: the reverse of the view's order.
     for d in range(rank):
         i = rank - 1 - d
         g_dim[d] = shape[i]

@@ -22,12 +22,12 @@ from libc.string cimport memcmp, memset
 from libcpp.vector cimport vector
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
-from cuda_core._driver cimport driver_version
+from cuda_core._driver cimport cuda_version, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport require_stream, stream_context
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory._copy cimport (check_batch_stream, check_not_capturing, copy_bytes,
-                                      cuda_version, during_api_call_refusal, fill_attributes)
+                                      during_api_call_refusal, fill_attributes)
 from cuda_core._memory._location cimport as_location
 from cuda_core._stream cimport Stream, is_foreign_stream
 
@@ -38,8 +38,8 @@ __all__ = ["copy_batch", "discard_batch", "discard_prefetch_batch", "prefetch_ba
 
 cdef Stream _batch_stream(object stream, str what, bint allow_builder):
     cdef Stream s
-    if (not allow_builder and stream is not None and not isinstance(stream, Stream)
-            and not is_foreign_stream(stream)):
+    # Neither a Stream nor a foreign stream: a GraphBuilder (None is "foreign", refused below).
+    if not allow_builder and not isinstance(stream, Stream) and not is_foreign_stream(stream):
         raise TypeError(f"{what}: a GraphBuilder is not accepted: a batched copy cannot be "
                         f"captured into a graph; use GraphDefinition.memcpy() or "
                         f"Buffer.copy_to() per buffer")
@@ -164,7 +164,8 @@ def copy_batch(stream, srcs, dsts, *, options=None):
     for i in range(n):
         sb = <Buffer>src_items[i]
         db = <Buffer>dst_items[i]
-        fill_attributes(opts[i], &attr, what)
+        if i == 0 or opts[i] is not opts[i - 1]:  # one options object for all: filled once
+            fill_attributes(opts[i], &attr, what)
         if sb._size == 0:
             continue
         if attrs.empty() or memcmp(&attr, &attrs.back(), sizeof(CUmemcpyAttributes)) != 0:
@@ -206,13 +207,12 @@ cdef int _fill_locations(object locations, Py_ssize_t n, vector[CUmemLocation]& 
     cdef CUmemLocation loc
     cdef tuple items
     cdef Py_ssize_t i
-    memset(&loc, 0, sizeof(loc))
+    memset(&loc, 0, sizeof(loc))  # as_location sets type and id; anything else stays zero
     if _is_sequence(locations):
         items = tuple(locations)
         if len(items) != n:
             raise ValueError(f"{what}: locations has {len(items)} entries but buffers has {n}")
         for i in range(n):
-            memset(&loc, 0, sizeof(loc))
             as_location(items[i], &loc, f"{what}: locations[{i}]")
             out.push_back(loc)
         return 0

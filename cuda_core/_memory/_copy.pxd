@@ -12,4 +12,3 @@ cdef str during_api_call_refusal(str what, str needs)
 cdef object check_copy_options(object options, Stream s, str what)
 cdef int copy_with_options(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s,
                            object options, str what) except -1
-cdef int cuda_version() except -1

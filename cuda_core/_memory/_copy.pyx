@@ -16,9 +16,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemcpyAttributes,
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memset
 
-from cuda_core._atomic cimport load_int, store_int
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
-from cuda_core._driver cimport driver_version, ensure_driver
+from cuda_core._driver cimport cuda_version, driver_version, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport stream_context
 from cuda_core._memory._location cimport as_location
@@ -189,20 +188,6 @@ cdef str during_api_call_refusal(str what, str needs):
     return (f"{what}: src_access_order='during_api_call' needs {needs} (this driver is CUDA "
             f"{'.'.join(map(str, driver_version()))}): a plain copy reads the source in "
             f"stream order, after the call returns; use 'stream' or 'any', or no options")
-
-
-# The driver's CUDA version (cuDriverGetVersion, e.g. 13000), read once: it cannot change
-# while the process runs. Threads that race to fill it store the same value.
-cdef int _cuda_version = 0
-
-
-cdef int cuda_version() except -1:
-    cdef int version = load_int(&_cuda_version)
-    if version == 0:
-        ensure_driver()
-        HANDLE_RETURN(cydriver.cuDriverGetVersion(&version))
-        store_int(&_cuda_version, version)
-    return version
 
 
 cdef bint _attributes_supported() except -1:
