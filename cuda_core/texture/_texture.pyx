@@ -129,9 +129,13 @@ cdef int _fill_array_desc(CUDA_ARRAY3D_DESCRIPTOR* desc, tuple shape, object fmt
 
 
 def _checked(cls, options, what):
-    """``options`` as ``cls``, checked again: a dataclass's fields can be changed after it was
-    made, and the C structs below are filled from them."""
-    return dataclasses.replace(check_or_create_options(cls, options, what))
+    """``options`` as ``cls``, checked: a caller's instance is checked again as a copy (a
+    dataclass's fields can be changed after it was made, and the C structs below are filled
+    from them); a dict or None is made into a new instance, checked once by its
+    ``__post_init__``."""
+    if isinstance(options, cls):
+        return dataclasses.replace(options)
+    return check_or_create_options(cls, options, what)
 
 
 cdef object _device_of(Context ctx):
