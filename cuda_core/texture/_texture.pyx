@@ -951,8 +951,6 @@ def create_texture_object(Context ctx not None, resource, options):
     if opts.srgb and FORMAT_BYTES[fmt] != 1:
         raise ValueError(f"{what}: srgb needs an 8-bit format, not {fmt!s}")
     modes = address_modes(opts)
-    if len(modes) != 3:
-        raise ValueError(f"{what}: options.address_mode must give 1 to 3 modes")
     if not opts.normalized_coords:
         for m in modes:
             if m in (AddressModeType.WRAP, AddressModeType.MIRROR):
