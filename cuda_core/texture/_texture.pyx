@@ -50,7 +50,6 @@ cdef enum:
     _TRSF_NORMALIZED_COORDINATES = 0x02
     _TRSF_SRGB = 0x10
     _TRSF_DISABLE_TRILINEAR_OPTIMIZATION = 0x20
-    _TRSF_SEAMLESS_CUBEMAP = 0x40
 
 _CU_FORMAT = {
     ArrayFormatType.UINT8: cydriver.CU_AD_FORMAT_UNSIGNED_INT8,
@@ -932,8 +931,11 @@ def create_texture_object(Context ctx not None, resource, options):
     rd._check_source(ctx._device_id, what)
     fmt = rd._format
     is_int = fmt not in FLOAT_FORMATS
+    # The driver promotes integers to normalized floats unless told to read them as they are
+    # (the flag means nothing for float formats, so it is left off there).
+    read_as_int = is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE
     if opts.filter_mode == FilterModeType.LINEAR:
-        if is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE:
+        if read_as_int:
             raise ValueError(f"{what}: linear filtering needs a float result: use a float "
                              f"format or read_mode='normalized_float' (format is {fmt!s})")
         if rd.kind == "linear":
@@ -960,9 +962,7 @@ def create_texture_object(Context ctx not None, resource, options):
     for i in range(3):
         tex.addressMode[i] = <cydriver.CUaddress_mode><int>_CU_ADDRESS[modes[i]]
     tex.filterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.filter_mode]
-    # The driver promotes integers to normalized floats unless told to read them as they are
-    # (the flag means nothing for float formats, so it is left off there).
-    if is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE:
+    if read_as_int:
         flags |= _TRSF_READ_AS_INTEGER
     if opts.normalized_coords:
         flags |= _TRSF_NORMALIZED_COORDINATES
@@ -970,8 +970,6 @@ def create_texture_object(Context ctx not None, resource, options):
         flags |= _TRSF_SRGB
     if opts.disable_trilinear_optimization:
         flags |= _TRSF_DISABLE_TRILINEAR_OPTIMIZATION
-    if opts.seamless_cubemap:
-        flags |= _TRSF_SEAMLESS_CUBEMAP
     tex.flags = flags
     tex.maxAnisotropy = opts.max_anisotropy
     tex.mipmapFilterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.mipmap_filter_mode]
