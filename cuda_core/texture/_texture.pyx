@@ -582,12 +582,8 @@ cdef class ResourceDescriptor:
             raise TypeError(f"ResourceDescriptor.from_opaque_array(): array must be an "
                             f"OpaqueArray, not {type(array).__name__}")
         (<OpaqueArray>array)._check_usable()
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "array"
-        d.source = array
-        d._format = (<OpaqueArray>array)._format
-        d._channels = (<OpaqueArray>array)._channels
-        return d
+        return _descriptor("array", array, (<OpaqueArray>array)._format,
+                           (<OpaqueArray>array)._channels)
 
     @classmethod
     def from_mipmapped_array(cls, mipmapped_array):
@@ -597,12 +593,9 @@ cdef class ResourceDescriptor:
             raise TypeError(f"ResourceDescriptor.from_mipmapped_array(): mipmapped_array must "
                             f"be a MipmappedArray, not {type(mipmapped_array).__name__}")
         (<MipmappedArray>mipmapped_array)._check_open()
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "mipmapped_array"
-        d.source = mipmapped_array
-        d._format = (<MipmappedArray>mipmapped_array)._format
-        d._channels = (<MipmappedArray>mipmapped_array)._channels
-        return d
+        return _descriptor("mipmapped_array", mipmapped_array,
+                           (<MipmappedArray>mipmapped_array)._format,
+                           (<MipmappedArray>mipmapped_array)._channels)
 
     @classmethod
     def from_linear(cls, buffer, *, format, num_channels, size_bytes=None):
@@ -633,11 +626,7 @@ cdef class ResourceDescriptor:
         if size == 0 or size % element:
             raise ValueError(f"{what}: size_bytes {size} must be a positive multiple of the "
                              f"element size ({element} bytes)")
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "linear"
-        d.source = buffer
-        d._format = fmt
-        d._channels = channels
+        cdef ResourceDescriptor d = _descriptor("linear", buffer, fmt, channels)
         d._size_bytes = size
         return d
 
@@ -673,11 +662,7 @@ cdef class ResourceDescriptor:
         if need > (<Buffer>buffer)._size:
             raise ValueError(f"{what}: {h} rows of pitch {pitch} need {need} bytes; the buffer "
                              f"has {(<Buffer>buffer)._size}")
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "pitch2d"
-        d.source = buffer
-        d._format = fmt
-        d._channels = channels
+        cdef ResourceDescriptor d = _descriptor("pitch2d", buffer, fmt, channels)
         d._width = w
         d._height = h
         d._pitch = pitch
@@ -800,6 +785,15 @@ cdef class ResourceDescriptor:
         rd.res.pitch2D.height = self._height
         rd.res.pitch2D.pitchInBytes = self._pitch
         return 0
+
+
+cdef ResourceDescriptor _descriptor(str kind, object source, object fmt, int channels):
+    cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
+    d.kind = kind
+    d.source = source
+    d._format = fmt
+    d._channels = channels
+    return d
 
 
 cdef int _check_buffer(object buffer, str what) except -1:
