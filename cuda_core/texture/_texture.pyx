@@ -831,18 +831,47 @@ cdef int _add_user(Resource owner, Py_ssize_t delta) except -1:
 cdef class _ViewObject(Resource):
     """What a texture object and a surface object share: the handle (a 64-bit integer), its
     context, the resource it reads, and the count it holds on the resource's owner, which
-    refuses ``close()`` while it is not zero. Subclasses give the destroy call."""
+    refuses ``close()`` while it is not zero. Subclasses give the create and destroy calls."""
 
     cdef unsigned long long _handle
     cdef Context _ctx
     cdef ResourceDescriptor _resource
     cdef Resource _owner
 
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.CUDA_ERROR_NOT_SUPPORTED
+
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.CUDA_SUCCESS
 
     cdef str _destroy_call(self):
         return ""
+
+    cdef int _open(self, Context ctx, ResourceDescriptor rd, const CUDA_RESOURCE_DESC* res,
+                   const CUDA_TEXTURE_DESC* tex) except -1:
+        """Create the handle over ``rd`` in ``ctx`` and take this object's count on the
+        resource's owner."""
+        cdef unsigned long long handle = 0
+        cdef CUresult err
+        cdef ContextGuard guard
+        owner = rd._owner()
+        # Counted first, so that the owner cannot be closed between the check and the create.
+        _add_user(owner, 1)
+        try:
+            with nogil:
+                enter_context(guard, ctx._handle)
+                err = self._create(&handle, res, tex)
+                exit_context(guard)
+            HANDLE_RETURN(err)
+        except BaseException:
+            _add_user(owner, -1)
+            raise
+        self._handle = handle
+        self._ctx = ctx
+        self._resource = rd
+        self._owner = owner
+        return 0
 
     cdef int _release(self) except -1:
         cdef ContextGuard guard
@@ -884,6 +913,10 @@ cdef class TextureObject(_ViewObject):
         raise RuntimeError("TextureObject objects cannot be instantiated directly; use "
                            "Device.create_texture_object()")
 
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.cuTexObjectCreate(<CUtexObject*>handle, res, tex, NULL)
+
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.cuTexObjectDestroy(<CUtexObject>self._handle)
 
@@ -917,9 +950,6 @@ def create_texture_object(Context ctx not None, resource, options):
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
     cdef CUDA_RESOURCE_DESC res
     cdef CUDA_TEXTURE_DESC tex
-    cdef CUtexObject handle = 0
-    cdef CUresult err
-    cdef ContextGuard guard
     cdef unsigned int flags = 0
     opts = _checked(TextureObjectOptions, options, f"{what}: options")
     rd._check_source(ctx._device_id, what)
@@ -973,24 +1003,9 @@ def create_texture_object(Context ctx not None, resource, options):
     if opts.border_color is not None:
         for i, c in enumerate(opts.border_color):
             tex.borderColor[i] = c
-    owner = rd._owner()
-    # Counted first, so that the owner cannot be closed between the check and the create.
-    _add_user(owner, 1)
-    try:
-        with nogil:
-            enter_context(guard, ctx._handle)
-            err = cydriver.cuTexObjectCreate(&handle, &res, &tex, NULL)
-            exit_context(guard)
-        HANDLE_RETURN(err)
-    except BaseException:
-        _add_user(owner, -1)
-        raise
     cdef TextureObject t = TextureObject.__new__(TextureObject)
-    t._handle = handle
-    t._ctx = ctx
-    t._resource = rd
+    t._open(ctx, rd, &res, &tex)
     t._options = opts
-    t._owner = owner
     return t
 
 
@@ -1004,6 +1019,10 @@ cdef class SurfaceObject(_ViewObject):
     def __init__(self, *args, **kwargs):
         raise RuntimeError("SurfaceObject objects cannot be instantiated directly; use "
                            "Device.create_surface_object()")
+
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.cuSurfObjectCreate(<CUsurfObject*>handle, res)
 
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.cuSurfObjectDestroy(<CUsurfObject>self._handle)
@@ -1031,9 +1050,6 @@ def create_surface_object(Context ctx not None, resource):
     cdef str what = "create_surface_object()"
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
     cdef CUDA_RESOURCE_DESC res
-    cdef CUsurfObject handle = 0
-    cdef CUresult err
-    cdef ContextGuard guard
     if rd.kind != "array":
         raise ValueError(f"{what}: a surface needs an OpaqueArray resource (or a level of a "
                          f"MipmappedArray), not a {rd.kind!r} one")
@@ -1042,20 +1058,6 @@ def create_surface_object(Context ctx not None, resource):
         raise ValueError(f"{what}: the array was not allocated with "
                          f"is_surface_load_store=True")
     rd._fill(&res, ctx._device_id, what)
-    owner = rd._owner()
-    _add_user(owner, 1)
-    try:
-        with nogil:
-            enter_context(guard, ctx._handle)
-            err = cydriver.cuSurfObjectCreate(&handle, &res)
-            exit_context(guard)
-        HANDLE_RETURN(err)
-    except BaseException:
-        _add_user(owner, -1)
-        raise
     cdef SurfaceObject s = SurfaceObject.__new__(SurfaceObject)
-    s._handle = handle
-    s._ctx = ctx
-    s._resource = rd
-    s._owner = owner
+    s._open(ctx, rd, &res, NULL)
     return s
