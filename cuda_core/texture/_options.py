@@ -145,7 +145,6 @@ class OpaqueArrayOptions:
     is_surface_load_store: bool = False
 
     def __post_init__(self):
-        name = type(self).__name__
         self.shape = check_shape(self.shape, "OpaqueArrayOptions.shape")
         self.format = check_format(self.format, "OpaqueArrayOptions.format")
         self.num_channels = check_channels(self.num_channels, "OpaqueArrayOptions.num_channels")
