@@ -43,14 +43,6 @@ from cuda_core.texture._options import (FLOAT_FORMATS, FORMAT_BYTES, AddressMode
 __all__ = ["MipmappedArray", "OpaqueArray", "ResourceDescriptor", "SurfaceObject",
            "TextureObject"]
 
-# cuda.h's #defines, which cydriver.pxd does not declare.
-cdef enum:
-    _ARRAY3D_SURFACE_LDST = 0x02
-    _TRSF_READ_AS_INTEGER = 0x01
-    _TRSF_NORMALIZED_COORDINATES = 0x02
-    _TRSF_SRGB = 0x10
-    _TRSF_DISABLE_TRILINEAR_OPTIMIZATION = 0x20
-
 _CU_FORMAT = {
     ArrayFormatType.UINT8: cydriver.CU_AD_FORMAT_UNSIGNED_INT8,
     ArrayFormatType.UINT16: cydriver.CU_AD_FORMAT_UNSIGNED_INT16,
@@ -123,7 +115,7 @@ cdef int _fill_array_desc(CUDA_ARRAY3D_DESCRIPTOR* desc, tuple shape, object fmt
     desc.Depth = shape[2] if len(shape) > 2 else 0
     desc.Format = <cydriver.CUarray_format><int>_CU_FORMAT[fmt]
     desc.NumChannels = channels
-    desc.Flags = _ARRAY3D_SURFACE_LDST if ldst else 0
+    desc.Flags = cydriver.CUDA_ARRAY3D_SURFACE_LDST if ldst else 0
     return 0
 
 
@@ -987,13 +979,13 @@ def create_texture_object(Context ctx not None, resource, options):
         tex.addressMode[i] = <cydriver.CUaddress_mode><int>_CU_ADDRESS[modes[i]]
     tex.filterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.filter_mode]
     if read_as_int:
-        flags |= _TRSF_READ_AS_INTEGER
+        flags |= cydriver.CU_TRSF_READ_AS_INTEGER
     if opts.normalized_coords:
-        flags |= _TRSF_NORMALIZED_COORDINATES
+        flags |= cydriver.CU_TRSF_NORMALIZED_COORDINATES
     if opts.srgb:
-        flags |= _TRSF_SRGB
+        flags |= cydriver.CU_TRSF_SRGB
     if opts.disable_trilinear_optimization:
-        flags |= _TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+        flags |= cydriver.CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
     tex.flags = flags
     tex.maxAnisotropy = opts.max_anisotropy
     tex.mipmapFilterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.mipmap_filter_mode]
