@@ -540,9 +540,6 @@ def create_mipmapped_array(Context ctx not None, options):
 
 # -- resource descriptors -------------------------------------------------------------------------
 
-cdef object _new_descriptor = object()
-
-
 cdef class ResourceDescriptor:
     """What a texture or surface object reads: an :class:`OpaqueArray`, a
     :class:`MipmappedArray`, or a :class:`Buffer` seen as a 1D (``linear``) or a pitched 2D
@@ -562,10 +559,9 @@ cdef class ResourceDescriptor:
     cdef object __weakref__
 
     def __init__(self, *args, **kwargs):
-        if len(args) != 1 or args[0] is not _new_descriptor:
-            raise RuntimeError("ResourceDescriptor objects cannot be instantiated directly; "
-                               "use ResourceDescriptor.from_opaque_array(), "
-                               "from_mipmapped_array(), from_linear() or from_pitch2d()")
+        raise RuntimeError("ResourceDescriptor objects cannot be instantiated directly; "
+                           "use ResourceDescriptor.from_opaque_array(), "
+                           "from_mipmapped_array(), from_linear() or from_pitch2d()")
 
     @classmethod
     def from_opaque_array(cls, array):
@@ -780,7 +776,7 @@ cdef class ResourceDescriptor:
 
 
 cdef ResourceDescriptor _descriptor(str kind, object source, object fmt, int channels):
-    cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
+    cdef ResourceDescriptor d = ResourceDescriptor.__new__(ResourceDescriptor)
     d.kind = kind
     d.source = source
     d._format = fmt
