@@ -239,7 +239,6 @@ cdef class OpaqueArray(_ArrayBase):
         """``(width,)``, ``(width, height)`` or ``(width, height, depth)``, in elements."""
         return self._shape
 
-
     @property
     def element_bytes(self):
         """Bytes per element: the format's size times ``num_channels``."""
@@ -456,7 +455,6 @@ cdef class MipmappedArray(_ArrayBase):
     def shape(self):
         """The base level's shape."""
         return self._shape
-
 
     @property
     def num_levels(self):
