@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from typing import Any
+from typing import Any, cast
 
 from cuda_core._checks import check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
@@ -145,7 +145,6 @@ class OpaqueArrayOptions:
     is_surface_load_store: bool = False
 
     def __post_init__(self):
-        name = type(self).__name__
         self.shape = check_shape(self.shape, "OpaqueArrayOptions.shape")
         self.format = check_format(self.format, "OpaqueArrayOptions.format")
         self.num_channels = check_channels(self.num_channels, "OpaqueArrayOptions.num_channels")
@@ -315,8 +314,9 @@ class TextureObjectOptions:
 
 def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
     """The three address modes (width, height, depth) the driver is given: one mode for all,
-    or those given per dimension and ``CLAMP`` for the rest."""
+    or those given per dimension and ``CLAMP`` for the rest. ``options`` is checked (its
+    ``__post_init__`` has made ``address_mode`` one member or a tuple of 1 to 3)."""
     mode = options.address_mode
-    given = mode if isinstance(mode, tuple) else (mode, mode, mode)
-    return tuple(enum_value(m, "address_mode", AddressModeType) for m in given) + \
-        (AddressModeType.CLAMP,) * (3 - len(given))
+    given = cast("tuple[AddressModeType, ...]",
+                 mode if isinstance(mode, tuple) else (mode, mode, mode))
+    return given + (AddressModeType.CLAMP,) * (3 - len(given))

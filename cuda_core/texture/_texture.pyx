@@ -43,15 +43,6 @@ from cuda_core.texture._options import (FLOAT_FORMATS, FORMAT_BYTES, AddressMode
 __all__ = ["MipmappedArray", "OpaqueArray", "ResourceDescriptor", "SurfaceObject",
            "TextureObject"]
 
-# cuda.h's #defines, which cydriver.pxd does not declare.
-cdef enum:
-    _ARRAY3D_SURFACE_LDST = 0x02
-    _TRSF_READ_AS_INTEGER = 0x01
-    _TRSF_NORMALIZED_COORDINATES = 0x02
-    _TRSF_SRGB = 0x10
-    _TRSF_DISABLE_TRILINEAR_OPTIMIZATION = 0x20
-    _TRSF_SEAMLESS_CUBEMAP = 0x40
-
 _CU_FORMAT = {
     ArrayFormatType.UINT8: cydriver.CU_AD_FORMAT_UNSIGNED_INT8,
     ArrayFormatType.UINT16: cydriver.CU_AD_FORMAT_UNSIGNED_INT16,
@@ -124,14 +115,18 @@ cdef int _fill_array_desc(CUDA_ARRAY3D_DESCRIPTOR* desc, tuple shape, object fmt
     desc.Depth = shape[2] if len(shape) > 2 else 0
     desc.Format = <cydriver.CUarray_format><int>_CU_FORMAT[fmt]
     desc.NumChannels = channels
-    desc.Flags = _ARRAY3D_SURFACE_LDST if ldst else 0
+    desc.Flags = cydriver.CUDA_ARRAY3D_SURFACE_LDST if ldst else 0
     return 0
 
 
 def _checked(cls, options, what):
-    """``options`` as ``cls``, checked again: a dataclass's fields can be changed after it was
-    made, and the C structs below are filled from them."""
-    return dataclasses.replace(check_or_create_options(cls, options, what))
+    """``options`` as ``cls``, checked: a caller's instance is checked again as a copy (a
+    dataclass's fields can be changed after it was made, and the C structs below are filled
+    from them); a dict or None is made into a new instance, checked once by its
+    ``__post_init__``."""
+    if isinstance(options, cls):
+        return dataclasses.replace(options)
+    return check_or_create_options(cls, options, what)
 
 
 cdef object _device_of(Context ctx):
@@ -243,7 +238,6 @@ cdef class OpaqueArray(_ArrayBase):
     def shape(self):
         """``(width,)``, ``(width, height)`` or ``(width, height, depth)``, in elements."""
         return self._shape
-
 
     @property
     def element_bytes(self):
@@ -462,7 +456,6 @@ cdef class MipmappedArray(_ArrayBase):
         """The base level's shape."""
         return self._shape
 
-
     @property
     def num_levels(self):
         """The number of levels."""
@@ -545,9 +538,6 @@ def create_mipmapped_array(Context ctx not None, options):
 
 # -- resource descriptors -------------------------------------------------------------------------
 
-cdef object _new_descriptor = object()
-
-
 cdef class ResourceDescriptor:
     """What a texture or surface object reads: an :class:`OpaqueArray`, a
     :class:`MipmappedArray`, or a :class:`Buffer` seen as a 1D (``linear``) or a pitched 2D
@@ -567,10 +557,9 @@ cdef class ResourceDescriptor:
     cdef object __weakref__
 
     def __init__(self, *args, **kwargs):
-        if len(args) != 1 or args[0] is not _new_descriptor:
-            raise RuntimeError("ResourceDescriptor objects cannot be instantiated directly; "
-                               "use ResourceDescriptor.from_opaque_array(), "
-                               "from_mipmapped_array(), from_linear() or from_pitch2d()")
+        raise RuntimeError("ResourceDescriptor objects cannot be instantiated directly; "
+                           "use ResourceDescriptor.from_opaque_array(), "
+                           "from_mipmapped_array(), from_linear() or from_pitch2d()")
 
     @classmethod
     def from_opaque_array(cls, array):
@@ -579,12 +568,8 @@ cdef class ResourceDescriptor:
             raise TypeError(f"ResourceDescriptor.from_opaque_array(): array must be an "
                             f"OpaqueArray, not {type(array).__name__}")
         (<OpaqueArray>array)._check_usable()
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "array"
-        d.source = array
-        d._format = (<OpaqueArray>array)._format
-        d._channels = (<OpaqueArray>array)._channels
-        return d
+        return _descriptor("array", array, (<OpaqueArray>array)._format,
+                           (<OpaqueArray>array)._channels)
 
     @classmethod
     def from_mipmapped_array(cls, mipmapped_array):
@@ -594,12 +579,9 @@ cdef class ResourceDescriptor:
             raise TypeError(f"ResourceDescriptor.from_mipmapped_array(): mipmapped_array must "
                             f"be a MipmappedArray, not {type(mipmapped_array).__name__}")
         (<MipmappedArray>mipmapped_array)._check_open()
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "mipmapped_array"
-        d.source = mipmapped_array
-        d._format = (<MipmappedArray>mipmapped_array)._format
-        d._channels = (<MipmappedArray>mipmapped_array)._channels
-        return d
+        return _descriptor("mipmapped_array", mipmapped_array,
+                           (<MipmappedArray>mipmapped_array)._format,
+                           (<MipmappedArray>mipmapped_array)._channels)
 
     @classmethod
     def from_linear(cls, buffer, *, format, num_channels, size_bytes=None):
@@ -630,11 +612,7 @@ cdef class ResourceDescriptor:
         if size == 0 or size % element:
             raise ValueError(f"{what}: size_bytes {size} must be a positive multiple of the "
                              f"element size ({element} bytes)")
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "linear"
-        d.source = buffer
-        d._format = fmt
-        d._channels = channels
+        cdef ResourceDescriptor d = _descriptor("linear", buffer, fmt, channels)
         d._size_bytes = size
         return d
 
@@ -670,11 +648,7 @@ cdef class ResourceDescriptor:
         if need > (<Buffer>buffer)._size:
             raise ValueError(f"{what}: {h} rows of pitch {pitch} need {need} bytes; the buffer "
                              f"has {(<Buffer>buffer)._size}")
-        cdef ResourceDescriptor d = ResourceDescriptor(_new_descriptor)
-        d.kind = "pitch2d"
-        d.source = buffer
-        d._format = fmt
-        d._channels = channels
+        cdef ResourceDescriptor d = _descriptor("pitch2d", buffer, fmt, channels)
         d._width = w
         d._height = h
         d._pitch = pitch
@@ -799,6 +773,15 @@ cdef class ResourceDescriptor:
         return 0
 
 
+cdef ResourceDescriptor _descriptor(str kind, object source, object fmt, int channels):
+    cdef ResourceDescriptor d = ResourceDescriptor.__new__(ResourceDescriptor)
+    d.kind = kind
+    d.source = source
+    d._format = fmt
+    d._channels = channels
+    return d
+
+
 cdef int _check_buffer(object buffer, str what) except -1:
     if not isinstance(buffer, Buffer):
         raise TypeError(f"{what}: buffer must be a Buffer, not {type(buffer).__name__}")
@@ -834,18 +817,47 @@ cdef int _add_user(Resource owner, Py_ssize_t delta) except -1:
 cdef class _ViewObject(Resource):
     """What a texture object and a surface object share: the handle (a 64-bit integer), its
     context, the resource it reads, and the count it holds on the resource's owner, which
-    refuses ``close()`` while it is not zero. Subclasses give the destroy call."""
+    refuses ``close()`` while it is not zero. Subclasses give the create and destroy calls."""
 
     cdef unsigned long long _handle
     cdef Context _ctx
     cdef ResourceDescriptor _resource
     cdef Resource _owner
 
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.CUDA_ERROR_NOT_SUPPORTED
+
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.CUDA_SUCCESS
 
     cdef str _destroy_call(self):
         return ""
+
+    cdef int _open(self, Context ctx, ResourceDescriptor rd, const CUDA_RESOURCE_DESC* res,
+                   const CUDA_TEXTURE_DESC* tex) except -1:
+        """Create the handle over ``rd`` in ``ctx`` and take this object's count on the
+        resource's owner."""
+        cdef unsigned long long handle = 0
+        cdef CUresult err
+        cdef ContextGuard guard
+        owner = rd._owner()
+        # Counted first, so that the owner cannot be closed between the check and the create.
+        _add_user(owner, 1)
+        try:
+            with nogil:
+                enter_context(guard, ctx._handle)
+                err = self._create(&handle, res, tex)
+                exit_context(guard)
+            HANDLE_RETURN(err)
+        except BaseException:
+            _add_user(owner, -1)
+            raise
+        self._handle = handle
+        self._ctx = ctx
+        self._resource = rd
+        self._owner = owner
+        return 0
 
     cdef int _release(self) except -1:
         cdef ContextGuard guard
@@ -887,6 +899,10 @@ cdef class TextureObject(_ViewObject):
         raise RuntimeError("TextureObject objects cannot be instantiated directly; use "
                            "Device.create_texture_object()")
 
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.cuTexObjectCreate(<CUtexObject*>handle, res, tex, NULL)
+
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.cuTexObjectDestroy(<CUtexObject>self._handle)
 
@@ -920,16 +936,16 @@ def create_texture_object(Context ctx not None, resource, options):
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
     cdef CUDA_RESOURCE_DESC res
     cdef CUDA_TEXTURE_DESC tex
-    cdef CUtexObject handle = 0
-    cdef CUresult err
-    cdef ContextGuard guard
     cdef unsigned int flags = 0
     opts = _checked(TextureObjectOptions, options, f"{what}: options")
     rd._check_source(ctx._device_id, what)
     fmt = rd._format
     is_int = fmt not in FLOAT_FORMATS
+    # The driver promotes integers to normalized floats unless told to read them as they are
+    # (the flag means nothing for float formats, so it is left off there).
+    read_as_int = is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE
     if opts.filter_mode == FilterModeType.LINEAR:
-        if is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE:
+        if read_as_int:
             raise ValueError(f"{what}: linear filtering needs a float result: use a float "
                              f"format or read_mode='normalized_float' (format is {fmt!s})")
         if rd.kind == "linear":
@@ -947,8 +963,6 @@ def create_texture_object(Context ctx not None, resource, options):
     if opts.srgb and FORMAT_BYTES[fmt] != 1:
         raise ValueError(f"{what}: srgb needs an 8-bit format, not {fmt!s}")
     modes = address_modes(opts)
-    if len(modes) != 3:
-        raise ValueError(f"{what}: options.address_mode must give 1 to 3 modes")
     if not opts.normalized_coords:
         for m in modes:
             if m in (AddressModeType.WRAP, AddressModeType.MIRROR):
@@ -958,18 +972,14 @@ def create_texture_object(Context ctx not None, resource, options):
     for i in range(3):
         tex.addressMode[i] = <cydriver.CUaddress_mode><int>_CU_ADDRESS[modes[i]]
     tex.filterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.filter_mode]
-    # The driver promotes integers to normalized floats unless told to read them as they are
-    # (the flag means nothing for float formats, so it is left off there).
-    if is_int and opts.read_mode == ReadModeType.ELEMENT_TYPE:
-        flags |= _TRSF_READ_AS_INTEGER
+    if read_as_int:
+        flags |= cydriver.CU_TRSF_READ_AS_INTEGER
     if opts.normalized_coords:
-        flags |= _TRSF_NORMALIZED_COORDINATES
+        flags |= cydriver.CU_TRSF_NORMALIZED_COORDINATES
     if opts.srgb:
-        flags |= _TRSF_SRGB
+        flags |= cydriver.CU_TRSF_SRGB
     if opts.disable_trilinear_optimization:
-        flags |= _TRSF_DISABLE_TRILINEAR_OPTIMIZATION
-    if opts.seamless_cubemap:
-        flags |= _TRSF_SEAMLESS_CUBEMAP
+        flags |= cydriver.CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
     tex.flags = flags
     tex.maxAnisotropy = opts.max_anisotropy
     tex.mipmapFilterMode = <cydriver.CUfilter_mode><int>_CU_FILTER[opts.mipmap_filter_mode]
@@ -979,24 +989,9 @@ def create_texture_object(Context ctx not None, resource, options):
     if opts.border_color is not None:
         for i, c in enumerate(opts.border_color):
             tex.borderColor[i] = c
-    owner = rd._owner()
-    # Counted first, so that the owner cannot be closed between the check and the create.
-    _add_user(owner, 1)
-    try:
-        with nogil:
-            enter_context(guard, ctx._handle)
-            err = cydriver.cuTexObjectCreate(&handle, &res, &tex, NULL)
-            exit_context(guard)
-        HANDLE_RETURN(err)
-    except BaseException:
-        _add_user(owner, -1)
-        raise
     cdef TextureObject t = TextureObject.__new__(TextureObject)
-    t._handle = handle
-    t._ctx = ctx
-    t._resource = rd
+    t._open(ctx, rd, &res, &tex)
     t._options = opts
-    t._owner = owner
     return t
 
 
@@ -1010,6 +1005,10 @@ cdef class SurfaceObject(_ViewObject):
     def __init__(self, *args, **kwargs):
         raise RuntimeError("SurfaceObject objects cannot be instantiated directly; use "
                            "Device.create_surface_object()")
+
+    cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
+                          const CUDA_TEXTURE_DESC* tex) noexcept nogil:
+        return cydriver.cuSurfObjectCreate(<CUsurfObject*>handle, res)
 
     cdef CUresult _destroy(self) noexcept nogil:
         return cydriver.cuSurfObjectDestroy(<CUsurfObject>self._handle)
@@ -1037,9 +1036,6 @@ def create_surface_object(Context ctx not None, resource):
     cdef str what = "create_surface_object()"
     cdef ResourceDescriptor rd = _as_descriptor(resource, what)
     cdef CUDA_RESOURCE_DESC res
-    cdef CUsurfObject handle = 0
-    cdef CUresult err
-    cdef ContextGuard guard
     if rd.kind != "array":
         raise ValueError(f"{what}: a surface needs an OpaqueArray resource (or a level of a "
                          f"MipmappedArray), not a {rd.kind!r} one")
@@ -1048,20 +1044,6 @@ def create_surface_object(Context ctx not None, resource):
         raise ValueError(f"{what}: the array was not allocated with "
                          f"is_surface_load_store=True")
     rd._fill(&res, ctx._device_id, what)
-    owner = rd._owner()
-    _add_user(owner, 1)
-    try:
-        with nogil:
-            enter_context(guard, ctx._handle)
-            err = cydriver.cuSurfObjectCreate(&handle, &res)
-            exit_context(guard)
-        HANDLE_RETURN(err)
-    except BaseException:
-        _add_user(owner, -1)
-        raise
     cdef SurfaceObject s = SurfaceObject.__new__(SurfaceObject)
-    s._handle = handle
-    s._ctx = ctx
-    s._resource = rd
-    s._owner = owner
+    s._open(ctx, rd, &res, NULL)
     return s
