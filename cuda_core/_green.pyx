@@ -169,16 +169,28 @@ cdef class SMResource:
         if total > self._res.sm.smCount:
             raise ValueError(f"SMResource.split(): the counts ask for {total} SMs, but this "
                              f"resource has {self._res.sm.smCount}")
+        cdef unsigned int n = len(groups)
+        cdef unsigned int made = n
+        cdef unsigned int i
+        cdef vector[CUdevResource] out = vector[CUdevResource](n)  # value-initialized: zeroed
+        cdef SMResource remainder = _new_sm(self._device_id)
+        cdef SMResource r
         if driver_version() >= _SPLIT:
-            results, remainder = self._split_groups(groups)
+            self._split_groups(groups, out.data(), &remainder._res)
         else:
-            results, remainder = self._split_by_count(groups)
-        for r in results:
-            (<SMResource>r)._dry_run = dry
-        (<SMResource>remainder)._dry_run = dry
+            made = self._split_by_count(groups, out.data(), &remainder._res)
+        remainder._dry_run = dry
+        results = []
+        for i in range(made):  # made <= n == out.size()
+            r = _copy_sm(&out[i], self._device_id)
+            r._dry_run = dry
+            results.append(r)
         return results, remainder
 
-    cdef tuple _split_by_count(self, list groups):
+    cdef unsigned int _split_by_count(self, list groups, CUdevResource* out,
+                                      CUdevResource* remainder) except? 0:
+        """``cuDevSmResourceSplitByCount`` into ``out`` (one slot per group): the number of
+        groups made, all that were asked for (else ValueError)."""
         for g in groups:
             if g[0] == 0:
                 _require(_SPLIT, "SMResource.split() with count=None (discovery)")
@@ -193,11 +205,8 @@ cdef class SMResource:
         cdef unsigned int wanted = len(groups)
         cdef unsigned int made = wanted
         cdef unsigned int count = groups[0][0]
-        cdef vector[CUdevResource] out = vector[CUdevResource](wanted)
-        cdef SMResource remainder = _new_sm(self._device_id)
-        memset(out.data(), 0, wanted * sizeof(CUdevResource))
-        check_call(cydriver.cuDevSmResourceSplitByCount(out.data(), &made, &self._res,
-                                                        &remainder._res, 0, count),
+        check_call(cydriver.cuDevSmResourceSplitByCount(out, &made, &self._res, remainder, 0,
+                                                        count),
                    "cuDevSmResourceSplitByCount")
         if made < wanted:
             raise ValueError(
@@ -206,34 +215,25 @@ cdef class SMResource:
                 f"were asked for (the driver rounds a count up: min_partition_size="
                 f"{self._res.sm.minSmPartitionSize}, coscheduled_alignment="
                 f"{self._res.sm.smCoscheduledAlignment})")
-        cdef unsigned int i
-        results = []
-        for i in range(made):  # made <= wanted == out.size()
-            results.append(_copy_sm(&out[i], self._device_id))
-        return results, remainder
+        return made
 
-    cdef tuple _split_groups(self, list groups):
+    cdef int _split_groups(self, list groups, CUdevResource* out,
+                           CUdevResource* remainder) except -1:
+        """``cuDevSmResourceSplit`` into ``out`` (one slot per group)."""
         cdef unsigned int n = len(groups)
-        cdef vector[CUdevResource] out = vector[CUdevResource](n)
         cdef vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS] params = \
-            vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS](n)
-        cdef SMResource remainder = _new_sm(self._device_id)
+            vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS](n)  # value-initialized: zeroed
         cdef unsigned int i
-        memset(out.data(), 0, n * sizeof(CUdevResource))
-        memset(params.data(), 0, n * sizeof(CU_DEV_SM_RESOURCE_GROUP_PARAMS))
         for i in range(n):
             count, cosched, preferred, backfill = groups[i]
             params[i].smCount = count
             params[i].coscheduledSmCount = cosched
             params[i].preferredCoscheduledSmCount = preferred
             params[i].flags = cydriver.CU_DEV_SM_RESOURCE_GROUP_BACKFILL if backfill else 0
-        check_call(cydriver.cuDevSmResourceSplit(out.data(), n, &self._res, &remainder._res,
-                                                 0, params.data()),
+        check_call(cydriver.cuDevSmResourceSplit(out, n, &self._res, remainder, 0,
+                                                 params.data()),
                    "cuDevSmResourceSplit")
-        results = []
-        for i in range(n):  # n == out.size()
-            results.append(_copy_sm(&out[i], self._device_id))
-        return results, remainder
+        return 0
 
     def __repr__(self):
         dry = " (dry run)" if self._dry_run else ""
