@@ -28,12 +28,11 @@ from cuda.bindings.cydriver cimport (
     CUstream,
     CU_DEV_SM_RESOURCE_GROUP_PARAMS,
 )
-from libc.string cimport memset
 from libcpp.vector cimport vector
 
 from cuda_core._checks cimport check_bool
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
-from cuda_core._driver cimport driver_version, ensure_driver
+from cuda_core._driver cimport driver_version
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, new_owned_stream
@@ -241,8 +240,7 @@ cdef class SMResource:
 
 
 cdef SMResource _new_sm(int device_id):
-    cdef SMResource r = SMResource.__new__(SMResource)
-    memset(&r._res, 0, sizeof(CUdevResource))
+    cdef SMResource r = SMResource.__new__(SMResource)  # _res zeroed by the allocation
     r._device_id = device_id
     return r
 
@@ -327,8 +325,8 @@ cdef class DeviceResources:
                            "Device.resources, Context.resources or Stream.resources")
 
     cdef int _get(self, CUdevResource* out, cydriver.CUdevResourceType kind) except -1:
-        ensure_driver()
-        memset(out, 0, sizeof(CUdevResource))
+        # Called after _require() (which initialized the driver), with the struct of a new
+        # object (zeroed: Cython zeroes an object's C attributes when it allocates it).
         if self._ctx is not None:
             check_call(cydriver.cuGreenCtxGetDevResource(self._ctx._green, out, kind),
                        "cuGreenCtxGetDevResource")
