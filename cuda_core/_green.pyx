@@ -395,7 +395,7 @@ def create_green_context(int device_id, options):
     cdef CUgreenCtx green = NULL
     cdef CUcontext handle = NULL
     cdef _GreenCtxOwner owner
-    cdef Context view, ctx
+    cdef Context view
     cdef CUresult err
     if options is None:
         raise TypeError("Device.create_context(): options is required: a ContextOptions whose "
@@ -439,17 +439,17 @@ def create_green_context(int device_id, options):
     if err != cydriver.CUDA_SUCCESS:
         owner.close()
         check_call(err, "cuCtxFromGreenCtx")
-    view = Context.__new__(Context)
-    view._handle = handle
-    view._device_id = device_id
-    view._green = green
-    view._keep = owner
+    view = _green_context(handle, device_id, green, owner)
     view._green_view = True
-    ctx = Context.__new__(Context)
+    return _green_context(handle, device_id, green, view)
+
+
+cdef Context _green_context(CUcontext handle, int device_id, CUgreenCtx green, object keep):
+    cdef Context ctx = Context.__new__(Context)
     ctx._handle = handle
     ctx._device_id = device_id
     ctx._green = green
-    ctx._keep = view
+    ctx._keep = keep
     return ctx
 
 
