@@ -8,8 +8,8 @@ whose message starts with the name of the call; a driver without the checkpoint 
 CUDA 12.8, r570) gives one :class:`CUDAError` saying so.
 """
 
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
+from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcheckpointGpuPair, CUcheckpointLockArgs,
@@ -244,33 +244,25 @@ cdef class Process:
             The driver refused (``"cuCheckpointProcessRestore: ..."``).
         """
         cdef CUcheckpointRestoreArgs args
-        cdef CUcheckpointGpuPair* c_pairs = NULL
         cdef CUresult err
         cdef Py_ssize_t i, n
         pairs = _gpu_pairs(gpu_mapping)
         n = len(pairs)
+        cdef vector[CUcheckpointGpuPair] c_pairs = vector[CUcheckpointGpuPair](n)
+        for i in range(n):  # n == c_pairs.size()
+            old, new = pairs[i]
+            memcpy(c_pairs[i].oldUuid.bytes, <const char*>old, 16)
+            memcpy(c_pairs[i].newUuid.bytes, <const char*>new, 16)
         memset(&args, 0, sizeof(args))
+        args.gpuPairs = c_pairs.data()
+        args.gpuPairsCount = <unsigned int>n
         ensure_driver()
-        if n:
-            c_pairs = <CUcheckpointGpuPair*>PyMem_Malloc(n * sizeof(CUcheckpointGpuPair))
-            if c_pairs == NULL:
-                raise MemoryError()
         try:
-            for i in range(n):
-                old, new = pairs[i]
-                memcpy(c_pairs[i].oldUuid.bytes, <const char*>old, 16)
-                memcpy(c_pairs[i].newUuid.bytes, <const char*>new, 16)
-            args.gpuPairs = c_pairs
-            args.gpuPairsCount = <unsigned int>n
-            try:
-                with nogil:
-                    # Without pairs, no arguments: the driver's default, the same GPUs.
-                    err = cydriver.cuCheckpointProcessRestore(self._pid,
-                                                              &args if n else NULL)
-            except RuntimeError as exc:
-                raise _no_entry_point("cuCheckpointProcessRestore", exc) from None
-        finally:
-            PyMem_Free(c_pairs)
+            with nogil:
+                # Without pairs, no arguments: the driver's default, the same GPUs.
+                err = cydriver.cuCheckpointProcessRestore(self._pid, &args if n else NULL)
+        except RuntimeError as exc:
+            raise _no_entry_point("cuCheckpointProcessRestore", exc) from None
         check_call(err, "cuCheckpointProcessRestore")
 
     def unlock(self):

@@ -28,12 +28,11 @@ from cuda.bindings.cydriver cimport (
     CUstream,
     CU_DEV_SM_RESOURCE_GROUP_PARAMS,
 )
-from libc.string cimport memset
 from libcpp.vector cimport vector
 
 from cuda_core._checks cimport check_bool
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
-from cuda_core._driver cimport driver_version, ensure_driver
+from cuda_core._driver cimport driver_version
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, new_owned_stream
@@ -169,16 +168,28 @@ cdef class SMResource:
         if total > self._res.sm.smCount:
             raise ValueError(f"SMResource.split(): the counts ask for {total} SMs, but this "
                              f"resource has {self._res.sm.smCount}")
+        cdef unsigned int n = len(groups)
+        cdef unsigned int made = n
+        cdef unsigned int i
+        cdef vector[CUdevResource] out = vector[CUdevResource](n)  # value-initialized: zeroed
+        cdef SMResource remainder = _new_sm(self._device_id)
+        cdef SMResource r
         if driver_version() >= _SPLIT:
-            results, remainder = self._split_groups(groups)
+            self._split_groups(groups, out.data(), &remainder._res)
         else:
-            results, remainder = self._split_by_count(groups)
-        for r in results:
-            (<SMResource>r)._dry_run = dry
-        (<SMResource>remainder)._dry_run = dry
+            made = self._split_by_count(groups, out.data(), &remainder._res)
+        remainder._dry_run = dry
+        results = []
+        for i in range(made):  # made <= n == out.size()
+            r = _copy_sm(&out[i], self._device_id)
+            r._dry_run = dry
+            results.append(r)
         return results, remainder
 
-    cdef tuple _split_by_count(self, list groups):
+    cdef unsigned int _split_by_count(self, list groups, CUdevResource* out,
+                                      CUdevResource* remainder) except? 0:
+        """``cuDevSmResourceSplitByCount`` into ``out`` (one slot per group): the number of
+        groups made, all that were asked for (else ValueError)."""
         for g in groups:
             if g[0] == 0:
                 _require(_SPLIT, "SMResource.split() with count=None (discovery)")
@@ -193,11 +204,8 @@ cdef class SMResource:
         cdef unsigned int wanted = len(groups)
         cdef unsigned int made = wanted
         cdef unsigned int count = groups[0][0]
-        cdef vector[CUdevResource] out = vector[CUdevResource](wanted)
-        cdef SMResource remainder = _new_sm(self._device_id)
-        memset(out.data(), 0, wanted * sizeof(CUdevResource))
-        check_call(cydriver.cuDevSmResourceSplitByCount(out.data(), &made, &self._res,
-                                                        &remainder._res, 0, count),
+        check_call(cydriver.cuDevSmResourceSplitByCount(out, &made, &self._res, remainder, 0,
+                                                        count),
                    "cuDevSmResourceSplitByCount")
         if made < wanted:
             raise ValueError(
@@ -206,34 +214,25 @@ cdef class SMResource:
                 f"were asked for (the driver rounds a count up: min_partition_size="
                 f"{self._res.sm.minSmPartitionSize}, coscheduled_alignment="
                 f"{self._res.sm.smCoscheduledAlignment})")
-        cdef unsigned int i
-        results = []
-        for i in range(made):  # made <= wanted == out.size()
-            results.append(_copy_sm(&out[i], self._device_id))
-        return results, remainder
+        return made
 
-    cdef tuple _split_groups(self, list groups):
+    cdef int _split_groups(self, list groups, CUdevResource* out,
+                           CUdevResource* remainder) except -1:
+        """``cuDevSmResourceSplit`` into ``out`` (one slot per group)."""
         cdef unsigned int n = len(groups)
-        cdef vector[CUdevResource] out = vector[CUdevResource](n)
         cdef vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS] params = \
-            vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS](n)
-        cdef SMResource remainder = _new_sm(self._device_id)
+            vector[CU_DEV_SM_RESOURCE_GROUP_PARAMS](n)  # value-initialized: zeroed
         cdef unsigned int i
-        memset(out.data(), 0, n * sizeof(CUdevResource))
-        memset(params.data(), 0, n * sizeof(CU_DEV_SM_RESOURCE_GROUP_PARAMS))
         for i in range(n):
             count, cosched, preferred, backfill = groups[i]
             params[i].smCount = count
             params[i].coscheduledSmCount = cosched
             params[i].preferredCoscheduledSmCount = preferred
             params[i].flags = cydriver.CU_DEV_SM_RESOURCE_GROUP_BACKFILL if backfill else 0
-        check_call(cydriver.cuDevSmResourceSplit(out.data(), n, &self._res, &remainder._res,
-                                                 0, params.data()),
+        check_call(cydriver.cuDevSmResourceSplit(out, n, &self._res, remainder, 0,
+                                                 params.data()),
                    "cuDevSmResourceSplit")
-        results = []
-        for i in range(n):  # n == out.size()
-            results.append(_copy_sm(&out[i], self._device_id))
-        return results, remainder
+        return 0
 
     def __repr__(self):
         dry = " (dry run)" if self._dry_run else ""
@@ -241,8 +240,7 @@ cdef class SMResource:
 
 
 cdef SMResource _new_sm(int device_id):
-    cdef SMResource r = SMResource.__new__(SMResource)
-    memset(&r._res, 0, sizeof(CUdevResource))
+    cdef SMResource r = SMResource.__new__(SMResource)  # _res zeroed by the allocation
     r._device_id = device_id
     return r
 
@@ -327,8 +325,8 @@ cdef class DeviceResources:
                            "Device.resources, Context.resources or Stream.resources")
 
     cdef int _get(self, CUdevResource* out, cydriver.CUdevResourceType kind) except -1:
-        ensure_driver()
-        memset(out, 0, sizeof(CUdevResource))
+        # Called after _require() (which initialized the driver), with the struct of a new
+        # object (zeroed: Cython zeroes an object's C attributes when it allocates it).
         if self._ctx is not None:
             check_call(cydriver.cuGreenCtxGetDevResource(self._ctx._green, out, kind),
                        "cuGreenCtxGetDevResource")
@@ -397,7 +395,7 @@ def create_green_context(int device_id, options):
     cdef CUgreenCtx green = NULL
     cdef CUcontext handle = NULL
     cdef _GreenCtxOwner owner
-    cdef Context view, ctx
+    cdef Context view
     cdef CUresult err
     if options is None:
         raise TypeError("Device.create_context(): options is required: a ContextOptions whose "
@@ -441,17 +439,17 @@ def create_green_context(int device_id, options):
     if err != cydriver.CUDA_SUCCESS:
         owner.close()
         check_call(err, "cuCtxFromGreenCtx")
-    view = Context.__new__(Context)
-    view._handle = handle
-    view._device_id = device_id
-    view._green = green
-    view._keep = owner
+    view = _green_context(handle, device_id, green, owner)
     view._green_view = True
-    ctx = Context.__new__(Context)
+    return _green_context(handle, device_id, green, view)
+
+
+cdef Context _green_context(CUcontext handle, int device_id, CUgreenCtx green, object keep):
+    cdef Context ctx = Context.__new__(Context)
     ctx._handle = handle
     ctx._device_id = device_id
     ctx._green = green
-    ctx._keep = view
+    ctx._keep = keep
     return ctx
 
 

@@ -47,10 +47,6 @@ def _count(value, what):
     return check_int(value, what, minimum=1, maximum=_U32_MAX, allow_none=True)
 
 
-def _flag(value, what):
-    return bool(check_bool(value, what))
-
-
 @dataclasses.dataclass
 class SMResourceOptions:
     """Options of :meth:`SMResource.split`.
@@ -88,7 +84,7 @@ class SMResourceOptions:
             raise ValueError("SMResourceOptions.count must not be an empty sequence")
         for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count", "backfill"):
             what = f"SMResourceOptions.{name}"
-            check = _flag if name == "backfill" else _count
+            check = check_bool if name == "backfill" else _count
             value = _per_group(getattr(self, name), what, check)
             if isinstance(value, tuple) and len(value) != groups:
                 raise ValueError(f"{what} has {len(value)} entries, but count asks for "

@@ -61,6 +61,8 @@ _BRANDS = ("Unknown", "Quadro", "Tesla", "NVS", "GRID", "GeForce", "Titan",
 _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0),
                     7: (5, 0), 8: (6, 0)}
 _PSTATE_UNKNOWN = 32
+# The prefixes of NVML's UUID strings (a GPU's, a MIG device's).
+_UUID_PREFIXES = ("GPU-", "MIG-")
 # nvmlClocksEventReasons bits (nvml.h), in the enumeration's order after NONE.
 _EVENT_REASON_BITS = tuple((1 << i, reason) for i, reason in enumerate(
     r for r in ClocksEventReasons if r is not ClocksEventReasons.NONE))
@@ -372,7 +374,7 @@ class Device:
             self._handle = int(call("device_get_handle_by_index_v2", index))
         elif uuid is not None:
             uuid = _text(uuid, "uuid")
-            if uuid[:4].upper() not in ("GPU-", "MIG-"):
+            if uuid[:4].upper() not in _UUID_PREFIXES:
                 uuid = "GPU-" + uuid
             self._handle = int(call("device_get_handle_by_uuid", uuid))
         else:
@@ -403,7 +405,7 @@ class Device:
         """The UUID without its ``GPU-``/``MIG-`` prefix, as CUDA writes it
         (:attr:`cuda_core.Device.uuid`)."""
         uuid = self.uuid
-        return uuid[4:] if uuid[:4].upper() in ("GPU-", "MIG-") else uuid
+        return uuid[4:] if uuid[:4].upper() in _UUID_PREFIXES else uuid
 
     @property
     def pci_bus_id(self) -> str:
