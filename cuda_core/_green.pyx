@@ -35,7 +35,7 @@ from cuda_core._context cimport Context, ContextGuard, enter_context, exit_conte
 from cuda_core._driver cimport driver_version
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream, new_owned_stream
+from cuda_core._stream cimport Stream, check_priority, new_owned_stream
 
 from cuda_core._green_options import (
     ContextOptions,
@@ -456,7 +456,7 @@ cdef Context _green_context(CUcontext handle, int device_id, CUgreenCtx green, o
 def green_stream(Context ctx not None, options):
     """``Context.create_stream`` (the caller checked that ``ctx`` is green and open)."""
     cdef CUstream handle = NULL
-    cdef int least = 0, greatest = 0, prio = 0
+    cdef int prio = 0
     cdef ContextGuard guard
     cdef Context view = _view_of(ctx)
     priority = None
@@ -469,12 +469,8 @@ def green_stream(Context ctx not None, options):
     _require(_GREEN_STREAM, "Context.create_stream()")
     if priority is not None:
         enter_context(guard, view._handle)
-        HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
+        check_priority(priority, &prio)
         exit_context(guard)
-        if not (greatest <= priority <= least):
-            raise ValueError(f"StreamOptions.priority={priority} is outside this "
-                             f"device's range {greatest} (highest) to {least} (lowest)")
-        prio = priority
     check_call(cydriver.cuGreenCtxStreamCreate(&handle, view._green,
                                                cydriver.CU_STREAM_NON_BLOCKING, prio),
                "cuGreenCtxStreamCreate")

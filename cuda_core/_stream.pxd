@@ -23,6 +23,8 @@ cdef class Stream(Resource):
 
 
 cdef Stream create_stream(Context ctx, object options)
+# StreamOptions.priority checked in the current context, into *prio (None: unchanged).
+cdef int check_priority(object priority, int* prio) except -1
 cdef Stream default_stream_for(Context ctx)
 cdef Stream as_stream(object obj, str what)
 cdef bint is_foreign_stream(object obj)

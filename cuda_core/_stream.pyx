@@ -395,9 +395,23 @@ cdef int _check_protocol_method(object obj, str what) except -1:
     return 0
 
 
+cdef int check_priority(object priority, int* prio) except -1:
+    """``StreamOptions.priority`` checked against the range of the current context's device,
+    stored in ``prio``; None leaves ``prio`` as it is."""
+    cdef int least = 0, greatest = 0
+    if priority is None:
+        return 0
+    HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
+    if not (greatest <= priority <= least):
+        raise ValueError(f"StreamOptions.priority={priority} is outside this "
+                         f"device's range {greatest} (highest) to {least} (lowest)")
+    prio[0] = priority
+    return 0
+
+
 cdef Stream create_stream(Context ctx, object options):
     cdef unsigned int flags = cydriver.CU_STREAM_NON_BLOCKING
-    cdef int least = 0, greatest = 0, prio = 0
+    cdef int prio = 0
     cdef CUstream handle = NULL
     priority = None
     if options is not None:  # the defaults need no options object
@@ -407,12 +421,7 @@ cdef Stream create_stream(Context ctx, object options):
         priority = opts.priority
     cdef ContextGuard guard
     enter_context(guard, ctx._handle)
-    if priority is not None:
-        HANDLE_RETURN(cydriver.cuCtxGetStreamPriorityRange(&least, &greatest))
-        if not (greatest <= priority <= least):
-            raise ValueError(f"StreamOptions.priority={priority} is outside this "
-                             f"device's range {greatest} (highest) to {least} (lowest)")
-        prio = priority
+    check_priority(priority, &prio)
     HANDLE_RETURN(cydriver.cuStreamCreateWithPriority(&handle, flags, prio))
     return _new_stream(handle, ctx, None, True)
 
