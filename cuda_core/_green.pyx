@@ -33,7 +33,7 @@ from libcpp.vector cimport vector
 from cuda_core._checks cimport check_bool
 from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport driver_version
-from cuda_core._errors cimport HANDLE_RETURN, check_call
+from cuda_core._errors cimport check_call
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, check_priority, new_owned_stream
 
