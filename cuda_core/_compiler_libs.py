@@ -7,8 +7,10 @@ one :class:`CUDAError` naming the pip package that provides it, rather than a pa
 exception from deep inside cuda.bindings.
 
 A libNVVM found outside the nvidia-nvvm wheel (a system CUDA toolkit's, found through the
-library path or ``CUDA_HOME``) may be of another CUDA version than the other compilers; loading
-one warns once, with its path and version (:class:`CUDAWarning`).
+library path, ``CUDA_HOME`` or ``CUDA_PATH``) is used as it is when its banner says it is of our
+CUDA major; one of another major, or of a version that cannot be read, warns once, with its path
+and version (:class:`CUDAWarning`). The warning is raised after the library loaded, so a warning
+filter that turns it into an error never reads as the library being missing.
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ def _warn_outside_wheel(name: str, loaded: Any) -> None:
     c = COMPILERS[name]
     path = getattr(loaded, "abs_path", None) or "an unknown path"
     version = toolkit_version(path) if getattr(loaded, "abs_path", None) else None
+    if version is not None and version[0] == CUDA_MAJOR:
+        return  # a toolkit's library of our major: what the wheel would give
     have = f"CUDA {version[0]}.{version[1]}" if version else "of unknown CUDA version"
     via = getattr(loaded, "found_via", "an unknown search step")
     warnings.warn(
@@ -110,20 +114,30 @@ def _outside_level() -> int:
 def _load_once(name: str) -> Any:
     from cuda.pathfinder import load_nvidia_dynamic_lib
 
-    loaded = load_nvidia_dynamic_lib(COMPILERS[name].name)
+    return load_nvidia_dynamic_lib(COMPILERS[name].name)
+
+
+@functools.lru_cache(maxsize=None)
+def _origin_checked(name: str) -> None:
+    """Warn, once, about a libNVVM from outside its wheel that is not of our CUDA major. A
+    warning turned into an error propagates, and is not cached: the next load raises it
+    again."""
+    loaded = _load_once(name)
     if name == "nvvm" and getattr(loaded, "found_via", None) not in _FROM_PACKAGES:
         _warn_outside_wheel(name, loaded)
-    return loaded
 
 
 def load(name: str) -> Any:
     """Load compiler ``name`` (a key of COMPILERS) as cuda.bindings will, and return
     cuda.pathfinder's record of it; CUDAError naming the pip package where it is missing.
-    Loads once; a failure is tried again on the next call."""
+    Loads once; a failure is tried again on the next call. Only the loading is reported as
+    "not found": the origin check comes after it, outside that report."""
     try:
-        return _load_once(name)
+        loaded = _load_once(name)
     except Exception as exc:  # cuda.pathfinder's not-found errors, or its import failing
         raise missing_error(name, exc) from None
+    _origin_checked(name)
+    return loaded
 
 
 def nvrtc() -> Any:

@@ -104,8 +104,10 @@ class FakeLoaded:
 @pytest.fixture
 def fresh_loads():
     libs._load_once.cache_clear()
+    libs._origin_checked.cache_clear()
     yield
     libs._load_once.cache_clear()
+    libs._origin_checked.cache_clear()
 
 
 def fake_nvvm(tmp_path, release=b"12.4"):
@@ -137,6 +139,42 @@ def test_nvvm_from_a_system_toolkit_warns_once(tmp_path, monkeypatch, fresh_load
         f"nvidia-nvvm wheel: cuda_core expects libNVVM of CUDA 13.x from that wheel; to use the "
         f"wheel's, install it with `pip install \"cuda-core-cy[cu13]\"` (all three compilers) "
         f"or `pip install \"nvidia-nvvm==13.*\"`")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        libs.load("nvvm")
+
+
+@pytest.mark.parametrize("via", ["CUDA_PATH", "CUDA_HOME", "system-search"])
+@pytest.mark.parametrize("release", [b"13.0", b"13.3"])
+def test_nvvm_from_a_toolkit_of_our_major_does_not_warn(tmp_path, monkeypatch, fresh_loads,
+                                                         via, release):
+    import cuda.pathfinder
+
+    path = fake_nvvm(tmp_path, release)
+    monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
+                        lambda name: FakeLoaded(path, via))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert libs.load("nvvm").abs_path == path
+
+
+def test_the_warning_as_an_error_is_the_warning_not_a_missing_library(tmp_path, monkeypatch,
+                                                                       fresh_loads):
+    import cuda.pathfinder
+
+    path = fake_nvvm(tmp_path)  # CUDA 12.4: warns
+    monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
+                        lambda name: FakeLoaded(path, "CUDA_PATH"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(CUDAWarning, match=r"^libNVVM was loaded from .*CUDA 12\.4") as info:
+            libs.load("nvvm")
+        assert not isinstance(info.value, CUDAError)
+        assert "not found" not in str(info.value)
+        with pytest.raises(CUDAWarning):  # not remembered as given: raised again
+            libs.nvvm()
+    with pytest.warns(CUDAWarning):  # and given once, where it is a warning
+        libs.load("nvvm")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         libs.load("nvvm")
