@@ -11,8 +11,12 @@ cdef class ObjectCode(Resource):
     cdef dict _sym_map
     cdef bint _is_path
     # NULL until the first get_kernel()/handle/get_module(); unloaded at close() or when the
-    # object is collected.
+    # object is collected, unless it was handed out.
     cdef CUlibrary _library
+    # Set once ``handle`` or ``get_module()`` gave the library to Python code: from then on its
+    # unload belongs to whoever took it (cuda.core never unloads a library, and clients written
+    # for it, numba-cuda among them, unload the handle themselves), so this object never does.
+    cdef bint _handed_out
     # The Kernels of this code alive now (make_kernel counts one, its __dealloc__ uncounts it):
     # close() refuses while one is, since unloading the library would leave it dangling.
     # Updated atomically (count_kernel); counted up only under the module's load lock.

@@ -4,8 +4,10 @@ library) that is loaded lazily, on first use, as a ``CUlibrary``.
 Ownership: a :class:`~cuda_core.Kernel` holds its ObjectCode, which holds the library. The
 library is unloaded (``cuLibraryUnload``) by :meth:`ObjectCode.close`, which refuses while a
 kernel of it is alive, or when the ObjectCode is collected, so never while a kernel of it is
-alive (in compat mode it stays loaded, as with cuda.core). Nothing points the other way. The
-library API is context-independent: one load serves every device and context.
+alive. Nothing points the other way. Each library has one owner: once :attr:`ObjectCode.handle`
+or :meth:`ObjectCode.get_module` handed it to other code, that code owns its unload, and the
+ObjectCode never unloads it (a second unload would crash in the driver). The library API is
+context-independent: one load serves every device and context.
 """
 
 import os
@@ -27,29 +29,6 @@ from cuda_core import _ptx
 from cuda_core._errors import CUDAError
 
 __all__ = ["ObjectCode"]
-
-
-# Whether a collected ObjectCode unloads its library: compat mode turns it off, for good. cuda.core
-# 1.2 never unloads a library, and code written for it (numba-cuda) unloads the handle itself,
-# which after our unload would be a second one, and a crash in the driver. One atomic flag.
-cdef extern from *:
-    """
-    static int cuda_core_unload_libraries = 1;
-    static inline int cuda_core_unload_libraries_get(void) {
-        return __atomic_load_n(&cuda_core_unload_libraries, __ATOMIC_RELAXED);
-    }
-    static inline void cuda_core_unload_libraries_off(void) {
-        __atomic_store_n(&cuda_core_unload_libraries, 0, __ATOMIC_RELAXED);
-    }
-    """
-    int _unload_libraries "cuda_core_unload_libraries_get"() noexcept nogil
-    void _keep_libraries "cuda_core_unload_libraries_off"() noexcept nogil
-
-
-def _keep_loaded_libraries():
-    """From now on, a collected ObjectCode leaves its library loaded, as cuda.core 1.2 does
-    (compat mode calls this)."""
-    _keep_libraries()
 
 
 _CODE_TYPES = ("cubin", "ptx", "ltoir", "fatbin", "object", "library")
@@ -216,8 +195,10 @@ cdef class ObjectCode(Resource):
     :meth:`Program.compile` or :meth:`Linker.link`.
 
     cubin, PTX and fatbin images are loaded on first use (:meth:`get_kernel`, :attr:`handle`,
-    :meth:`get_module`) and unloaded by :meth:`close` or when the object is collected. LTO IR,
-    objects and libraries cannot be loaded: pass them to :class:`Linker`.
+    :meth:`get_module`) and unloaded by :meth:`close` or when the object is collected, unless
+    :attr:`handle` or :meth:`get_module` handed the library out: then whoever took it owns its
+    unload, as with cuda.core, which never unloads one. LTO IR, objects and libraries cannot be
+    loaded: pass them to :class:`Linker`.
 
     ObjectCode pickles (its code, code type, name and symbol mapping), compares equal to
     another of the same ``code_type`` and ``code``, and hashes accordingly.
@@ -232,7 +213,7 @@ cdef class ObjectCode(Resource):
                            "from_object()/from_library(), Program.compile() or Linker.link()")
 
     cdef int _release(self) except -1:
-        if self._library != NULL and _unload_libraries():
+        if self._library != NULL and not self._handed_out:
             # On failure the handle stays, for the cleanup warning.
             check_call(cydriver.cuLibraryUnload(self._library), "cuLibraryUnload")
         self._library = NULL
@@ -242,8 +223,10 @@ cdef class ObjectCode(Resource):
         return <size_t>self._library
 
     def close(self):
-        """Unload the library, if it was loaded. Idempotent; raises if ``cuLibraryUnload``
-        fails. The code, name and symbol mapping stay readable; loading again is refused.
+        """Unload the library, if it was loaded and never handed out (:attr:`handle`,
+        :meth:`get_module`: whoever took it owns its unload). Idempotent; raises if
+        ``cuLibraryUnload`` fails. The code, name and symbol mapping stay readable; loading
+        again is refused.
 
         Raises
         ------
@@ -313,9 +296,13 @@ cdef class ObjectCode(Resource):
     def handle(self):
         """The ``cuda.bindings.driver.CUlibrary``; loads the code on first use.
 
+        The library is handed out with it: from then on the code that took the handle owns its
+        unload (``cuLibraryUnload``), and this object never unloads it, also at :meth:`close`.
+
         .. note:: Calls ``cuLibraryLoadData`` the first time.
         """
         self._ensure_loaded()
+        self._handed_out = True
         return _driver_py.CUlibrary(<size_t>self._library)
 
     # -- loading ----------------------------------------------------------------------------
@@ -418,13 +405,14 @@ cdef class ObjectCode(Resource):
 
     def get_module(self):
         """The ``cuda.bindings.driver.CUmodule`` of this code in the current context, for
-        legacy interoperability.
+        legacy interoperability. Hands the library out, as :attr:`handle` does.
 
         .. note:: Calls ``cuLibraryGetModule``; needs a current context.
         """
         cdef CUmodule mod = NULL
         self._ensure_loaded()
         HANDLE_RETURN(cydriver.cuLibraryGetModule(&mod, self._library))
+        self._handed_out = True
         return _driver_py.CUmodule(<size_t>mod)
 
     # -- protocols --------------------------------------------------------------------------

@@ -14,10 +14,10 @@ clients take the right paths; ``cuda.core.__cuda_core_cy_version__`` and
 ``cuda_core.__version__`` give this package's own version. ``cuda.core.<name>`` for a public
 submodule is ``cuda_core.<name>`` itself. Of cuda.core's private modules only
 ``cuda.core._utils.cuda_utils`` (``CUDAError``, ``NVRTCError``, ``ComputeCapability``) is
-provided, because known clients import it or read pickles that name it; and, as in
-cuda.core 1.2, a collected ObjectCode leaves its library loaded (clients unload the handle
-themselves); any other ``cuda.core._<name>`` is a ModuleNotFoundError. NVIDIA's cuda.core,
-where installed, is never imported in this mode.
+provided, because known clients import it or read pickles that name it; any other
+``cuda.core._<name>`` is a ModuleNotFoundError. NVIDIA's cuda.core, where installed, is never
+imported in this mode. (An ObjectCode whose library handle a client took never unloads it, in
+this mode or not: clients written for cuda.core unload the handle themselves.)
 """
 
 import importlib
@@ -163,8 +163,4 @@ def install():
                                f"imported ({', '.join(loaded[:3])}); turn compat mode on "
                                f"before anything imports cuda.core, or start the program with "
                                f"CUDA_CORE_COMPAT=1")
-        # cuda.core 1.2 never unloads a library, and its clients unload the handle themselves.
-        from cuda_core._object_code import _keep_loaded_libraries
-
-        _keep_loaded_libraries()
         sys.meta_path.insert(0, _Finder())
