@@ -3,6 +3,9 @@ from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult
 
 cdef class Context:
     cdef CUcontext _handle
+    # The driver's unique ID of the context (cuCtxGetId), 0 if unknown: a primary context
+    # reset by other code and retained again keeps its handle but gets a new ID.
+    cdef unsigned long long _id
     cdef int _device_id
     cdef bint _is_primary
     cdef object __weakref__
@@ -19,6 +22,14 @@ cdef class Context:
 
 
 cdef Context primary_context(int device_id)
+# The device's primary context after another library may have reset it
+# (cuDevicePrimaryCtxReset): retained again, as a new Context, when the one known was
+# destroyed (Device.set_current).
+cdef Context live_primary_context(int device_id)
+# Whether ``ctx`` (None: the context current on this thread) is gone: destroyed (cuCtxDestroy,
+# cuDevicePrimaryCtxReset), or a primary context reset and retained again since the Context
+# was made. The driver destroyed every handle made in it, and none may reach it again.
+cdef bint context_gone(Context ctx) noexcept
 cdef int primary_ordinal(CUcontext handle) noexcept nogil
 cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)

@@ -16,7 +16,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
 
 from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
-from cuda_core._driver cimport ensure_driver
+from cuda_core._driver cimport driver_ready, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 
 from cuda.bindings import driver as _driver_py
@@ -150,9 +150,36 @@ cdef class Context:
 cdef Context _new_context(CUcontext handle, int device_id, bint is_primary):
     cdef Context ctx = Context.__new__(Context)
     ctx._handle = handle
+    ctx._id = context_id(handle)
     ctx._device_id = device_id
     ctx._is_primary = is_primary
     return ctx
+
+
+cdef unsigned long long context_id(CUcontext handle) noexcept:
+    """The driver's unique ID of a live context; 0 where the driver cannot say."""
+    cdef unsigned long long cid = 0
+    if cydriver.cuCtxGetId(handle, &cid) != CUDA_SUCCESS:
+        return 0
+    return cid
+
+
+cdef bint context_gone(Context ctx) noexcept:
+    cdef CUcontext handle = NULL
+    cdef unsigned long long cid = 0
+    cdef CUresult err
+    if not driver_ready():  # nothing was made in a context yet (or there is no driver)
+        return False
+    if ctx is None:
+        if cydriver.cuCtxGetCurrent(&handle) != CUDA_SUCCESS or handle == NULL:
+            return False  # nothing to tell by
+    else:
+        handle = ctx._handle
+    err = cydriver.cuCtxGetId(handle, &cid)
+    if err == CUDA_SUCCESS:
+        return ctx is not None and ctx._id != 0 and cid != ctx._id
+    return (err == cydriver.CUDA_ERROR_CONTEXT_IS_DESTROYED
+            or err == cydriver.CUDA_ERROR_INVALID_CONTEXT)
 
 
 cdef Context primary_context(int device_id):
@@ -174,6 +201,27 @@ cdef Context primary_context(int device_id):
                 store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
                 if device_id >= _primary_slots:
                     store_int(&_primary_slots, device_id + 1)
+    return ctx
+
+
+cdef Context live_primary_context(int device_id):
+    cdef Context ctx = primary_context(device_id)
+    cdef CUcontext handle = NULL
+    cdef CUdevice dev
+    if not context_gone(ctx):
+        return ctx
+    with _primary_lock:
+        ctx = _primary[device_id]
+        if context_gone(ctx):
+            # The same handle comes back (the device's primary context object), so the C
+            # table of handles stays right; the Context is a new one, and objects made in the
+            # destroyed context keep the old one, which context_gone() tells apart.
+            HANDLE_RETURN(cydriver.cuDeviceGet(&dev, device_id))
+            HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
+            ctx = _new_context(handle, device_id, True)
+            _primary[device_id] = ctx
+            if device_id < _PRIMARY_SLOTS:
+                store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
     return ctx
 
 

@@ -10,7 +10,8 @@ from libc.string cimport memset
 
 from cuda_core._checks cimport check_ordinal
 from cuda_core._context cimport (Context, ContextGuard, primary_context, context_from_handle,
-                                 current_ordinal, enter_context, exit_context)
+                                 current_ordinal, enter_context, exit_context,
+                                 live_primary_context)
 from cuda_core._driver cimport ensure_driver, device_count
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport create_event
@@ -255,7 +256,8 @@ class Device:
     def set_current(self, ctx=None):
         """Make this device's primary context, or ``ctx``, current on the calling thread.
 
-        .. note:: Calls ``cuDevicePrimaryCtxRetain`` (once per process) and
+        .. note:: Calls ``cuDevicePrimaryCtxRetain`` (once per process, and again after other
+           code reset the primary context with ``cuDevicePrimaryCtxReset``) and
            ``cuCtxSetCurrent``, like ``cudaSetDevice``.
 
         Parameters
@@ -272,7 +274,7 @@ class Device:
         cdef Context target
         cdef CUcontext previous = NULL
         if ctx is None:
-            target = primary_context(self._id)
+            target = live_primary_context(self._id)
             HANDLE_RETURN(cydriver.cuCtxSetCurrent(target._handle))
             self._has_inited = True
             return None

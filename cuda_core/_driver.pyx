@@ -51,6 +51,10 @@ def per_thread_default_stream_requested():
                          f"reads it with int() when it loads the driver)") from None
 
 
+cdef bint driver_ready() noexcept nogil:
+    return load_int(&_driver_ready) != 0
+
+
 cdef int ensure_driver() except -1:
     """Initialize the driver on first use; one integer load and compare afterwards."""
     if load_int(&_driver_ready):

@@ -18,8 +18,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUevent, CUipcEventHan
                                      CUDA_SUCCESS)
 
 from cuda_core._atomic cimport load_int, store_int
-from cuda_core._context cimport (Context, ContextGuard, context_from_handle, enter_context,
-                                 primary_context)
+from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
+                                 enter_context, primary_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
@@ -98,6 +98,9 @@ cdef class Event(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
+
+    cdef bint _orphaned(self) noexcept:
+        return self._handle != NULL and self._ctx is not None and context_gone(self._ctx)
 
     def close(self):
         """Destroy the event. Idempotent; work already recorded still completes.

@@ -104,6 +104,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
     cdef CUstream hstream
     cdef CUfunction func
     cdef ContextGuard guard
+    cdef bint builder = False
 
     if type(config) is LaunchConfig or isinstance(config, LaunchConfig):
         cfg = <LaunchConfig>config
@@ -119,6 +120,7 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
         s = None
     else:
         s = as_stream(stream, "launch()")
+        builder = not isinstance(stream, Stream)  # (neither a Stream nor foreign: a builder)
     if s is not None:
         if s._closed:
             s._check_open()  # raises
@@ -167,6 +169,9 @@ cdef object _launch(object module, PyObject** argv, Py_ssize_t nargs, PyObject* 
             raise
         except CUDAError:  # a diagnosis query failed too: the launch's own error says more
             raise _refusal(err, None) from None
+    if builder:
+        # Captured: the graph holds the kernel (its library) and the argument objects.
+        stream._hold_captured([kernel] + [<object>argv[i] for i in range(3, nargs)])
 
 
 

@@ -10,12 +10,18 @@ cdef class Resource:
     cdef int _release(self) except -1
     # The handle's address, for the cleanup warning; 0 when there is none.
     cdef size_t _address(self) noexcept
+    # True when the CUDA context the handle was made in is gone (see _context.context_gone):
+    # the driver destroyed the handle with it, so it is not released (a release would pass a
+    # dangling handle to the driver). False by default: a handle that no context owns.
+    cdef bint _orphaned(self) noexcept
 
     # close() without a Python call: what the subclasses' close() methods end with.
     cdef inline int _close(self) except -1:
         if self._closed:
             return 0
         self._closed = True
+        if self._orphaned():
+            return warn_orphaned(self, False)
         return self._release()
 
     cdef inline int _check_open(self) except -1:
@@ -26,3 +32,6 @@ cdef class Resource:
 
 cdef int raise_closed(Resource obj) except -1
 cdef void warn_release_failed(str what, size_t address, object error) noexcept
+# The CUDAWarning for a handle not released because its context is gone (_orphaned): raised
+# as any warning from close(), through sys.unraisablehook from a finalizer; nothing at exit.
+cdef int warn_orphaned(Resource obj, bint finalizer) except -1

@@ -41,6 +41,9 @@ cdef class Resource:
         if self._closed:
             return
         self._closed = True
+        if self._orphaned():
+            warn_orphaned(self, True)
+            return
         try:
             self._release()
         except BaseException as error:
@@ -52,9 +55,32 @@ cdef class Resource:
     cdef size_t _address(self) noexcept:
         return 0
 
+    cdef bint _orphaned(self) noexcept:
+        return False
+
 
 cdef int raise_closed(Resource obj) except -1:
     raise RuntimeError(f"this {type(obj).__name__} is closed")
+
+
+cdef int warn_orphaned(Resource obj, bint finalizer) except -1:
+    if sys.is_finalizing():
+        return 0
+    what = type(obj).__name__
+    address = obj._address()
+    handle = f" 0x{address:x}" if address else ""
+    message = (f"{what}{handle}: not released: the CUDA context it was made in is gone (other "
+               f"code reset the device's primary context or destroyed the context), and the "
+               f"driver destroyed it with the context")
+    if not finalizer:
+        warnings.warn(message, CUDAWarning, stacklevel=3)
+        return 0
+    try:
+        warnings.warn(message, CUDAWarning, stacklevel=2)
+    except BaseException as exc:
+        PyErr_SetObject(type(exc), exc)
+        PyErr_WriteUnraisable(what)
+    return 0
 
 
 cdef void warn_release_failed(str what, size_t address, object error) noexcept:

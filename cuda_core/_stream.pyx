@@ -5,8 +5,8 @@ import os
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 
-from cuda_core._context cimport (Context, ContextGuard, context_from_handle, current_context,
-                                 enter_context, exit_context)
+from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
+                                 current_context, enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call
@@ -41,6 +41,9 @@ cdef class Stream(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
+
+    cdef bint _orphaned(self) noexcept:
+        return self._owned and context_gone(self._ctx)
 
     cdef int _check_ready(self) except -1:
         """Raise if closed; bring the driver up for the default-stream constants, which exist

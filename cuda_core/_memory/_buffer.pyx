@@ -29,6 +29,7 @@ from libc.stdint cimport int32_t
 from cuda_core._checks cimport check_address, check_size
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core._context cimport context_gone
 from cuda_core._resource cimport Resource, warn_release_failed
 from cuda_core._stream cimport Stream, as_stream
 from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
@@ -585,6 +586,14 @@ cdef class Buffer(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._ptr
+
+    cdef bint _orphaned(self) noexcept:
+        # The memory went with the context of the stream that orders its free (for a default
+        # stream of no context, or none, the context current now).
+        if self._mr is None:
+            return False
+        s = self._dealloc_stream
+        return context_gone(s._ctx if s is not None else None)
 
     cdef int _free(self) except -1:
         """Give the memory back through the resource (owning buffers), ordered on the

@@ -29,12 +29,10 @@ cdef class GraphBuilder(Resource):
     cdef bint _join_required      # forked off by split(): ends by join(), not end_building()
     # Streams of the builders joined into this one: they stay in the capture until it ends.
     cdef list _joined
-    # The _HostCall of each host node captured (callbacks and their data): one list for every
-    # builder of a capture, copied into each Graph completed from it.
-    cdef list _keep
     # The capture's store, shared by every builder of it: the records of the nodes added
-    # through graph_definition views (and of the conditional nodes), and, once the capture of
-    # a graph_definition's builder ended, the owner of the captured graph.
+    # through graph_definition views (and of the conditional nodes), the user object that owns
+    # what captured nodes use (a host node's callback, a kernel and its arguments), and, once
+    # the capture of a graph_definition's builder ended, the owner of the captured graph.
     cdef _GraphStore _store
 
     cdef int _check_building(self, str what) except -1

@@ -3,15 +3,17 @@
 
 A builder captures on one stream. ``split()`` forks more streams into the same capture and
 ``join()`` merges them back; conditional nodes (``if_then``, ``if_else``, ``switch``,
-``while_loop``) hand out builders that capture into the node's body graphs. The Python objects
-that captured work refers to (host callbacks and their data) are kept in one list shared by all
-builders of a capture; every Graph instantiated from it holds a copy, and each launch of a Graph
-holds them until its host nodes have run.
+``while_loop``) hand out builders that capture into the node's body graphs.
 
 ``graph_definition`` is a GraphDefinition view of the captured graph (or of a body): nodes added
 through it are recorded in the capture's ``_GraphStore`` (shared by its builders), and once a
 view of a capture exists, the store owns the captured graph, which then outlives the builder
 for as long as a view or node of it is left.
+
+What captured work uses (a host callback and its data, a kernel launched on the builder and its
+arguments) is owned by the graph being captured, through the store's user object
+(``own_uses``), as the nodes of a GraphDefinition are: it lives as long as the graph, its
+clones and the Graphs made from it, and their launches.
 """
 
 from libc.string cimport memset
@@ -22,13 +24,13 @@ from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUresult, CUstreamCaptureStatus)
 
 from cuda_core._checks cimport check_int
-from cuda_core._context cimport Context, ContextGuard, enter_context
+from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, _NodeRecord,
-                                          definition_view, new_record, new_store)
+                                          definition_view, new_record, new_store, own_uses)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
@@ -108,6 +110,11 @@ cdef class GraphBuilder(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._graph
+
+    cdef bint _orphaned(self) noexcept:
+        # A capture in progress would be ended on the stream, which is gone with its context.
+        return (self._state == _BUILDING and self._stream is not None
+                and self._stream._ctx is not None and context_gone(self._stream._ctx))
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -327,8 +334,8 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError("complete(): this builder holds the body of a conditional node, "
                                "which is part of its parent's graph; complete the parent")
         opts = instantiate_params(options, "GraphBuilder.complete()", &params)  # held: stream
-        return instantiate(self._graph, self._stream._resolve_ctx(), list(self._keep),
-                           self._store.snapshot(), self._store, &params, "complete()")
+        return instantiate(self._graph, self._stream._resolve_ctx(), self._store, &params,
+                           "complete()")
 
     def debug_dot_print(self, path, options=None):
         """Write the captured graph to ``path`` as a Graphviz DOT file.
@@ -373,8 +380,7 @@ cdef class GraphBuilder(Resource):
             HANDLE_RETURN(cydriver.cuEventCreate(&fork, cydriver.CU_EVENT_DISABLE_TIMING))
             HANDLE_RETURN(cydriver.cuEventRecord(fork, self._stream._handle))
             for _ in range(count - 1):
-                branch = _new_builder(create_stream(<Context>ctx, None), True, self._keep,
-                                      self._store)
+                branch = _new_builder(create_stream(<Context>ctx, None), True, self._store)
                 HANDLE_RETURN(cydriver.cuStreamWaitEvent(branch._stream._handle, fork, 0))
                 branch._state = _BUILDING
                 branch._join_required = True
@@ -589,13 +595,12 @@ cdef class GraphBuilder(Resource):
         cdef CUgraphNode node = self._add_after_capture(&params, &cap)
         # The copy runs what the nodes added through the child's graph_definition use: its
         # record holds them, as GraphNode.embed's does.
+        # The copy carries the child's user object (what its captured work and nodes use).
         cdef CUgraph copy = NULL
         HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node, &copy))
-        cdef _NodeRecord record = new_record(node, cap.graph, list(c._store.snapshot()))
+        cdef _NodeRecord record = new_record(node, cap.graph, None)
         record.info = <size_t>copy
         self._store._records[<size_t>node] = record
-        if not c._is_body:  # a body holds no host nodes (the driver allows none there)
-            self._keep.extend(c._keep)  # once per copy: each runs at every launch
 
     def callback(self, fn, *, user_data=None):
         """Capture a host call: ``fn`` runs on a driver thread when the work before it is done.
@@ -612,10 +617,24 @@ cdef class GraphBuilder(Resource):
             Only with a ctypes function: an address, or a bytes object whose buffer is passed
             (kept alive with the graph).
         """
+        cdef _Capture cap
         self._check_building("callback()")
         cdef _HostCall call = make_host_call(fn, user_data, "callback()")
+        self._capture_info(&cap)
+        own_uses(self._store, cap.graph, [call])
         enqueue_host_call(self._stream._handle, call)
-        self._keep.append(call)
+
+    def _hold_captured(self, objects):
+        """The graph being captured holds ``objects`` (a list: a kernel launched on the builder
+        and its arguments; see ``launch``). Nothing when the builder is not capturing."""
+        cdef _Capture cap
+        cdef CUstreamCaptureStatus status
+        if self._closed or self._state != _BUILDING:
+            return
+        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
+                                                      &cap.graph, NULL, NULL, NULL))
+        if status == cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            own_uses(self._store, cap.graph, objects)
 
     def close(self):
         """Close the builder: a capture in progress is abandoned, the captured graph destroyed
@@ -637,11 +656,10 @@ cdef class GraphBuilder(Resource):
 register_graph_builder_type(GraphBuilder)
 
 
-cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep, _GraphStore store):
+cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, _GraphStore store):
     cdef GraphBuilder b = GraphBuilder.__new__(GraphBuilder)
     b._stream = stream
     b._owns_stream = owns_stream
-    b._keep = keep
     b._store = store
     b._joined = []
     b._state = _NEW
@@ -650,8 +668,7 @@ cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, list keep, _Grap
 
 cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body,
                             _NodeRecord owner):
-    cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._keep,
-                                       parent._store)
+    cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._store)
     b._graph = body
     b._is_body = True
     b._parent = parent
@@ -663,14 +680,13 @@ def _builder_on(stream, bint owns_stream):
     """A new GraphBuilder capturing on ``stream`` (for Device/Stream.create_graph_builder)."""
     cdef Stream s = as_stream(stream, "create_graph_builder()")
     s._check_open()
-    cdef _GraphStore store = new_store(NULL)
-    return _new_builder(s, owns_stream, store._loose, store)  # one list: the capture's calls
+    return _new_builder(s, owns_stream, new_store(NULL))
 
 
 def _update_from(Graph graph not None, source):
     """Graph.update's half that knows builders and definitions (this module cimports
-    ``_graph``, not the reverse): ``graph`` takes ``source``'s graph, host calls and what its
-    nodes use."""
+    ``_graph``, not the reverse): ``graph`` takes ``source``'s graph (and with it, from the
+    driver, the user object that owns what its nodes use)."""
     cdef GraphBuilder b
     cdef GraphDefinition d
     if isinstance(source, GraphBuilder):
@@ -679,12 +695,11 @@ def _update_from(Graph graph not None, source):
         if b._is_body:
             raise ValueError("update(): source holds the body of a conditional node; update "
                              "from its parent")
-        # The host nodes now run the new graph's calls.
-        update_graph(graph, b._graph, list(b._keep), b._store.snapshot(), b._store)
+        update_graph(graph, b._graph, b._store)
     elif isinstance(source, GraphDefinition):
         d = <GraphDefinition>source
         d._check_valid("update()")
-        update_graph(graph, d._handle, list(d._store._loose), d._store.snapshot(), d._store)
+        update_graph(graph, d._handle, d._store)
     else:
         raise TypeError(f"update(): source must be a GraphBuilder or a GraphDefinition, not "
                         f"{type(source).__name__}")

@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUgraph, CUgraphNode
+from cuda.bindings.cydriver cimport CUcontext, CUgraph, CUgraphNode, CUuserObject
 
 from cuda_core._resource cimport Resource
 
@@ -9,7 +9,7 @@ cdef class _NodeRecord:
     # never reaches the driver).
     cdef CUgraphNode node
     cdef CUgraph graph            # the graph the node is in (the root, a body, a child's copy)
-    cdef list uses                # what the node uses: kept alive with every Graph made from it
+    cdef list uses                # what the node uses (also in the hierarchy's bag, own_uses)
     # By node type: a conditional node's (GraphCondition, GraphConditionalType, tuple of body
     # CUgraph addresses); a child graph node's CUgraph address of its copy; else None.
     cdef object info
@@ -22,12 +22,13 @@ cdef class _GraphStore(Resource):
     cdef CUgraph _handle
     cdef dict _records            # node address -> _NodeRecord
     cdef bint _viewed             # a GraphDefinition view of a capture was handed out
-    # The _HostCall of each captured host node of the hierarchy (a capture's host nodes, and
-    # those of captures embedded in it): their trampoline gives back a reference per run, so
-    # every Graph made from the hierarchy holds them once more per launch (Graph._keep).
-    cdef list _loose
-
-    cdef tuple snapshot(self)     # everything the hierarchy's nodes use, for a Graph
+    # What the hierarchy's nodes use, in one list (the bag), owned by a CUDA user object
+    # (_owner; this store holds one reference to it) that every graph of the hierarchy with a
+    # node of ours retains (_retained: their addresses). The driver carries it into clones,
+    # child graph copies and executable graphs (own_uses).
+    cdef list _bag
+    cdef CUuserObject _owner
+    cdef set _retained
 
 
 cdef class GraphDefinition(Resource):
@@ -52,6 +53,10 @@ cdef class GraphNode:
 
 
 cdef _GraphStore new_store(CUgraph owned)
+# ``graph`` (of ``store``'s hierarchy) holds ``uses`` (a list of objects; None or empty: nothing)
+# for as long as it, a clone or copy of it, or an executable graph made from one lives, and
+# their launches run: through the hierarchy's user object.
+cdef int own_uses(_GraphStore store, CUgraph graph, list uses) except -1
 # A record of ``node`` in ``graph``, using ``uses``; its info (None) is set by the caller.
 cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses)
 # A definition view of ``graph`` (a body, a child's copy, a builder's graph) in ``store``,

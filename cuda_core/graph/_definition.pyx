@@ -8,8 +8,14 @@ its operands, its event, its callback). A record's identity marks its node alive
 on a destroyed node or on a view of a destroyed body reaches the driver. A GraphDefinition
 object is the root (it owns the store) or a view (a body, a child's copy, a builder's graph);
 a GraphNode is a view: a node handle, its definition and its record. Any number of objects may
-stand for one graph or node; they compare equal. Each Graph instantiated from a hierarchy
-holds what all of its nodes use (``_graph``).
+stand for one graph or node; they compare equal.
+
+What the nodes use is owned by the driver's graphs, not by Python objects: one list per
+hierarchy (the store's bag), owned by a CUDA user object that each graph with a node of ours
+retains (``own_uses``). The driver carries the user object into clones (also one another
+library makes through ``.handle``), child graph copies and executable graphs, and drops it when
+the last of them is destroyed and their launches are done. The bag only grows: a node
+destroyed, or its parameters changed, leaves what it used to the hierarchy's end.
 
 Nodes are added in the context current on the calling thread (the driver runs a kernel,
 memset, memcpy or conditional node in the context it was added in). As with the driver's
@@ -24,7 +30,7 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
                                      CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
                                      CUgraphNode,
                                      CUgraphNodeParams, CUgraphNodeType, CUmemAccessDesc,
-                                     CUresult)
+                                     CUresult, CUuserObject)
 from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
@@ -36,7 +42,7 @@ from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
-from cuda_core.graph._host_callback cimport _HostCall, host_node_params
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params, new_owner
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda.bindings import driver as _driver_py
@@ -69,36 +75,49 @@ cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses):
 
 @cython.final
 cdef class _GraphStore(Resource):
-    """The owner of a hierarchy's root ``CUgraph`` and of its node records."""
+    """The owner of a hierarchy's root ``CUgraph``, of its node records, and of one reference
+    to the user object that owns what its nodes use."""
 
     cdef int _release(self) except -1:
         cdef CUgraph handle = self._handle
+        cdef CUuserObject owner = self._owner
         self._handle = NULL
+        self._owner = NULL
         self._records = None
-        if handle != NULL:
-            check_call(cydriver.cuGraphDestroy(handle), "cuGraphDestroy")
+        self._retained = None
+        self._bag = None  # the user object's reference keeps it for the graphs that hold it
+        try:
+            if handle != NULL:
+                check_call(cydriver.cuGraphDestroy(handle), "cuGraphDestroy")
+        finally:
+            if owner != NULL:
+                check_call(cydriver.cuUserObjectRelease(owner, 1), "cuUserObjectRelease")
         return 0
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
-
-    cdef tuple snapshot(self):
-        if self._records is None:
-            return ()
-        cdef _NodeRecord record
-        held = []
-        for record in self._records.values():
-            if record.uses:
-                held.extend(record.uses)
-        return tuple(held)
 
 
 cdef _GraphStore new_store(CUgraph owned):
     cdef _GraphStore store = _GraphStore.__new__(_GraphStore)
     store._handle = owned
     store._records = {}
-    store._loose = []
     return store
+
+
+cdef int own_uses(_GraphStore store, CUgraph graph, list uses) except -1:
+    if not uses:
+        return 0
+    if store._owner == NULL:
+        bag = []
+        store._owner = new_owner(bag)
+        store._bag = bag
+        store._retained = set()
+    if <size_t>graph not in store._retained:  # (a destroyed graph leaves it: forget_records)
+        HANDLE_RETURN(cydriver.cuGraphRetainUserObject(graph, store._owner, 1, 0))
+        store._retained.add(<size_t>graph)
+    store._bag.extend(uses)
+    return 0
 
 
 # The GraphNode class of each CUgraphNodeType, and of each kind of conditional node under the
@@ -323,7 +342,8 @@ cdef class GraphDefinition(Resource):
         (a GraphCompleteOptions or a dict of its fields) as :meth:`GraphBuilder.complete`
         takes them. The Graph holds what the nodes use (kernels, argument objects, operands,
         events, callbacks) until it is closed and its launches are done, whatever becomes of
-        this definition.
+        this definition (the driver's user objects hold them; a clone of the definition's
+        ``handle`` holds them too).
 
         .. note:: Calls ``cuGraphInstantiateWithParams``.
         """
@@ -331,8 +351,8 @@ cdef class GraphDefinition(Resource):
         opts = instantiate_params(options, "GraphDefinition.instantiate()", &params)  # held
         self._check_valid("GraphDefinition.instantiate()")
         ctx = context_from_handle(current_ctx("GraphDefinition.instantiate()"))
-        return instantiate(self._handle, ctx, list(self._store._loose), self._store.snapshot(),
-                           self._store, &params, "GraphDefinition.instantiate()")
+        return instantiate(self._handle, ctx, self._store, &params,
+                           "GraphDefinition.instantiate()")
 
     def debug_dot_print(self, path, options=None):
         """Write the definition's nodes and edges to the file ``path`` in Graphviz's DOT

@@ -192,12 +192,11 @@ cdef class ExecutableChildGraphNode(ExecutableGraphNode):
         what = "ExecutableChildGraphNode.update()"
         self._check(what)
         cdef GraphDefinition c = child_definition(child, what)
-        # A refusal here is about the child's graph (another shape): the driver's error.
+        # A refusal here is about the child's graph (another shape): the driver's error. The
+        # driver gives the node the child's user objects (what its nodes use) for the Graph to
+        # hold, and drops the old ones once the launches queued before are done.
         HANDLE_RETURN(cydriver.cuGraphExecChildGraphNodeSetParams(
             self._graph._handle, self._node._handle, c._handle))
-        hold_for_node(self._graph, self._node._handle, c._store.snapshot())
-        if c._store._loose:  # its captured host calls: held per launch from now on
-            self._graph._keep = self._graph._keep + c._store._loose
 
 
 cdef int _update_event(ExecutableGraphNode view, object event, bint record,

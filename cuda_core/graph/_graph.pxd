@@ -8,13 +8,12 @@ from cuda_core._stream cimport Stream
 cdef class Graph(Resource):
     cdef CUgraphExec _handle
     cdef Context _ctx             # the context it was instantiated in
-    cdef list _keep               # the _HostCall of each captured host node: held by each launch
     # A weak reference to the _GraphStore of the hierarchy it was made from (or last updated
     # from): graph[node] takes that hierarchy's nodes only.
     cdef object _store
-    # What the nodes use: under 0, what the hierarchy it was made (or last updated) from uses;
-    # under a node's address, what an executable-node update passed. Each as (objects, the
-    # value of _launches when they were set).
+    # What executable-node updates passed (the driver's user objects own what the graph it
+    # was made or updated from uses): under the node's address, as (objects, the value of
+    # _launches when they were set).
     cdef dict _held
     # What updates replaced after a launch may have used it: let go once those launches are
     # done (_let_go).
@@ -25,7 +24,7 @@ cdef class Graph(Resource):
     cdef int _check_ready(self) except -1
 
 
-cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
+cdef Graph instantiate(CUgraph graph, Context ctx, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what)
 # ``options`` (GraphCompleteOptions, a dict or None) as instantiation flags in ``params``;
 # returns the options object, which holds the upload stream: keep it until instantiate returns.
@@ -34,7 +33,7 @@ cdef object instantiate_params(object options, str what,
 # cuGraphDebugDotPrint of ``graph`` to ``path`` with ``options`` (GraphDebugPrintOptions, a
 # dict or None) as its flags.
 cdef int dot_print(CUgraph graph, object path, object options, str what) except -1
-cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses, object store) except -1
+cdef int update_graph(Graph graph, CUgraph source, object store) except -1
 # After an executable-node update of ``node``: ``objects`` (what the new parameters use) are
 # held as long as the Graph can run them.
 cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1

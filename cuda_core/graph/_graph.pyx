@@ -2,16 +2,20 @@
 capture or a GraphDefinition by ``instantiate`` and changed in place by ``update_graph``; the
 options both of them take (``instantiate_params``, ``dot_print``).
 
-A Graph holds what its nodes use (kernels, Buffers passed as arguments or operands, events,
-callbacks), so a definition may change or go while the Graph lives; ``launch`` does no
-reference counting for it. What an update replaces, and everything when the Graph is closed,
-may still be used by launches queued before: it is let go by a host function queued behind the
-latest launch (launches of one executable graph run one after another, so it runs after all of
-them), or, where no stream of ours can carry it, once the context is idle. That host function
-runs on a driver thread, where CUDA may not be called and the last reference to a Buffer would
-free memory: it only queues the objects, and the queue is emptied on the main thread
-(``Py_AddPendingCall``). The driver's own user objects would do the same at a price on every
-launch (about 1.8 us for a 100-node graph on an H100), which a replay cannot afford.
+What the nodes use (kernels, Buffers passed as arguments or operands, events, callbacks) is
+owned by the CUDA user object of the graph the Graph was made or updated from (see
+``_host_callback``): the driver gives the executable graph its own references, keeps them
+while launches run, replaces them at ``cuGraphExecUpdate``, and drops them after the last
+launch once the Graph is destroyed. ``launch`` does no reference counting.
+
+An executable-node update (``graph[node].update(...)``) has no graph to retain a user object
+in: the Graph holds what it passes (``hold_for_node``). What such an update replaces, and all
+of it when the Graph is closed, may still be used by launches queued before: it is let go by a
+host function queued behind the latest launch (launches of one executable graph run one after
+another, so it runs after all of them), or, where no stream of ours can carry it, once the
+context is idle. That host function runs on a driver thread, where CUDA may not be called and
+the last reference to a Buffer would free memory: it only queues the objects, and the queue is
+emptied on the main thread (``Py_AddPendingCall``).
 """
 
 cimport cython
@@ -23,12 +27,11 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
                                      CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType,
                                      CUhostFn, CUresult, CUstreamCaptureStatus)
 
-from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
+from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, is_default_handle
-from cuda_core.graph._host_callback cimport (drain_released, hold_for_launch, release_after_failed_launch,
-                                            release_later)
+from cuda_core.graph._host_callback cimport drain_released, release_later
 
 import os
 import weakref
@@ -126,8 +129,8 @@ cdef class Graph(Resource):
                            "GraphBuilder.complete() or GraphDefinition.instantiate()")
 
     cdef int _release(self) except -1:
-        # Launches already queued complete, with what they use (let go behind them) and their
-        # captured host callbacks (which hold themselves: launch).
+        # Launches already queued complete, with what they use (the driver's user objects; what
+        # node updates passed is let go behind them).
         if self._handle != NULL:
             check_call(cydriver.cuGraphExecDestroy(self._handle), "cuGraphExecDestroy")
         held, retired = self._held, self._retired
@@ -142,6 +145,9 @@ cdef class Graph(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
+
+    cdef bint _orphaned(self) noexcept:
+        return self._handle != NULL and self._ctx is not None and context_gone(self._ctx)
 
     cdef int _check_ready(self) except -1:
         self._check_open()
@@ -169,9 +175,6 @@ cdef class Graph(Resource):
         ctx = s._bind_ctx
         if ctx != NULL:  # a bound default stream: its device's context, for this call
             enter_context(guard, ctx)
-        keep = self._keep  # read once: an update may replace it meanwhile
-        if keep:
-            hold_for_launch(keep)
         with cython.critical_section(self):  # (free-threaded: launches from several threads)
             # Counted before the launch: an update on another thread meanwhile then keeps
             # what it replaces (a launch counted but refused only delays a release).
@@ -181,19 +184,11 @@ cdef class Graph(Resource):
             exit_context(guard)
         if err == cydriver.CUDA_ERROR_INVALID_CONTEXT and ctx == NULL and s._ctx is not None:
             # No context current on this thread at all: the stream's, for this call.
-            try:
-                enter_context(guard, s._ctx._handle)
-            except BaseException:
-                if keep:
-                    release_after_failed_launch(keep)
-                raise
+            enter_context(guard, s._ctx._handle)
             with nogil:
                 err = cydriver.cuGraphLaunch(self._handle, s._handle)
             exit_context(guard)
-        if err != CUDA_SUCCESS:
-            if keep:
-                release_after_failed_launch(keep)
-            HANDLE_RETURN(err)
+        HANDLE_RETURN(err)
         with cython.critical_section(self):
             if self._last_stream is not s:  # only a launch that was queued
                 self._last_stream = s
@@ -225,7 +220,7 @@ cdef class Graph(Resource):
         source : GraphBuilder or GraphDefinition
             A builder whose building has ended, or a definition. The Graph holds what its
             nodes use from then on; what the old parameters used is let go once the launches
-            queued before are done.
+            queued before are done (the driver's user objects do both).
 
         Raises
         ------
@@ -315,11 +310,11 @@ cdef int _wait_idle(CUcontext ctx) except -1:
     return 0
 
 
-cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object store,
+cdef Graph instantiate(CUgraph graph, Context ctx, object store,
                        CUDA_GRAPH_INSTANTIATE_PARAMS* params, str what):
-    """``graph`` instantiated in ``ctx`` (``cuGraphInstantiateWithParams``); ``keep`` holds
-    the _HostCall of each captured host node, ``uses`` what the other nodes use, ``store`` the
-    hierarchy's _GraphStore; ``what`` names the call in errors."""
+    """``graph`` instantiated in ``ctx`` (``cuGraphInstantiateWithParams``; the executable
+    graph gets references to ``graph``'s user objects); ``store`` is the hierarchy's
+    _GraphStore; ``what`` names the call in errors."""
     cdef CUgraphExec handle = NULL
     cdef CUresult err
     cdef ContextGuard guard
@@ -334,19 +329,14 @@ cdef Graph instantiate(CUgraph graph, Context ctx, list keep, tuple uses, object
     cdef Graph g = Graph.__new__(Graph)
     g._handle = handle
     g._ctx = ctx
-    g._keep = keep
     g._store = weakref.ref(store)  # the nodes hold it: no need to keep their graph alive
-    if uses:
-        g._held = {0: (uses, 0)}
     return g
 
 
-cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
-                      object store) except -1:
-    """Give ``graph`` the node parameters of ``source`` (``cuGraphExecUpdate``); ``keep``
-    holds the _HostCall of each captured host node, which the host nodes run from now on, and
-    ``uses`` what the other nodes use (what the old parameters used is let go once the
-    launches queued before are done)."""
+cdef int update_graph(Graph graph, CUgraph source, object store) except -1:
+    """Give ``graph`` the node parameters of ``source`` (``cuGraphExecUpdate``, which also
+    replaces the executable graph's user objects with ``source``'s, the old ones dropped once
+    the launches queued before are done)."""
     cdef cydriver.CUgraphExecUpdateResultInfo info
     cdef CUresult err
     cdef ContextGuard guard
@@ -364,11 +354,10 @@ cdef int update_graph(Graph graph, CUgraph source, list keep, tuple uses,
             where = f" (at a node of type {_driver_py.CUgraphNodeType(<int>kind).name})"
         _raise_refused(err, "update(): cuGraphExecUpdate refused the new graph" + where,
                        _UPDATE_RESULTS, info.result)
-    graph._keep = keep
     # graph._store stays: the driver names an executable graph's nodes by the nodes of the
     # graph it was instantiated from, whatever it was updated from since.
-    # Every parameter is the source's now: what the old ones used goes.
-    held, graph._held = graph._held, ({0: (uses, graph._launches)} if uses else None)
+    # Every parameter is the source's now: what node updates passed goes.
+    held, graph._held = graph._held, None
     if held:
         for objects, launches in held.values():
             _retire(graph, objects, launches)

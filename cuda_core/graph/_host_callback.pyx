@@ -1,11 +1,13 @@
-"""Host callbacks in graphs: the ``_HostCall`` a host node runs, and the ``with gil``
-trampolines the driver calls it through.
+"""Host callbacks in graphs: the ``_HostCall`` a host node runs, the ``with gil`` trampoline
+the driver calls it through, and how Python objects are owned by the driver's graphs.
 
-A captured ``_HostCall`` is kept alive by the builders and Graphs of its capture, and once more
-by every launch of a Graph, from ``Graph.launch`` until the node has run (see
-``hold_for_launch`` in the ``.pxd``): a Graph closed, or dropped, with launches still queued
-keeps its callbacks until they are done. A host node of a GraphDefinition runs through
-``run_kept_host_call`` instead: the Graph holds its ``_HostCall`` (``_graph``).
+What a graph's nodes use (a host node's ``_HostCall``, a kernel node's Kernel and arguments,
+an event, a memset's Buffer) is owned by a CUDA user object (``new_owner``) that the graph
+retains (``_definition.own_uses``). The driver carries user objects into clones, child graph
+copies and executable graphs, and keeps them until the last of those is destroyed and its
+launches are done, whoever made the clone (another library, through ``.handle``). Then it runs
+the destructor on a thread of its own, where CUDA may not be called and the GIL is not held:
+the destructor only queues the reference, and the main thread drops it (``release_later``).
 """
 
 import ctypes
@@ -15,7 +17,7 @@ from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset as c_memset
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUhostFn, CUstream
+from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUhostFn, CUresult, CUstream, CUuserObject
 
 from cuda_core._checks cimport check_address
 from cuda_core._errors cimport HANDLE_RETURN
@@ -83,34 +85,32 @@ cdef int drain_released() noexcept:
     return _drain(NULL)
 
 
+cdef CUuserObject new_owner(object obj) except NULL:
+    cdef CUuserObject owner = NULL
+    cdef CUresult err
+    Py_INCREF(obj)  # the user object's reference
+    err = cydriver.cuUserObjectCreate(&owner, <void*>obj, <CUhostFn>release_later, 1,
+                                      cydriver.CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+    if err != CUDA_SUCCESS:
+        Py_DECREF(obj)
+        HANDLE_RETURN(err)
+    return owner
+
+
 cdef class _HostCall:
-    """What one captured host node runs (see the module docstring); made by
-    make_host_call."""
+    """What one host node runs (see the module docstring); made by make_host_call."""
 
 
-cdef void _run_host_call(void* arg) noexcept with gil:
-    # On a driver thread. An exception cannot reach anyone: Cython reports it through
-    # sys.unraisablehook, naming this function.
+cdef void run_host_call(void* arg) noexcept with gil:
+    # On a driver thread, while the graph that runs the node holds the call. An exception
+    # cannot reach anyone: Cython reports it through sys.unraisablehook, naming this function.
     cdef _HostCall call = <_HostCall>arg
     cdef c_host_fn c_fn = call.c_fn
-    cdef void* data = call.data
-    try:
-        if c_fn != NULL:
-            with nogil:
-                c_fn(data)
-        else:
-            call.fn()
-    finally:
-        # The reference the launch took for this run: given back on the main thread, as it
-        # may be the last one (a Graph closed with launches queued), and what it frees may
-        # call CUDA, which a host function may not.
-        release_later(arg)
-
-
-cdef void run_kept_host_call(void* arg) noexcept with gil:
-    # As _run_host_call, without a reference to give back.
-    Py_INCREF(<object>arg)  # taken back by _run_host_call
-    _run_host_call(arg)
+    if c_fn != NULL:
+        with nogil:
+            c_fn(call.data)
+    else:
+        call.fn()
 
 
 cdef _HostCall make_host_call(object fn, object user_data, str what):
@@ -153,13 +153,11 @@ cdef _HostCall make_host_call(object fn, object user_data, str what):
 cdef _HostCall host_node_params(HostNodeParams* params, object fn, object user_data, str what):
     cdef _HostCall call = make_host_call(fn, user_data, what)
     c_memset(params, 0, sizeof(HostNodeParams))
-    params.fn = <CUhostFn>run_kept_host_call
+    params.fn = <CUhostFn>run_host_call
     params.userData = <void*>call
     return call
 
 
 cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1:
-    """Queue ``call`` on ``stream`` (captured: a host node). The caller keeps ``call`` alive
-    as long as the node can run."""
-    HANDLE_RETURN(cydriver.cuLaunchHostFunc(stream, _run_host_call, <void*>call))
+    HANDLE_RETURN(cydriver.cuLaunchHostFunc(stream, <CUhostFn>run_host_call, <void*>call))
     return 0

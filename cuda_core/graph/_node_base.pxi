@@ -164,9 +164,10 @@ cdef class GraphNode:
         The arguments go through the checks of :func:`launch` (count, size and, for a C++
         kernel, kind): a mismatch is refused here, not found when the graph runs. The driver
         copies the argument values into the node; the kernel and the argument objects (a
-        :class:`Buffer`, an array with ``__cuda_array_interface__``) are held by every Graph
-        instantiated from the definition. An argument object that holds the definition itself
-        makes a reference cycle only the garbage collector can break.
+        :class:`Buffer`, an array with ``__cuda_array_interface__``) are held by the graph, its
+        clones and every Graph made from them (a CUDA user object owns them). An argument
+        object that holds the definition itself is never freed: the user object's reference
+        is out of the garbage collector's sight.
 
         .. note:: Calls ``cuGraphAddNode`` (``CU_GRAPH_NODE_TYPE_KERNEL``), in the current
            context.
@@ -530,12 +531,16 @@ cdef set _owned_graphs(_NodeRecord record):
 
 cdef int forget_records(_GraphStore store, set owned) except -1:
     cdef _NodeRecord other
+    if store._retained is not None:  # a new graph may get a destroyed one's address
+        store._retained.difference_update(owned)
     while owned:
         inner = [other for other in store._records.values() if <size_t>other.graph in owned]
         owned = set()
         for other in inner:
             store._records.pop(<size_t>other.node, None)
             owned |= _owned_graphs(other)
+        if store._retained is not None:
+            store._retained.difference_update(owned)
     return 0
 
 
@@ -560,6 +565,9 @@ cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params
         params.conditional.ctx = current_ctx(what)
     for dep in deps:
         handles.push_back((<GraphNode>dep)._handle)
+    # Owned first: a node that the driver refuses leaves its objects in the bag, which is
+    # harmless, and one that it adds is never without them.
+    own_uses(graph._store, graph._handle, uses)
     err = cydriver.cuGraphAddNode(&node, graph._handle, handles.data(), NULL, handles.size(),
                                   params)
     if err != CUDA_SUCCESS:
@@ -723,10 +731,8 @@ cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str w
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
     params.graph.graph = c._handle  # ownership 0: the driver clones it
-    # The copy runs what the child's nodes use now (and its captured host calls, held per
-    # launch, with the parent's).
-    node = _add(graph, deps, &params, list(c._store.snapshot()), None, what)
-    graph._store._loose.extend(c._store._loose)
+    # The copy carries the child's user object, and with it what the child's nodes use.
+    node = _add(graph, deps, &params, None, None, what)
     HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node._handle, &copy))
     (<GraphNode>node)._record.info = <size_t>copy
     return node

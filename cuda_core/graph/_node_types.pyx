@@ -25,8 +25,8 @@ from cuda_core._memory._buffer cimport Buffer
 from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
                                           WHILE_NODE_CLASS, GraphDefinition, GraphNode,
                                           check_child, check_event, child_definition,
-                                          current_ctx,
-                                          definition_view, forget_records, register_node_class)
+                                          current_ctx, definition_view, forget_records,
+                                          own_uses, register_node_class)
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
@@ -121,6 +121,7 @@ cdef class KernelNode(GraphNode):
         try:
             uses = kernel_params(&params, &holder, config, kernel, tuple(args), what)
             params.kernel.ctx = old.ctx if old.ctx != NULL else current_ctx(what)
+            own_uses(self._graph._store, self._record.graph, uses)
             HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
         finally:
             holder_release(&holder)
@@ -263,6 +264,7 @@ cdef class MemsetNode(GraphNode):
                              old.height if height is None else height,
                              old.pitch if pitch is None else pitch, dst_owner, what)
         params.memset.ctx = current_ctx(what)
+        own_uses(self._graph._store, self._record.graph, uses)
         HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
         self._record.uses = uses
 
@@ -325,6 +327,7 @@ cdef class MemcpyNode(GraphNode):
         uses = memcpy_params(&params, dst, src, old.WidthInBytes if size is None else size,
                              dst_owner, src_owner, what)
         params.memcpy.copyCtx = current_ctx(what)
+        own_uses(self._graph._store, self._record.graph, uses)
         HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
         self._record.uses = uses
 
@@ -370,9 +373,7 @@ cdef class ChildGraphNode(GraphNode):
         # The nodes of the old copy are gone (or no longer ours to track): forget them.
         forget_records(self._graph._store, {self._record.info})
         HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(self._handle, &copy))
-        self._record.info = <size_t>copy
-        self._record.uses = list(c._store.snapshot())
-        self._graph._store._loose.extend(c._store._loose)
+        self._record.info = <size_t>copy  # (the copy carries the child's user object)
 
 
 cdef class _EventNode(GraphNode):
@@ -387,6 +388,7 @@ cdef class _EventNode(GraphNode):
     cdef int _set(self, object event, str what) except -1:
         self._check_valid(what)
         check_event(event, what)
+        own_uses(self._graph._store, self._record.graph, [event])
         if isinstance(self, EventRecordNode):
             HANDLE_RETURN(cydriver.cuGraphEventRecordNodeSetEvent(self._handle,
                                                                   (<Event>event)._handle))
@@ -453,6 +455,7 @@ cdef class HostCallbackNode(GraphNode):
         what = "HostCallbackNode.update()"
         self._check_valid(what)
         cdef _HostCall call = host_node_params(&params, fn, user_data, what)
+        own_uses(self._graph._store, self._record.graph, [call])
         HANDLE_RETURN(cydriver.cuGraphHostNodeSetParams(self._handle, &params))
         self._record.uses = [call]
 

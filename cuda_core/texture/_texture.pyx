@@ -24,7 +24,7 @@ from cuda.bindings.cydriver cimport (CUarray, CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMC
                                      CUdeviceptr, CUmipmappedArray, CUresult, CUsurfObject,
                                      CUtexObject)
 
-from cuda_core._context cimport Context, ContextGuard, enter_context, exit_context
+from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport require_stream
 from cuda_core._memory._buffer cimport Buffer
@@ -147,6 +147,9 @@ cdef class _ArrayBase(Resource):
     cdef int _channels
     cdef bint _ldst
     cdef Py_ssize_t _users
+
+    cdef bint _orphaned(self) noexcept:
+        return self._ctx is not None and context_gone(self._ctx)
 
     cdef int _close_unused(self, str what, str it) except -1:
         with cython.critical_section(self):
@@ -823,6 +826,9 @@ cdef class _ViewObject(Resource):
     cdef Context _ctx
     cdef ResourceDescriptor _resource
     cdef Resource _owner
+
+    cdef bint _orphaned(self) noexcept:
+        return self._ctx is not None and context_gone(self._ctx)
 
     cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
                           const CUDA_TEXTURE_DESC* tex) noexcept nogil:

@@ -37,6 +37,23 @@ def has_gpu():
     return gpu_probe()[0]
 
 
+def eventually(predicate, timeout=10.0):
+    """Whether ``predicate()`` becomes true within ``timeout`` seconds. For what the driver
+    lets go on a thread of its own: a graph's user objects are released after the graph and
+    its launches are gone, and the reference they held is dropped by the main thread at its
+    next check for pending calls (which a sleep gives it)."""
+    import gc
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        gc.collect()
+        time.sleep(0.005)
+    return True
+
+
 def run_python(code, env=None, timeout=120):
     """Run ``code`` in a fresh interpreter, outside the source tree (whose ``cuda_core/`` would
     shadow the installed package); returns the CompletedProcess (text output)."""
