@@ -561,7 +561,7 @@ handle = int(code.handle)
 del kernel, code
 gc.collect()
 # As with cuda.core: the library is still loaded, and the client that took its handle unloads
-# it (outside compat mode this second unload would crash in the driver).
+# it (tests/test_crash_sites.py covers both orders, in and out of compat mode).
 (err,) = driver.cuLibraryUnload(handle)
 print(json.dumps(err == driver.CUresult.CUDA_SUCCESS))
 """

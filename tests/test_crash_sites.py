@@ -1,0 +1,497 @@
+"""The crash sites that real clients found, each in a subprocess so that a crash fails the test
+instead of ending the run (GPU):
+
+* a library that its ObjectCode and a client (numba-cuda) would both unload, in either order;
+* a graph cloned, or instantiated, through its handle by another library, after everything its
+  nodes use was dropped: the driver's user objects must own those (kernels and their
+  libraries, events, host callables, memset and memcpy operands, bodies' nodes);
+* a host callback whose callable was dropped after capture;
+* a kernel that spins on a flag in pinned host memory, released from the host;
+* every finalizer path: objects collected at exit in any order, collected on another thread,
+  after another library reset the primary context, and after the context of a foreign stream
+  was destroyed.
+
+Each child prints ``OK`` last; anything else (a signal, an exception, a missing line) fails.
+"""
+
+import json
+import textwrap
+
+import pytest
+
+from helpers import run_python
+
+pytestmark = pytest.mark.gpu
+
+PRELUDE = r"""
+import ctypes, gc, os, sys, threading, warnings
+import numpy as np
+from cuda.bindings import driver as drv
+from cuda_core import (Device, LaunchConfig, LegacyPinnedMemoryResource, ObjectCode, Program,
+                       ProgramOptions, launch)
+from cuda_core.graph import GraphDefinition
+
+dev = Device(0)
+dev.set_current()
+stream = dev.create_stream()
+SRC = r'''
+extern "C" __global__ void put(int* p, int v) { *p = v; }
+extern "C" __global__ void latch(volatile int* flag, long long timeout) {
+    long long start = clock64();
+    while (*flag == 0) { if (clock64() - start > timeout) break; }
+}
+'''
+CUBIN = Program(SRC, "c++", ProgramOptions(arch="sm_" + dev.arch)).compile("cubin").code
+ONE = LaunchConfig(grid=1, block=1)
+
+
+def check(result):
+    err = result[0]
+    assert err == drv.CUresult.CUDA_SUCCESS, err
+    return result[1] if len(result) == 2 else None
+
+
+def pinned_int(value=0, s=None):
+    # Pinned host memory the GPU writes and the host reads back through ctypes.
+    buf = LegacyPinnedMemoryResource().allocate(4, stream=stream if s is None else s)
+    ctypes.c_int.from_address(int(buf.handle)).value = value
+    return buf
+
+
+def read_int(address):
+    return ctypes.c_int.from_address(address).value
+
+
+def launch_exec(graph_exec, times=1):
+    for _ in range(times):
+        check((drv.cuGraphLaunch(graph_exec, drv.CUstream(int(stream.handle)))[0], None))
+    stream.sync()
+"""
+
+
+def run_child(body, env=None, timeout=120):
+    """Run PRELUDE + ``body`` in a fresh interpreter; returns its stdout lines. Fails the
+    test on a crash, an exception or a missing final ``OK``."""
+    # Unbuffered: what a child printed before a crash is part of the report.
+    result = run_python(PRELUDE + textwrap.dedent(body) + "\nprint('OK')\n",
+                        env={"PYTHONUNBUFFERED": "1", **(env or {})}, timeout=timeout)
+    lines = result.stdout.strip().splitlines()
+    assert result.returncode == 0 and lines and lines[-1] == "OK", (
+        f"child exited with {result.returncode}\nstdout:\n{result.stdout[-3000:]}\n"
+        f"stderr:\n{result.stderr[-3000:]}")
+    return lines[:-1], result.stderr
+
+
+# -- 1. one owner per library --------------------------------------------------------------------
+
+CLIENT_UNLOAD = """
+import cuda_core
+code = {make}
+kernel = code.get_kernel("put")
+out = pinned_int()
+launch(stream, ONE, kernel, out, np.int32(5))
+stream.sync()
+handle = int(code.handle)  # the client takes the library, as numba-cuda does
+if {client_first}:
+    check((drv.cuLibraryUnload(drv.CUlibrary(handle))[0], None))
+    del kernel, code
+    gc.collect()
+else:
+    del kernel, code
+    gc.collect()
+    check((drv.cuLibraryUnload(drv.CUlibrary(handle))[0], None))
+print(read_int(int(out.handle)))
+"""
+
+
+@pytest.mark.parametrize("client_first", [True, False], ids=["client-first", "ours-first"])
+@pytest.mark.parametrize("compat", [False, True], ids=["plain", "compat"])
+def test_a_library_whose_handle_a_client_took_is_unloaded_once(client_first, compat):
+    make = ("__import__('cuda.core').core.ObjectCode.from_cubin(CUBIN)" if compat
+            else "ObjectCode.from_cubin(CUBIN)")
+    env = {"CUDA_CORE_COMPAT": "1" if compat else "0"}
+    lines, _ = run_child(CLIENT_UNLOAD.format(make=make, client_first=client_first), env=env)
+    assert lines == ["5"]
+
+
+def test_close_leaves_a_handed_out_library_to_its_taker():
+    lines, _ = run_child("""
+        code = ObjectCode.from_cubin(CUBIN)
+        handle = drv.CUlibrary(int(code.handle))
+        code.close()
+        del code
+        gc.collect()
+        print(check(drv.cuLibraryGetKernelCount(handle)))  # still loaded: the taker's
+        check((drv.cuLibraryUnload(handle)[0], None))
+        code = ObjectCode.from_cubin(CUBIN)
+        code.get_module()  # hands it out too
+        code.close()
+    """)
+    assert lines == ["2"]
+
+
+def test_a_library_nobody_took_is_unloaded_once():
+    lines, _ = run_child("""
+        for _ in range(200):  # closed, then collected: one unload each
+            code = ObjectCode.from_cubin(CUBIN)
+            kernel = code.get_kernel("put")
+            del kernel
+            code.close()
+        print(code.is_closed)
+    """)
+    assert lines == ["True"]
+
+
+# -- 2. graphs cloned or instantiated through their handle ---------------------------------------
+
+CLONE = """
+out = pinned_int()
+address = int(out.handle)
+g = GraphDefinition()
+code = ObjectCode.from_cubin(CUBIN)
+kernel = code.get_kernel("put")
+{build}
+clone = check(drv.cuGraphClone(drv.CUgraph(int(g.handle))))
+del g, kernel, code
+{drop}
+gc.collect()
+graph_exec = check(drv.cuGraphInstantiate(clone, 0))
+launch_exec(graph_exec, 2)
+print(read_int(address))
+check((drv.cuGraphExecDestroy(graph_exec)[0], None))
+check((drv.cuGraphDestroy(clone)[0], None))
+"""
+
+CLONE_CASES = {
+    "kernel": ("g.launch(ONE, kernel, out, np.int32(42))", "del out", "42"),
+    "event": ("ev = dev.create_event()\n"
+              "g.record(ev).wait(ev).launch(ONE, kernel, out, np.int32(43))",
+              "del ev, out", "43"),
+    "host-callback": ("hits = []\ng.callback(lambda: hits.append(1)).launch(ONE, kernel, out, "
+                      "np.int32(44))", "print(len(hits))", "44"),
+    "memset": ("g.memset(out, 7, 4).launch(ONE, kernel, address + 0, np.int32(45))",
+               "del out", "45"),
+    "memcpy": ("src = pinned_int(46)\ng.memcpy(out, src, 4)", "del out, src", "46"),
+    "child": ("child = GraphDefinition()\nchild.launch(ONE, kernel, out, np.int32(47))\n"
+              "g.embed(child)", "del child, out", "47"),
+}
+
+
+@pytest.mark.parametrize("case", list(CLONE_CASES))
+def test_a_clone_made_through_the_handle_owns_what_its_nodes_use(case):
+    build, drop, value = CLONE_CASES[case]
+    lines, _ = run_child(CLONE.format(build=textwrap.indent(build, ""), drop=drop))
+    if case == "host-callback":
+        # printed before launching: 0 hits; then the value
+        assert lines == ["0", value]
+    else:
+        assert lines == [value]
+
+
+def test_a_conditional_body_is_owned_when_instantiated_through_the_handle():
+    # The driver clones no graph with conditional nodes (CUDA_ERROR_NOT_SUPPORTED); another
+    # library instantiates the handle instead, after our objects are gone.
+    lines, _ = run_child("""
+        out = pinned_int()
+        address = int(out.handle)
+        g = GraphDefinition()
+        cond = g.create_condition(default_value=1)
+        code = ObjectCode.from_cubin(CUBIN)
+        g.if_then(cond).then.launch(ONE, code.get_kernel("put"), out, np.int32(48))
+        graph_exec = check(drv.cuGraphInstantiate(drv.CUgraph(int(g.handle)), 0))
+        g.close()
+        del g, cond, code, out
+        gc.collect()
+        launch_exec(graph_exec, 2)
+        print(read_int(address))
+        check((drv.cuGraphExecDestroy(graph_exec)[0], None))
+    """)
+    assert lines == ["48"]
+
+
+def test_a_capture_cloned_through_the_handle_owns_its_kernel_and_callback():
+    lines, _ = run_child("""
+        out = pinned_int()
+        address = int(out.handle)
+        hits = []
+        code = ObjectCode.from_cubin(CUBIN)
+        kernel = code.get_kernel("put")
+        gb = dev.create_graph_builder().begin_building()
+        launch(gb, ONE, kernel, out, np.int32(49))
+        gb.callback(lambda: hits.append(1))
+        gb.end_building()
+        clone = check(drv.cuGraphClone(drv.CUgraph(int(gb.graph_definition.handle))))
+        gb.close()
+        del gb, kernel, code, out
+        gc.collect()
+        graph_exec = check(drv.cuGraphInstantiate(clone, 0))
+        launch_exec(graph_exec, 3)
+        print(read_int(address), len(hits))
+        check((drv.cuGraphExecDestroy(graph_exec)[0], None))
+        check((drv.cuGraphDestroy(clone)[0], None))
+    """)
+    assert lines == ["49 3"]
+
+
+def test_what_a_graph_owns_is_let_go_once_every_holder_is_gone():
+    # The user objects are released: a weak reference to the host callable dies once the
+    # definition, its clone and the executable graphs are all destroyed.
+    lines, _ = run_child("""
+        import weakref
+        class Fn:
+            def __call__(self):
+                pass
+        fn = Fn()
+        ref = weakref.ref(fn)
+        g = GraphDefinition()
+        g.callback(fn)
+        del fn
+        graph = g.instantiate()
+        clone = check(drv.cuGraphClone(drv.CUgraph(int(g.handle))))
+        graph.launch(stream)
+        stream.sync()
+        g.close()
+        gc.collect()
+        print(ref() is not None)
+        graph.close()
+        check((drv.cuGraphDestroy(clone)[0], None))
+        import time
+        deadline = time.monotonic() + 20  # the driver's thread queues the release, and the
+        while ref() is not None and time.monotonic() < deadline:  # main thread drops it
+            gc.collect()
+            time.sleep(0.005)
+        print(ref() is None)
+    """)
+    assert lines == ["True", "True"]
+
+
+# -- 3. a host callback whose callable was dropped after capture --------------------------------
+
+@pytest.mark.parametrize("how", ["graph", "graph-builder-closed", "through-handle",
+                                 "definition"])
+def test_a_dropped_host_callable_still_runs(how):
+    lines, _ = run_child(f"""
+        hits = []
+
+        def fn():
+            hits.append(1)
+
+        how = {how!r}
+        if how == "definition":
+            g = GraphDefinition()
+            g.callback(fn)
+            del fn
+            gc.collect()
+            graph = g.instantiate()
+            g.close()
+        else:
+            gb = dev.create_graph_builder().begin_building()
+            gb.callback(fn)
+            gb.end_building()
+            del fn
+            gc.collect()
+            graph = gb.complete()
+            if how != "graph":
+                gb.close()
+                del gb
+                gc.collect()
+        if how == "through-handle":
+            launch_exec(drv.CUgraphExec(int(graph.handle)), 3)
+        else:
+            for _ in range(3):
+                graph.launch(stream)
+            stream.sync()
+        graph.close()
+        del graph
+        gc.collect()
+        stream.sync()
+        print(len(hits))
+    """)
+    assert lines == ["3"]
+
+
+# -- 4. a kernel spinning on a flag in pinned host memory ---------------------------------------
+
+@pytest.mark.parametrize("which", ["new", "default", "legacy", "per-thread"])
+def test_a_latch_kernel_waits_for_the_host(which):
+    lines, _ = run_child(f"""
+        import time
+        from cuda_core import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM
+        s = {{"new": stream, "default": dev.default_stream, "legacy": LEGACY_DEFAULT_STREAM,
+              "per-thread": PER_THREAD_DEFAULT_STREAM}}[{which!r}]
+        kernel = ObjectCode.from_cubin(CUBIN).get_kernel("latch")
+        buf = pinned_int(0)
+        flag = ctypes.c_int.from_address(int(buf.handle))
+        timeout_cycles = 60 * dev.properties.clock_rate * 1000  # 60 s of the SM clock
+        start = time.monotonic()
+        try:
+            launch(s, ONE, kernel, int(buf.handle), timeout_cycles)
+            ev = s.record()
+            time.sleep(0.05)
+            print(ev.is_done)
+        finally:
+            flag.value = 1  # whatever happened above: the kernel ends now, not in 60 s
+        ev.sync()
+        print(ev.is_done, time.monotonic() - start < 30)
+        buf.close()
+    """, timeout=90)
+    assert lines == ["False", "True True"]
+
+
+# -- 7. finalizer paths ----------------------------------------------------------------------------
+
+MAKE_ALL = """
+from cuda_core import (DeviceMemoryResource, DeviceMemoryResourceOptions, ManagedMemoryResource,
+                       PinnedMemoryResource)
+def make_all():
+    objs = dict()
+    objs["stream"] = dev.create_stream()
+    objs["event"] = objs["stream"].record()
+    objs["timed"] = dev.create_event()
+    objs["buffer"] = dev.allocate(1024, stream=stream)
+    objs["legacy"] = pinned_int()
+    pool = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
+    objs["pool"] = pool
+    objs["pool-buffer"] = pool.allocate(256, stream=objs["stream"])
+    objs["pinned"] = PinnedMemoryResource().allocate(64, stream=stream)
+    objs["managed"] = ManagedMemoryResource().allocate(64, stream=stream)
+    code = ObjectCode.from_cubin(CUBIN)
+    objs["kernel"] = code.get_kernel("put")
+    objs["code"] = code
+    g = GraphDefinition()
+    g.launch(ONE, objs["kernel"], objs["buffer"], np.int32(1))
+    g.callback(lambda: None)
+    objs["definition"] = g
+    objs["graph"] = g.instantiate()
+    gb = dev.create_graph_builder().begin_building()
+    launch(gb, ONE, objs["kernel"], objs["buffer"], np.int32(2))
+    gb.end_building()
+    objs["builder"] = gb
+    objs["captured"] = gb.complete()
+    objs["capturing"] = dev.create_graph_builder().begin_building()
+    objs["cycle"] = [objs["buffer"]]
+    objs["cycle"].append(objs["cycle"])
+    objs["graph"].launch(stream)
+    return objs
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_objects_collected_at_exit_in_any_order(seed):
+    # Left in module globals in a shuffled order (and in a reference cycle) for the
+    # interpreter's own teardown; nothing is closed.
+    run_child(MAKE_ALL + textwrap.dedent(f"""
+        import random
+        objs = make_all()
+        names = list(objs)
+        random.Random({seed}).shuffle(names)
+        for i, name in enumerate(names):
+            globals()[f"leftover_{{i}}"] = objs[name]
+        del objs
+    """))
+
+
+def test_objects_collected_on_another_thread():
+    _, stderr = run_child(MAKE_ALL + textwrap.dedent("""
+        objs = make_all()
+        stream.sync()
+        box = [objs]
+        del objs
+
+        def drop():
+            box.clear()  # the last references: the finalizers run on this thread
+            gc.collect()
+
+        t = threading.Thread(target=drop)
+        t.start()
+        t.join()
+
+        made = []
+        def make():
+            made.append(make_all())
+        t = threading.Thread(target=make)
+        t.start()
+        t.join()
+        stream.sync()
+        made.clear()  # made on the thread, collected here
+        gc.collect()
+    """))
+    assert "Warning" not in stderr, stderr
+
+
+RESET = MAKE_ALL + """
+objs = make_all()
+stream.sync()
+{reset}
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    names = list(objs)
+    for name in names:
+        obj = objs.pop(name)
+        if {close} and hasattr(obj, "close"):
+            try:
+                obj.close()
+            except RuntimeError:  # an ObjectCode whose kernel a graph holds refuses
+                pass
+        del obj
+        gc.collect()
+    stream.close()
+kinds = sorted({{type(w.message).__name__ for w in caught}})
+print(kinds)
+# The device works again once made current: a new context, new objects.
+dev.set_current()
+s = dev.create_stream()
+out = pinned_int(0, s)
+launch(s, ONE, ObjectCode.from_cubin(CUBIN).get_kernel("put"), out, np.int32(9))
+s.sync()
+print(read_int(int(out.handle)))
+"""
+
+RESETS = {
+    # What cuDevicePrimaryCtxReset leaves: the context destroyed, nothing current renewed.
+    "reset": "d = check(drv.cuDeviceGet(0))\ncheck((drv.cuDevicePrimaryCtxReset(d)[0], None))",
+    # What numba-cuda's Device.reset() then its next use do: release, reset, retain again
+    # (the same handle comes back, a new context behind it).
+    "reset-and-retain": (
+        "d = check(drv.cuDeviceGet(0))\n"
+        "check((drv.cuDevicePrimaryCtxReset(d)[0], None))\n"
+        "check((drv.cuCtxSetCurrent(check(drv.cuDevicePrimaryCtxRetain(d)))[0], None))"),
+}
+
+
+@pytest.mark.parametrize("close", [False, True], ids=["collected", "closed"])
+@pytest.mark.parametrize("reset", list(RESETS))
+def test_objects_after_another_library_reset_the_primary_context(reset, close):
+    lines, _ = run_child(RESET.format(reset=RESETS[reset], close=close))
+    assert lines[-1] == "9"
+    assert json.loads(lines[-2].replace("'", '"')) in ([], ["CUDAWarning"])
+
+
+def test_a_foreign_stream_after_its_context_was_destroyed():
+    lines, _ = run_child("""
+        from cuda_core import CUDAError, Stream
+        d = check(drv.cuDeviceGet(0))
+        ctx = check(drv.cuCtxCreate(None, 0, d))
+        handle = check(drv.cuStreamCreate(0))
+
+        class Foreign:
+            def __cuda_stream__(self):
+                return (0, int(handle))
+
+        wrapped = Stream.from_handle(int(handle))
+        kept = dev.create_stream(Foreign())
+        check((drv.cuCtxPopCurrent()[0], None))
+        check((drv.cuCtxDestroy(ctx)[0], None))
+        dev.set_current()
+        for s in (wrapped, kept):
+            try:
+                s.sync()
+                print("synced")
+            except CUDAError as exc:
+                print("CUDAError")
+        del wrapped, kept
+        gc.collect()
+        s = dev.create_stream()
+        s.sync()
+    """)
+    assert lines == ["CUDAError", "CUDAError"]
