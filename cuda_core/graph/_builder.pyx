@@ -30,10 +30,13 @@ from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, _NodeRecord,
-                                          definition_view, new_record, new_store, own_uses)
+                                          definition_view, end_body_captures, new_record,
+                                          new_store, own_uses)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
+
+import weakref
 
 from cuda_core.typing import GraphConditionalType
 
@@ -89,6 +92,8 @@ cdef class GraphBuilder(Resource):
         cdef CUgraph abandoned = NULL
         cdef CUgraph owned = NULL
         cdef CUresult err
+        if not self._is_body:  # bodies' captures end before the graph holding them goes
+            end_body_captures(self._store)
         if self._state == _BUILDING and not self._join_required:
             err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
             if not self._is_body:  # the capture's views and nodes are gone with it
@@ -593,8 +598,6 @@ cdef class GraphBuilder(Resource):
         params.graph.graph = c._graph
         self._capture_info(&cap)
         cdef CUgraphNode node = self._add_after_capture(&params, &cap)
-        # The copy runs what the nodes added through the child's graph_definition use: its
-        # record holds them, as GraphNode.embed's does.
         # The copy carries the child's user object (what its captured work and nodes use).
         cdef CUgraph copy = NULL
         HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node, &copy))
@@ -623,6 +626,14 @@ cdef class GraphBuilder(Resource):
         self._capture_info(&cap)
         own_uses(self._store, cap.graph, [call])
         enqueue_host_call(self._stream._handle, call)
+
+    def _end_capture(self):
+        """A body's capture, abandoned because the graph that holds the body is destroyed
+        (end_body_captures)."""
+        cdef CUgraph ignored = NULL
+        if self._state == _BUILDING:
+            self._state = _ENDED
+            cydriver.cuStreamEndCapture(self._stream._handle, &ignored)
 
     def _hold_captured(self, objects):
         """The graph being captured holds ``objects`` (a list: a kernel launched on the builder
@@ -669,6 +680,9 @@ cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, _GraphStore stor
 cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body,
                             _NodeRecord owner):
     cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._store)
+    if parent._store._bodies is None:
+        parent._store._bodies = []
+    parent._store._bodies.append(weakref.ref(b))
     b._graph = body
     b._is_body = True
     b._parent = parent

@@ -29,6 +29,9 @@ cdef class _GraphStore(Resource):
     cdef list _bag
     cdef CUuserObject _owner
     cdef set _retained
+    # Weak references to the body builders of a capture: a body still capturing when the
+    # graph is destroyed would be captured into a freed graph, so their captures end first.
+    cdef list _bodies
 
 
 cdef class GraphDefinition(Resource):
@@ -53,6 +56,7 @@ cdef class GraphNode:
 
 
 cdef _GraphStore new_store(CUgraph owned)
+cdef int end_body_captures(_GraphStore store) except -1
 # ``graph`` (of ``store``'s hierarchy) holds ``uses`` (a list of objects; None or empty: nothing)
 # for as long as it, a clone or copy of it, or an executable graph made from one lives, and
 # their launches run: through the hierarchy's user object.

@@ -81,6 +81,7 @@ cdef class _GraphStore(Resource):
     cdef int _release(self) except -1:
         cdef CUgraph handle = self._handle
         cdef CUuserObject owner = self._owner
+        end_body_captures(self)
         self._handle = NULL
         self._owner = NULL
         self._records = None
@@ -96,6 +97,19 @@ cdef class _GraphStore(Resource):
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
+
+
+cdef int end_body_captures(_GraphStore store) except -1:
+    """End the capture of every body builder of ``store`` still capturing (before its graph,
+    which holds their body graphs, is destroyed). None (a builder never set up): nothing."""
+    if store is None:
+        return 0
+    bodies, store._bodies = store._bodies, None
+    for ref in bodies or ():
+        body = ref()
+        if body is not None:
+            body._end_capture()
+    return 0
 
 
 cdef _GraphStore new_store(CUgraph owned):
