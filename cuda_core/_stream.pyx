@@ -9,7 +9,7 @@ from cuda_core._context cimport (Context, ContextGuard, context_from_handle, con
                                  current_context, enter_context, exit_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
-from cuda_core._errors cimport HANDLE_RETURN, check_call
+from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._event cimport Event, create_event
 
@@ -47,10 +47,18 @@ cdef class Stream(Resource):
 
     cdef int _check_ready(self) except -1:
         """Raise if closed; bring the driver up for the default-stream constants, which exist
-        before it is (their first direct driver call must say why it fails, if it does)."""
+        before it is (their first direct driver call must say why it fails, if it does).
+        A wrapped stream of another library's context (not a primary or green one) is checked
+        to be alive: that library may have destroyed the context, and the stream with it,
+        and the driver may crash on the dangling handle."""
         self._check_open()
         if self._ctx is None:
             ensure_driver()
+        elif (not self._owned and not self._ctx._is_primary and self._ctx._green == NULL
+                and context_gone(self._ctx)):
+            raise make_driver_error(cydriver.CUDA_ERROR_CONTEXT_IS_DESTROYED,
+                                    "this Stream's context was destroyed (cuCtxDestroy by the "
+                                    "code that made it), and the stream with it")
         return 0
 
     cdef Context _resolve_ctx(self):
