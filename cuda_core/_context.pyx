@@ -184,30 +184,18 @@ cdef bint context_gone(Context ctx) noexcept:
 
 cdef Context primary_context(int device_id):
     """The device's primary context, retained on first request (the driver is initialized)."""
-    global _primary_slots
     cdef Context ctx = _primary.get(device_id)
-    cdef CUcontext handle = NULL
-    cdef CUdevice dev
     if ctx is not None:
         return ctx
     with _primary_lock:
         ctx = _primary.get(device_id)
         if ctx is None:
-            HANDLE_RETURN(cydriver.cuDeviceGet(&dev, device_id))
-            HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
-            ctx = _new_context(handle, device_id, True)
-            _primary[device_id] = ctx
-            if device_id < _PRIMARY_SLOTS:
-                store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
-                if device_id >= _primary_slots:
-                    store_int(&_primary_slots, device_id + 1)
+            ctx = _retain_primary(device_id)
     return ctx
 
 
 cdef Context live_primary_context(int device_id):
     cdef Context ctx = primary_context(device_id)
-    cdef CUcontext handle = NULL
-    cdef CUdevice dev
     if not context_gone(ctx):
         return ctx
     with _primary_lock:
@@ -216,12 +204,24 @@ cdef Context live_primary_context(int device_id):
             # The same handle comes back (the device's primary context object), so the C
             # table of handles stays right; the Context is a new one, and objects made in the
             # destroyed context keep the old one, which context_gone() tells apart.
-            HANDLE_RETURN(cydriver.cuDeviceGet(&dev, device_id))
-            HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
-            ctx = _new_context(handle, device_id, True)
-            _primary[device_id] = ctx
-            if device_id < _PRIMARY_SLOTS:
-                store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
+            ctx = _retain_primary(device_id)
+    return ctx
+
+
+cdef Context _retain_primary(int device_id):
+    """Retain the device's primary context and make it the process's Context for the device
+    (under _primary_lock)."""
+    global _primary_slots
+    cdef CUcontext handle = NULL
+    cdef CUdevice dev
+    HANDLE_RETURN(cydriver.cuDeviceGet(&dev, device_id))
+    HANDLE_RETURN(cydriver.cuDevicePrimaryCtxRetain(&handle, dev))
+    cdef Context ctx = _new_context(handle, device_id, True)
+    _primary[device_id] = ctx
+    if device_id < _PRIMARY_SLOTS:
+        store_ptr(<void**>&_primary_handles[device_id], <void*>handle)
+        if device_id >= _primary_slots:
+            store_int(&_primary_slots, device_id + 1)
     return ctx
 
 
