@@ -588,12 +588,9 @@ cdef class Buffer(Resource):
         return <size_t>self._ptr
 
     cdef bint _orphaned(self) noexcept:
-        # The memory went with the context of the stream that orders its free (for a default
-        # stream of no context, or none, the context current now).
-        if self._mr is None:
-            return False
-        s = self._dealloc_stream
-        return context_gone(s._ctx if s is not None else None)
+        # Gone with the context of the stream that orders the free (else the current one).
+        return self._mr is not None and context_gone(
+            self._dealloc_stream._ctx if self._dealloc_stream is not None else None)
 
     cdef int _free(self) except -1:
         """Give the memory back through the resource (owning buffers), ordered on the
