@@ -521,6 +521,7 @@ cdef class GraphBuilder(Resource):
         params.conditional.type = kind
         params.conditional.size = size
         params.conditional.ctx = (<Context>ctx)._handle
+        own_uses(self._store, cap.graph, [condition])
         cdef CUgraphNode node = self._add_after_capture(&params, &cap)
         # phGraph_out points at the node's body graphs, owned by the node. The record makes
         # the node an IfNode (and so on) in graph_definition views.

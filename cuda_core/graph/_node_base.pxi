@@ -787,7 +787,8 @@ cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condit
         cydriver.CU_GRAPH_COND_TYPE_SWITCH)
     params.conditional.size = count
     # The driver points phGraph_out at the node's bodies (an array it owns) as it adds it.
-    node = _add(graph, deps, &params, None, cls, what)
+    # The condition goes with what the graph owns, as every node's objects do.
+    node = _add(graph, deps, &params, [condition], cls, what)
     (<GraphNode>node)._record.info = (
         condition, cond_type,
         tuple(<size_t>params.conditional.phGraph_out[i] for i in range(count)))
