@@ -26,10 +26,12 @@ cdef Context primary_context(int device_id)
 # (cuDevicePrimaryCtxReset): retained again, as a new Context, when the one known was
 # destroyed (Device.set_current).
 cdef Context live_primary_context(int device_id)
-# Whether ``ctx`` (None: the context current on this thread) is gone: destroyed (cuCtxDestroy,
-# cuDevicePrimaryCtxReset), or a primary context reset and retained again since the Context
-# was made. The driver destroyed every handle made in it, and none may reach it again.
+# Whether ``ctx`` (None: False) is gone: destroyed (cuCtxDestroy, cuDevicePrimaryCtxReset), or
+# a primary context reset and retained again since the Context was made. The driver destroyed
+# every handle made in it, and none may reach it again.
 cdef bint context_gone(Context ctx) noexcept
+# Whether the context current on this thread is destroyed (False when none is current).
+cdef bint current_context_gone() noexcept
 cdef int primary_ordinal(CUcontext handle) noexcept nogil
 cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)

@@ -164,22 +164,27 @@ cdef unsigned long long context_id(CUcontext handle) noexcept:
     return cid
 
 
-cdef bint context_gone(Context ctx) noexcept:
-    cdef CUcontext handle = NULL
+cdef bint _gone(CUcontext handle, unsigned long long known) noexcept:
+    """Whether the context ``handle`` is destroyed, or is no longer the one whose ID was
+    ``known`` (0: not known)."""
     cdef unsigned long long cid = 0
-    cdef CUresult err
-    if not driver_ready():  # nothing was made in a context yet (or there is no driver)
-        return False
-    if ctx is None:
-        if cydriver.cuCtxGetCurrent(&handle) != CUDA_SUCCESS or handle == NULL:
-            return False  # nothing to tell by
-    else:
-        handle = ctx._handle
-    err = cydriver.cuCtxGetId(handle, &cid)
+    cdef CUresult err = cydriver.cuCtxGetId(handle, &cid)
     if err == CUDA_SUCCESS:
-        return ctx is not None and ctx._id != 0 and cid != ctx._id
+        return known != 0 and cid != known
     return (err == cydriver.CUDA_ERROR_CONTEXT_IS_DESTROYED
             or err == cydriver.CUDA_ERROR_INVALID_CONTEXT)
+
+
+cdef bint context_gone(Context ctx) noexcept:
+    # driver_ready(): without it nothing was made in a context (or there is no driver).
+    return ctx is not None and driver_ready() and _gone(ctx._handle, ctx._id)
+
+
+cdef bint current_context_gone() noexcept:
+    cdef CUcontext handle = NULL
+    if not driver_ready() or cydriver.cuCtxGetCurrent(&handle) != CUDA_SUCCESS:
+        return False
+    return handle != NULL and _gone(handle, 0)
 
 
 cdef Context primary_context(int device_id):

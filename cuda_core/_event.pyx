@@ -100,7 +100,7 @@ cdef class Event(Resource):
         return <size_t>self._handle
 
     cdef bint _orphaned(self) noexcept:
-        return self._handle != NULL and self._ctx is not None and context_gone(self._ctx)
+        return self._handle != NULL and context_gone(self._ctx)
 
     def close(self):
         """Destroy the event. Idempotent; work already recorded still completes.

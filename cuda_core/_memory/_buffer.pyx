@@ -29,7 +29,7 @@ from libc.stdint cimport int32_t
 from cuda_core._checks cimport check_address, check_size
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._context cimport context_gone
+from cuda_core._context cimport context_gone, current_context_gone
 from cuda_core._resource cimport Resource, warn_release_failed
 from cuda_core._stream cimport Stream, as_stream
 from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
@@ -589,8 +589,11 @@ cdef class Buffer(Resource):
 
     cdef bint _orphaned(self) noexcept:
         # Gone with the context of the stream that orders the free (else the current one).
-        return self._mr is not None and context_gone(
-            self._dealloc_stream._ctx if self._dealloc_stream is not None else None)
+        s = self._dealloc_stream
+        if self._mr is None:
+            return False
+        return context_gone(s._ctx) if s is not None and s._ctx is not None else \
+            current_context_gone()
 
     cdef int _free(self) except -1:
         """Give the memory back through the resource (owning buffers), ordered on the

@@ -119,7 +119,7 @@ cdef class GraphBuilder(Resource):
     cdef bint _orphaned(self) noexcept:
         # A capture in progress would be ended on the stream, which is gone with its context.
         return (self._state == _BUILDING and self._stream is not None
-                and self._stream._ctx is not None and context_gone(self._stream._ctx))
+                and context_gone(self._stream._ctx))
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -638,15 +638,14 @@ cdef class GraphBuilder(Resource):
 
     def _hold_captured(self, objects):
         """The graph being captured holds ``objects`` (a list: a kernel launched on the builder
-        and its arguments; see ``launch``). Nothing when the builder is not capturing."""
+        and its arguments; see ``launch``). Nothing when the builder is not capturing: the
+        launch then ran on its stream. (A launch the driver took while building went into an
+        active capture: it refuses one into an invalidated capture.)"""
         cdef _Capture cap
-        cdef CUstreamCaptureStatus status
         if self._closed or self._state != _BUILDING:
             return
-        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
-                                                      &cap.graph, NULL, NULL, NULL))
-        if status == cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
-            own_uses(self._store, cap.graph, objects)
+        self._capture_info(&cap)
+        own_uses(self._store, cap.graph, objects)
 
     def close(self):
         """Close the builder: a capture in progress is abandoned, the captured graph destroyed

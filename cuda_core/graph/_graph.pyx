@@ -147,7 +147,7 @@ cdef class Graph(Resource):
         return <size_t>self._handle
 
     cdef bint _orphaned(self) noexcept:
-        return self._handle != NULL and self._ctx is not None and context_gone(self._ctx)
+        return self._handle != NULL and context_gone(self._ctx)
 
     cdef int _check_ready(self) except -1:
         self._check_open()

@@ -149,7 +149,7 @@ cdef class _ArrayBase(Resource):
     cdef Py_ssize_t _users
 
     cdef bint _orphaned(self) noexcept:
-        return self._ctx is not None and context_gone(self._ctx)
+        return context_gone(self._ctx)
 
     cdef int _close_unused(self, str what, str it) except -1:
         with cython.critical_section(self):
@@ -828,7 +828,7 @@ cdef class _ViewObject(Resource):
     cdef Resource _owner
 
     cdef bint _orphaned(self) noexcept:
-        return self._ctx is not None and context_gone(self._ctx)
+        return context_gone(self._ctx)
 
     cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
                           const CUDA_TEXTURE_DESC* tex) noexcept nogil:
