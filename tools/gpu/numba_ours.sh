@@ -3,7 +3,7 @@
 # xdist workers that crashed; then test_managed_alloc.py 3 times with cuda.core answered by a
 # plain alias of cuda_core (cuda_core_alias/, not compat mode), the setup of issue 26 point 1.
 # Staged as ../shared/clients/numba/run.sh says (its files in .gpu/numba/, its wheels in
-# .gpu/extra/); on the GPU machine: bash tools/gpu/numba_ours.sh [N]
+# .gpu/extra/, or in $NUMBA_EXTRA); on the GPU machine: bash tools/gpu/numba_ours.sh [N]
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -11,7 +11,7 @@ H=$root/.gpu/numba
 N=${1:-5}
 rm -rf /tmp/site
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .gpu/*.whl || exit 1
-extras=$(ls .gpu/extra/*.whl 2>/dev/null | grep -v '/nvidia_')
+extras=$(ls "${NUMBA_EXTRA:-.gpu/extra}"/*.whl 2>/dev/null | grep -v '/nvidia_')
 [ -n "$extras" ] && { python3 -m pip install -q --no-index --no-deps --target /tmp/site $extras || exit 1; }
 mkdir -p /tmp/sitehook && echo "import site; site.addsitedir('/tmp/site')" > /tmp/sitehook/sitecustomize.py
 export PYTHONPATH=/tmp/sitehook:/tmp/site:$H PYTHONUNBUFFERED=1 PYTHONSAFEPATH=1

@@ -1,0 +1,65 @@
+#!/bin/bash
+# compute-sanitizer memcheck over the GPU tests (pytest -m gpu) and over the numba client's launch
+# loop (issue 26, point 6), spread over the machine's GPUs: the test files are dealt out by size,
+# largest first, to one queue per GPU; each file runs in its own pytest under the sanitizer, with
+# --target-processes all (the tests' subprocesses are checked too) and one log per process.
+# API errors are not counted (--report-api-errors no): the tests provoke them on purpose, to check
+# the Python errors ours raises. Leaks (--leak-check full) are listed apart: an object a test
+# leaves open at exit is not an error. Stops starting files at DEADLINE_S (default 540 s).
+# On the GPU machine: LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/memcheck.sh [test files]
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+L=${LOG_DIR:-/tmp/memcheck}/memcheck
+mkdir -p "$L"
+end=$(( $(date +%s) + ${DEADLINE_S:-540} ))
+gpus=$(nvidia-smi -L | wc -l)
+tree=$(mktemp -d)
+(cd "$root" && tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.git --exclude=./build -cf - .) \
+  | tar -xf - -C "$tree"
+export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
+cd "$tree" || exit 1
+files=${*:-$(ls tests/test_*.py)}
+sanitize() {  # sanitize GPU NAME COMMAND...: one run under memcheck, logs named after NAME
+  local g=$1 name=$2; shift 2
+  local s=$(( end - $(date +%s) )); [ "$s" -gt 20 ] || { echo "$name: not started (deadline)"; return; }
+  CUDA_VISIBLE_DEVICES=$g timeout -k 20 "$s" compute-sanitizer --tool memcheck --leak-check full \
+    --report-api-errors no --target-processes all --log-file "$L/$name.%p.log" "$@" \
+    > "$L/$name.out" 2>&1
+  echo "$name: exit $? after $(( $(date +%s) - t0 )) s; $(tail -1 "$L/$name.out")"
+}
+# Deal the files to the GPUs, largest first, each to the queue with the fewest bytes so far.
+declare -a queue bytes
+for g in $(seq 0 $((gpus - 1))); do queue[g]=""; bytes[g]=0; done
+bytes[0]=60000  # GPU 0 starts with the numba launch loop
+for f in $(wc -c $files | grep -v ' total$' | sort -rn | awk '{print $2}'); do
+  best=0
+  for g in $(seq 1 $((gpus - 1))); do [ "${bytes[g]}" -lt "${bytes[best]}" ] && best=$g; done
+  queue[best]+=" $f"; bytes[best]=$(( bytes[best] + $(wc -c < "$f") ))
+done
+t0=$(date +%s)
+for g in $(seq 0 $((gpus - 1))); do
+  (if [ "$g" = 0 ] && [ -d "$root/.gpu/numba" ]; then
+     H=$root/.gpu/numba
+     rm -rf /tmp/mc_site
+     python3 -m pip install -q --no-index --no-deps --target /tmp/mc_site "$root"/.gpu/*.whl \
+       $(ls "$root"/.gpu/numba_extra/*.whl 2>/dev/null) && mkdir -p /tmp/mc_hook &&
+     echo "import site; site.addsitedir('/tmp/mc_site')" > /tmp/mc_hook/sitecustomize.py &&
+     PYTHONPATH=/tmp/mc_hook:/tmp/mc_site:$H PEER=ours CUDA_CORE_COMPAT=1 \
+       sanitize 0 numba_launch_loop python3 "$H/launch_loop.py" ||
+       echo "numba_launch_loop: could not be set up"
+   fi
+   for f in ${queue[g]}; do
+     sanitize "$g" "$(basename "$f" .py)" python3 -m pytest -p no:cacheprovider -q -m gpu "$f"
+   done) > "$L/queue$g.txt" 2>&1 &
+done
+wait
+cat "$L"/queue*.txt
+# Each process log ends in "ERROR SUMMARY: N errors"; its records start with an unindented line
+# after the prefix. Leaks are records that start "Leaked".
+awk '/^========= ERROR SUMMARY/ {n++; e += $4}
+     /^========= Leaked / {k++; b += $3}
+     /^========= [A-Z]/ && !/^========= (ERROR|LEAK) SUMMARY|^========= (Leaked|COMPUTE-SANITIZER|Target application)/ {
+       r++; print FILENAME ": " substr($0, 11) > "/dev/stderr"}
+     END {printf "MEMCHECK: %d processes, %d errors other than leaks (%d records), %d leak records (%d bytes)\n",
+          n, e - k, r, k, b}' "$L"/*.log
+echo "leaks by process log:"; grep -c '^========= Leaked ' "$L"/*.log | grep -v ':0$' || echo "  none"
