@@ -92,8 +92,11 @@ cdef class Event(Resource):
                            "Device.create_event() or Stream.record()")
 
     cdef int _release(self) except -1:
+        cdef CUresult err
         if self._handle != NULL:
-            check_call(cydriver.cuEventDestroy(self._handle), "cuEventDestroy")
+            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+                err = cydriver.cuEventDestroy(self._handle)
+            check_call(err, "cuEventDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

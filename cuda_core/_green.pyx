@@ -81,8 +81,11 @@ cdef class _GreenCtxOwner(Resource):
         raise RuntimeError("_GreenCtxOwner objects cannot be instantiated directly")
 
     cdef int _release(self) except -1:
+        cdef CUresult err
         if self._handle != NULL:  # an object never given a handle releases nothing
-            check_call(cydriver.cuGreenCtxDestroy(self._handle), "cuGreenCtxDestroy")
+            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+                err = cydriver.cuGreenCtxDestroy(self._handle)
+            check_call(err, "cuGreenCtxDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

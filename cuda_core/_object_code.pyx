@@ -213,9 +213,13 @@ cdef class ObjectCode(Resource):
                            "from_object()/from_library(), Program.compile() or Linker.link()")
 
     cdef int _release(self) except -1:
+        cdef CUresult err
         if self._library != NULL and not self._handed_out:
-            # On failure the handle stays, for the cleanup warning.
-            check_call(cydriver.cuLibraryUnload(self._library), "cuLibraryUnload")
+            # On failure the handle stays, for the cleanup warning. Without the GIL: the
+            # driver may wait for work of the library, and a host function may need the GIL.
+            with nogil:
+                err = cydriver.cuLibraryUnload(self._library)
+            check_call(err, "cuLibraryUnload")
         self._library = NULL
         return 0
 

@@ -34,9 +34,12 @@ cdef class Stream(Resource):
                            "Device.create_stream() or Stream.from_handle()")
 
     cdef int _release(self) except -1:
+        cdef CUresult err
         self._owner = None
         if self._owned:
-            check_call(cydriver.cuStreamDestroy(self._handle), "cuStreamDestroy")
+            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+                err = cydriver.cuStreamDestroy(self._handle)
+            check_call(err, "cuStreamDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

@@ -40,6 +40,12 @@ extern "C" __global__ void latch(volatile int* flag, long long timeout) {
     long long start = clock64();
     while (*flag == 0) { if (clock64() - start > timeout) break; }
 }
+extern "C" __global__ void release_after(volatile int* flag, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    *flag = 1;
+    __threadfence_system();
+}
 '''
 CUBIN = Program(SRC, "c++", ProgramOptions(arch="sm_" + dev.arch)).compile("cubin").code
 ONE = LaunchConfig(grid=1, block=1)
@@ -336,6 +342,42 @@ def test_a_latch_kernel_waits_for_the_host(which):
         buf.close()
     """, timeout=90)
     assert lines == ["False", "True True"]
+
+
+# -- found by the stress test: a finalizer that waits for a host node ---------------------------
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_dropping_a_graph_whose_host_node_is_pending_does_not_deadlock(where):
+    # The graph's launch waits behind a latch kernel that another stream's kernel releases,
+    # without the host; its host node then needs the GIL. The Graph's last reference goes
+    # meanwhile: a destroy that waited for the launch while holding the GIL would never return.
+    lines, _ = run_child(f"""
+        import time
+        code = ObjectCode.from_cubin(CUBIN)
+        hits = []
+        g = GraphDefinition()
+        g.callback(lambda: hits.append(1))
+        graph = g.instantiate()
+        g.close()
+        flag = pinned_int(0)
+        other = dev.create_stream()
+        cycles = dev.properties.clock_rate * 1000 // 5  # 0.2 s of the SM clock
+        launch(stream, ONE, code.get_kernel("latch"), int(flag.handle), 300 * cycles)
+        graph.launch(stream)
+        launch(other, ONE, code.get_kernel("release_after"), int(flag.handle), cycles)
+        if {where!r} == "thread":
+            box = [graph]
+            del graph
+            t = threading.Thread(target=box.clear)
+            t.start()
+            t.join()
+        else:
+            del graph
+        gc.collect()
+        stream.sync()
+        print(len(hits), read_int(int(flag.handle)))
+    """, timeout=90)
+    assert lines == ["1 1"]
 
 
 # -- 7. finalizer paths ----------------------------------------------------------------------------

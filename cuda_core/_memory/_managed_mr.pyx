@@ -317,6 +317,7 @@ cdef int _pool_advice = -1
 cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     """Ask the driver once: allocate one byte from ``pool``, advise it, free it."""
     cdef CUdeviceptr ptr = 0
+    cdef CUresult sync_err
     cdef CUmemLocation loc
     cdef CUresult err
     cdef ContextGuard guard
@@ -332,7 +333,9 @@ cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
     if err == CUDA_SUCCESS:
         cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, loc)
     HANDLE_RETURN(cydriver.cuMemFreeAsync(ptr, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-    HANDLE_RETURN(cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
+    with nogil:  # the legacy stream waits for every blocking stream: a host function's GIL
+        sync_err = cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY)
+    HANDLE_RETURN(sync_err)
     exit_context(guard)
     if err != CUDA_SUCCESS and err != cydriver.CUDA_ERROR_NOT_SUPPORTED:
         HANDLE_RETURN(err)

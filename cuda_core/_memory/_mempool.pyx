@@ -99,7 +99,8 @@ cdef class _MemPool(MemoryResource):
                 err = pool_detach(self._state)
                 exit_context(guard)
         elif self._owned:
-            err = cydriver.cuMemPoolDestroy(self._pool)
+            with nogil:
+                err = cydriver.cuMemPoolDestroy(self._pool)
         # The handle's descriptor is closed whatever the pool's fate (fds already sent live on
         # in the processes that received them).
         if handle is not None:

@@ -95,10 +95,11 @@ cdef class GraphBuilder(Resource):
         if not self._is_body:  # bodies' captures end before the graph holding them goes
             end_body_captures(self._store)
         if self._state == _BUILDING and not self._join_required:
-            err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
-            if not self._is_body:  # the capture's views and nodes are gone with it
-                if abandoned != NULL:
+            with nogil:  # the driver may wait for a host node, which needs the GIL
+                err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
+                if abandoned != NULL and not self._is_body:
                     cydriver.cuGraphDestroy(abandoned)
+            if not self._is_body:  # the capture's views and nodes are gone with it
                 self._store.close()
             # An abandoned capture that was already broken is what close() is for.
             if err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
@@ -110,7 +111,9 @@ cdef class GraphBuilder(Resource):
             owned = self._graph
             self._graph = NULL
             self._store.close()  # the bodies' views and builders go with the graph
-            check_call(cydriver.cuGraphDestroy(owned), "cuGraphDestroy")
+            with nogil:
+                err = cydriver.cuGraphDestroy(owned)
+            check_call(err, "cuGraphDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

@@ -87,12 +87,15 @@ cdef class _GraphStore(Resource):
         self._records = None
         self._retained = None
         self._bag = None  # the user object's reference keeps it for the graphs that hold it
-        try:
+        cdef CUresult destroyed = CUDA_SUCCESS
+        cdef CUresult released = CUDA_SUCCESS
+        with nogil:  # the driver may wait for a host node, which needs the GIL
             if handle != NULL:
-                check_call(cydriver.cuGraphDestroy(handle), "cuGraphDestroy")
-        finally:
+                destroyed = cydriver.cuGraphDestroy(handle)
             if owner != NULL:
-                check_call(cydriver.cuUserObjectRelease(owner, 1), "cuUserObjectRelease")
+                released = cydriver.cuUserObjectRelease(owner, 1)
+        check_call(destroyed, "cuGraphDestroy")
+        check_call(released, "cuUserObjectRelease")
         return 0
 
     cdef size_t _address(self) noexcept:

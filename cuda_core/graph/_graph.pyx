@@ -130,9 +130,13 @@ cdef class Graph(Resource):
 
     cdef int _release(self) except -1:
         # Launches already queued complete, with what they use (the driver's user objects; what
-        # node updates passed is let go behind them).
+        # node updates passed is let go behind them). Without the GIL, as every destroy in a
+        # finalizer: the driver may wait there for a host node of a launch, which needs it.
+        cdef CUresult err
         if self._handle != NULL:
-            check_call(cydriver.cuGraphExecDestroy(self._handle), "cuGraphExecDestroy")
+            with nogil:
+                err = cydriver.cuGraphExecDestroy(self._handle)
+            check_call(err, "cuGraphExecDestroy")
         held, retired = self._held, self._retired
         self._held = None
         self._retired = None

@@ -202,11 +202,14 @@ cdef class OpaqueArray(_ArrayBase):
 
     cdef int _release(self) except -1:
         cdef ContextGuard guard
+        cdef CUresult err
         # A level view owns nothing; it keeps its parent referenced until it is freed itself
         # (a texture over the view may still need the parent's memory).
         if self._parent is None and self._handle != NULL:
             enter_context(guard, self._ctx._handle)
-            check_call(cydriver.cuArrayDestroy(self._handle), "cuArrayDestroy")
+            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+                err = cydriver.cuArrayDestroy(self._handle)
+            check_call(err, "cuArrayDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:
@@ -427,10 +430,12 @@ cdef class MipmappedArray(_ArrayBase):
 
     cdef int _release(self) except -1:
         cdef ContextGuard guard
+        cdef CUresult err
         if self._handle != NULL:
             enter_context(guard, self._ctx._handle)
-            check_call(cydriver.cuMipmappedArrayDestroy(self._handle),
-                       "cuMipmappedArrayDestroy")
+            with nogil:
+                err = cydriver.cuMipmappedArrayDestroy(self._handle)
+            check_call(err, "cuMipmappedArrayDestroy")
         return 0
 
     cdef size_t _address(self) noexcept:

@@ -7,10 +7,11 @@
 # the Python errors ours raises. Leaks (--leak-check full) are listed apart: an object a test
 # leaves open at exit is not an error. Stops starting files at DEADLINE_S (default 540 s).
 # On the GPU machine: LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/memcheck.sh [test files]
+# Every log goes into $LOG_DIR/memcheck.tgz; the summary is printed.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-L=${LOG_DIR:-/tmp/memcheck}/memcheck
-mkdir -p "$L"
+out=${LOG_DIR:-/tmp/memcheck}
+L=$(mktemp -d)
 end=$(( $(date +%s) + ${DEADLINE_S:-540} ))
 gpus=$(nvidia-smi -L | wc -l)
 tree=$(mktemp -d)
@@ -54,6 +55,7 @@ for g in $(seq 0 $((gpus - 1))); do
 done
 wait
 cat "$L"/queue*.txt
+{
 # Each process log ends in "ERROR SUMMARY: N errors"; its records start with an unindented line
 # after the prefix. Leaks are records that start "Leaked".
 awk '/^========= ERROR SUMMARY/ {n++; e += $4}
@@ -63,3 +65,5 @@ awk '/^========= ERROR SUMMARY/ {n++; e += $4}
      END {printf "MEMCHECK: %d processes, %d errors other than leaks (%d records), %d leak records (%d bytes)\n",
           n, e - k, r, k, b}' "$L"/*.log
 echo "leaks by process log:"; grep -c '^========= Leaked ' "$L"/*.log | grep -v ':0$' || echo "  none"
+} 2>&1 | tee "$L/summary.txt"
+mkdir -p "$out" && tar -czf "$out/memcheck.tgz" -C "$L" .
