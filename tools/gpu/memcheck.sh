@@ -59,7 +59,7 @@ cat "$L"/queue*.txt
 # Each process log ends in "ERROR SUMMARY: N errors"; its records start with an unindented line
 # after the prefix. Leaks are records that start "Leaked".
 awk '/^========= ERROR SUMMARY/ {n++; e += $4}
-     /^========= Leaked / {k++; b += $3}
+     /^========= Leaked / {k++; n3 = $3; gsub(",", "", n3); b += n3}
      /^========= [A-Z]/ && !/^========= (ERROR|LEAK) SUMMARY|^========= (Leaked|COMPUTE-SANITIZER|Target application)/ {
        r++; print FILENAME ": " substr($0, 11) > "/dev/stderr"}
      END {printf "MEMCHECK: %d processes, %d errors other than leaks (%d records), %d leak records (%d bytes)\n",
