@@ -75,6 +75,20 @@ cdef object _GL_NAME_MAX = 0xFFFFFFFF
 cdef extern from "<dlfcn.h>" nogil:
     int RTLD_NOLOAD
 
+# dlopen and dlsym at the symbol versions every glibc has had (libdl's, before glibc 2.34 moved
+# them into libc), not the GLIBC_2.34 ones a newer glibc's headers bind to: the wheel runs on
+# manylinux_2_28 (DESIGN.md, Wheels). CMakeLists.txt links libdl.so.2 for the older glibc.
+cdef extern from *:
+    """
+    #if defined(__GLIBC__) && defined(__x86_64__)
+    __asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
+    __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
+    #elif defined(__GLIBC__) && defined(__aarch64__)
+    __asm__(".symver dlopen,dlopen@GLIBC_2.17");
+    __asm__(".symver dlsym,dlsym@GLIBC_2.17");
+    #endif
+    """
+
 ctypedef void* (*_current_context_fn)() noexcept nogil
 
 # eglGetCurrentContext and glXGetCurrentContext once found (never unset: a loaded library's

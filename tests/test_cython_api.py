@@ -69,6 +69,7 @@ def test_every_shipped_pxd_can_be_cimported(all_pxds):
     assert "cuda_core._resource" in names and len(names) >= 10
 
 
+@pytest.mark.compiler
 def test_kernel_args_pxd_needs_no_include_path(tmp_path):
     # Its slot struct is declared verbatim in the .pxd, so no header of ours is looked up.
     build_module(tmp_path, "kernel_args_user", "from cuda_core._kernel_args cimport ParamHolder\n"

@@ -35,6 +35,18 @@ cdef extern from *:
     #include <utility>
     #include <vector>
 
+    #if defined(__GLIBCXX__) && _GLIBCXX_RELEASE >= 11
+    // The containers' allocators call this libstdc++ function of GCC 11 (GLIBCXX_3.4.29),
+    // newer than manylinux_2_28's libstdc++ (GCC 8). Defined here, hidden, it binds inside
+    // this module and the wheel needs no newer libstdc++ (DESIGN.md, Wheels). It does what
+    // libstdc++'s does: throw std::bad_array_new_length (CXXABI_1.3.8, GCC 4.9).
+    namespace std {
+    __attribute__((visibility("hidden"), noreturn)) void __throw_bad_array_new_length() {
+        throw std::bad_array_new_length();
+    }
+    }
+    #endif
+
     struct cuda_core_IpcDriver {
         CUresult (*pool_import)(CUmemoryPool*, int);
         CUresult (*pool_destroy)(CUmemoryPool);
