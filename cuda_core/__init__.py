@@ -77,6 +77,17 @@ from cuda_core.system import System
 from cuda_core import checkpoint, graph, system, texture, typing, utils
 from cuda_core._completion import fix_tab_completion as _fix_tab_completion
 
+
+def show_config():
+    """Print what cuda_core finds on this machine: the report of ``python -m cuda_core``
+    (its installation, Python, the packages it runs on, the CUDA driver, the devices, the
+    compiler libraries and the environment variables that matter), as ``cupy.show_config()``
+    does for CuPy. Works without a GPU or driver; include its output in bug reports."""
+    from cuda_core._diagnostics import report
+
+    print(report())
+
+
 _fix_tab_completion()  # interactive sessions only; CUDA_CORE_DONT_FIX_TAB_COMPLETION opts out
 del _fix_tab_completion
 
@@ -134,4 +145,5 @@ __all__ = [
     "typing",
     "utils",
     "launch",
+    "show_config",
 ]

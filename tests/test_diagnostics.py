@@ -41,6 +41,17 @@ def test_command_prints_every_section_and_exits_0():
     assert f"  version:  {cuda_core.__version__}" in section(result.stdout, "cuda_core:")
 
 
+def test_show_config_prints_the_report():
+    # In a fresh interpreter, outside the source tree, as the command runs.
+    code = "import cuda_core; cuda_core.show_config()"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=tempfile.gettempdir())
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line and not line.startswith("  ")] == list(SECTIONS)
+
+
 @pytest.mark.skipif(has_gpu(), reason="a driver and GPU are present; see the GPU test")
 def test_command_says_there_is_no_gpu():
     result = run_module()
