@@ -70,11 +70,33 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
+def _build_info(folder: str) -> dict:
+    """What the build wrote into ``_build_info.txt`` (CMakeLists.txt): the CUDA headers it
+    compiled against and where from, the cuda-bindings version, and the headers' warning, if
+    any; empty where the file is missing (a source tree)."""
+    try:
+        with open(os.path.join(folder, "_build_info.txt"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split(": ", 1) for line in lines if ": " in line)
+
+
 def _probe_cuda_core():
     import cuda_core
 
-    return [("version", cuda_core.__version__),
-            ("location", os.path.dirname(os.path.abspath(cuda_core.__file__)))]
+    folder = os.path.dirname(os.path.abspath(cuda_core.__file__))
+    info = _build_info(folder)
+    rows = [("version", cuda_core.__version__), ("location", folder)]
+    if info:
+        rows.append(("built", f"with the CUDA {info.get('cuda-headers', '?')} headers of "
+                              f"{info.get('headers-from', 'an unknown origin')}, against "
+                              f"cuda-bindings {info.get('cuda-bindings', '?')}"))
+    else:
+        rows.append(("built", "unknown (no _build_info.txt: not an installed build)"))
+    if "warning" in info:
+        rows.append(("warning", info["warning"]))
+    return rows
 
 
 def _probe_python():

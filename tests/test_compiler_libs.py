@@ -158,6 +158,22 @@ def test_nvvm_from_a_toolkit_of_our_major_does_not_warn(tmp_path, monkeypatch, f
         assert libs.load("nvvm").abs_path == path
 
 
+@pytest.mark.parametrize("via", ["CUDA_PATH", "CUDA_HOME", "system-search"])
+@pytest.mark.parametrize("name", ["nvrtc", "nvJitLink"])
+def test_nvrtc_and_nvjitlink_of_a_toolkit_do_not_warn(tmp_path, monkeypatch, fresh_loads, via,
+                                                      name):
+    # They are looked up by the soname of our major (libnvrtc.so.13, libnvJitLink.so.13): a
+    # toolkit's library found so is of our major, and is used as it is.
+    import cuda.pathfinder
+
+    path = str(tmp_path / libs.COMPILERS[name].soname)
+    monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
+                        lambda lib: FakeLoaded(path, via))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert libs.load(name).abs_path == path
+
+
 def test_the_warning_as_an_error_is_the_warning_not_a_missing_library(tmp_path, monkeypatch,
                                                                        fresh_loads):
     import cuda.pathfinder

@@ -41,6 +41,26 @@ def test_command_prints_every_section_and_exits_0():
     assert f"  version:  {cuda_core.__version__}" in section(result.stdout, "cuda_core:")
 
 
+def test_the_report_names_the_headers_the_build_used():
+    result = run_module()
+    assert result.returncode == 0, result.stderr
+    built = [line for line in section(result.stdout, "cuda_core:") if line.startswith("  built:")]
+    assert len(built) == 1
+    assert re.fullmatch(r"  built:\s+with the CUDA \d+\.\d+ headers of (the nvidia-cuda-runtime "
+                        r"and nvidia-cuda-profiler-api wheels|CUDA_HOME=.+), against "
+                        r"cuda-bindings \d+\.\d+\S*", built[0]), built[0]
+
+
+def test_build_info_rows(tmp_path):
+    (tmp_path / "_build_info.txt").write_text(
+        "cuda-headers: 13.3\nheaders-from: the wheels\ncuda-bindings: 13.3.1\n"
+        "warning: cuda_core: CUDA_HOME=/x holds CUDA 13.0: passed over\n")
+    assert _diagnostics._build_info(str(tmp_path)) == {
+        "cuda-headers": "13.3", "headers-from": "the wheels", "cuda-bindings": "13.3.1",
+        "warning": "cuda_core: CUDA_HOME=/x holds CUDA 13.0: passed over"}
+    assert _diagnostics._build_info(str(tmp_path / "missing")) == {}
+
+
 def test_show_config_prints_the_report():
     # In a fresh interpreter, outside the source tree, as the command runs.
     code = "import cuda_core; cuda_core.show_config()"
