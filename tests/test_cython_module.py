@@ -18,12 +18,18 @@ def _run(root, pyx, cpp):
                           capture_output=True, text=True)
 
 
-def test_rewrites_only_on_change_and_lists_in_tree_deps(tmp_path):
+def _package(tmp_path):
+    """``tmp_path/src/pkg`` with a module ``_a`` whose ``.pxd`` declares ``twice``."""
     pkg = tmp_path / "src" / "pkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "_a.pxd").write_text("cdef int twice(int x)\n")
     (pkg / "_a.pyx").write_text("cdef int twice(int x):\n    return 2 * x\n")
+    return pkg
+
+
+def test_rewrites_only_on_change_and_lists_in_tree_deps(tmp_path):
+    pkg = _package(tmp_path)
     (pkg / "_b.pyx").write_text("from libc.stdlib cimport abs\nfrom pkg._a cimport twice\n\n"
                                 "def f(int x):\n    return twice(abs(x))\n")
     cpp = tmp_path / "out" / "_b.cpp"
@@ -75,11 +81,7 @@ def _age(seconds, *paths):
 
 
 def test_a_list_runs_only_the_stale_modules(tmp_path):
-    pkg = tmp_path / "src" / "pkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "_a.pxd").write_text("cdef int twice(int x)\n")
-    (pkg / "_a.pyx").write_text("cdef int twice(int x):\n    return 2 * x\n")
+    pkg = _package(tmp_path)
     (pkg / "_b.pyx").write_text("from pkg._a cimport twice\n\ndef f(int x):\n    return twice(x)\n")
     (pkg / "_c.pyx").write_text("def g():\n    return 3\n")
     build = tmp_path / "build"

@@ -108,6 +108,16 @@ def op(name, *schema, gpu=True):
     return register
 
 
+def closing_op(kind, gpu=True):
+    """Register ``<kind>_close``: close the object; the program keeps its record."""
+    op(f"{kind}_close", kind, gpu=gpu)(lambda state, rec: rec.obj.close())
+
+
+def dropping_op(kind, gpu=True):
+    """Register ``<kind>_drop``: the program's record, and with it its reference, goes."""
+    op(f"{kind}_drop", kind, gpu=gpu)(lambda state, rec: state.remove(kind, rec))
+
+
 class Skip(Exception):
     """An operation that does not apply (an empty table, memory the program freed itself)."""
 
@@ -434,14 +444,8 @@ def stream_wait_stream(state, s, other):
     s.obj.wait(other.obj)
 
 
-@op("stream_close", "stream")
-def stream_close(state, s):
-    s.obj.close()
-
-
-@op("stream_drop", "stream")
-def stream_drop(state, s):
-    state.remove("stream", s)
+closing_op("stream")
+dropping_op("stream")
 
 
 @op("event_new")
@@ -469,14 +473,8 @@ def event_query(state, e):
     e.obj.is_done
 
 
-@op("event_close", "event")
-def event_close(state, e):
-    e.obj.close()
-
-
-@op("event_drop", "event")
-def event_drop(state, e):
-    state.remove("event", e)
+closing_op("event")
+dropping_op("event")
 
 
 # -- GPU operations: memory resources and buffers -------------------------------------------------
@@ -500,14 +498,8 @@ def mr_new(state, kind):
     state.add("mr", mr, label=name)
 
 
-@op("mr_close", "mr")
-def mr_close(state, m):
-    m.obj.close()
-
-
-@op("mr_drop", "mr")
-def mr_drop(state, m):
-    state.remove("mr", m)
+closing_op("mr")
+dropping_op("mr")
 
 
 def _add_allocation(state, b, mr, label):
@@ -545,9 +537,7 @@ def buf_copy_new(state, src, s):
     _add_allocation(state, b, b.memory_resource, src.label)
 
 
-@op("buf_close", "buf")
-def buf_close(state, b):
-    b.obj.close()
+closing_op("buf")
 
 
 @op("buf_close_on", "buf", "stream")
@@ -555,9 +545,7 @@ def buf_close_on(state, b, s):
     b.obj.close(stream=s.obj)
 
 
-@op("buf_drop", "buf")
-def buf_drop(state, b):
-    state.remove("buf", b)
+dropping_op("buf")
 
 
 @op("buf_view", "buf")
@@ -603,9 +591,7 @@ def smv_wrap(state, v):
     state.add("buf", b, label=v.label)
 
 
-@op("smv_drop", "smv")
-def smv_drop(state, v):
-    state.remove("smv", v)
+dropping_op("smv")
 
 
 # -- GPU operations: code and kernels -------------------------------------------------------------
@@ -621,19 +607,11 @@ def code_kernel(state, c):
     state.add("kernel", k, code_ref=weakref.ref(c.obj))
 
 
-@op("code_close", "code", gpu=False)
-def code_close(state, c):
-    c.obj.close()
+closing_op("code", gpu=False)
+dropping_op("code", gpu=False)
 
 
-@op("code_drop", "code", gpu=False)
-def code_drop(state, c):
-    state.remove("code", c)
-
-
-@op("kernel_drop", "kernel")
-def kernel_drop(state, k):
-    state.remove("kernel", k)
+dropping_op("kernel")
 
 
 @op("kernel_launch", "stream", "kernel", "buf", "val")
@@ -760,9 +738,7 @@ def node_destroy(state, n):
     n.hier.remove(n.nid)
 
 
-@op("node_drop", "node")
-def node_drop(state, n):
-    state.remove("node", n)
+dropping_op("node")
 
 
 @op("defn_close", "defn")
@@ -772,9 +748,7 @@ def defn_close(state, d):
         d.hier.closed = True
 
 
-@op("defn_drop", "defn")
-def defn_drop(state, d):
-    state.remove("defn", d)
+dropping_op("defn")
 
 
 @op("defn_instantiate", "defn")
@@ -864,14 +838,8 @@ def builder_defn(state, g):
     state.add("defn", d, hier=g.hier)
 
 
-@op("builder_close", "builder")
-def builder_close(state, g):
-    g.obj.close()
-
-
-@op("builder_drop", "builder")
-def builder_drop(state, g):
-    state.remove("builder", g)
+closing_op("builder")
+dropping_op("builder")
 
 
 # -- GPU operations: executable graphs and clones -------------------------------------------------
@@ -898,14 +866,8 @@ def graph_update_builder(state, x, g):
     x.held, x.strong = [], list(g.hier.strong)
 
 
-@op("graph_close", "graph")
-def graph_close(state, x):
-    x.obj.close()
-
-
-@op("graph_drop", "graph")
-def graph_drop(state, x):
-    state.remove("graph", x)
+closing_op("graph")
+dropping_op("graph")
 
 
 @op("clone_launch", "clone", "stream")
@@ -913,9 +875,7 @@ def clone_launch(state, c, s):
     launch_clone(state, c, s.obj)
 
 
-@op("clone_drop", "clone")
-def clone_drop(state, c):
-    state.remove("clone", c)
+dropping_op("clone")
 
 
 # -- CPU operations (no GPU or driver needed) -----------------------------------------------------
@@ -935,14 +895,8 @@ def prog_compile(state, p, target):
     state.add("code", p.obj.compile(TARGETS[target]))
 
 
-@op("prog_close", "prog", gpu=False)
-def prog_close(state, p):
-    p.obj.close()
-
-
-@op("prog_drop", "prog", gpu=False)
-def prog_drop(state, p):
-    state.remove("prog", p)
+closing_op("prog", gpu=False)
+dropping_op("prog", gpu=False)
 
 
 @op("code_raw", "target", gpu=False)
@@ -981,14 +935,8 @@ def linker_link(state, lk, ptx):
     state.add("code", lk.obj.link("ptx" if ptx else "cubin"))
 
 
-@op("linker_close", "linker", gpu=False)
-def linker_close(state, lk):
-    lk.obj.close()
-
-
-@op("linker_drop", "linker", gpu=False)
-def linker_drop(state, lk):
-    state.remove("linker", lk)
+closing_op("linker", gpu=False)
+dropping_op("linker", gpu=False)
 
 
 @op("arr_new", "size", "val", gpu=False)
@@ -999,9 +947,7 @@ def arr_new(state, size, v):
     state.add("arr", a, expected=a.tobytes())
 
 
-@op("arr_drop", "arr", gpu=False)
-def arr_drop(state, a):
-    state.remove("arr", a)
+dropping_op("arr", gpu=False)
 
 
 @op("hbuf_wrap", "arr", gpu=False)
@@ -1023,14 +969,8 @@ def hbuf_props(state, b):
     b.obj.handle, b.obj.size, b.obj.owner, b.obj.is_closed, repr(b.obj)
 
 
-@op("hbuf_close", "hbuf", gpu=False)
-def hbuf_close(state, b):
-    b.obj.close()
-
-
-@op("hbuf_drop", "hbuf", gpu=False)
-def hbuf_drop(state, b):
-    state.remove("hbuf", b)
+closing_op("hbuf", gpu=False)
+dropping_op("hbuf", gpu=False)
 
 
 @op("hsmv_new", "arr", "how", gpu=False)
@@ -1061,9 +1001,7 @@ def hsmv_wrap(state, v):
     state.add("hbuf", b, expected=v.expected)
 
 
-@op("hsmv_drop", "hsmv", gpu=False)
-def hsmv_drop(state, v):
-    state.remove("hsmv", v)
+dropping_op("hsmv", gpu=False)
 
 
 # -- operations on anything -----------------------------------------------------------------------
