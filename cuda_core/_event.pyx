@@ -94,7 +94,7 @@ cdef class Event(Resource):
     cdef int _release(self) except -1:
         cdef CUresult err
         if self._handle != NULL:
-            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuEventDestroy(self._handle)
             check_call(err, "cuEventDestroy")
         return 0

@@ -83,7 +83,7 @@ cdef class _GreenCtxOwner(Resource):
     cdef int _release(self) except -1:
         cdef CUresult err
         if self._handle != NULL:  # an object never given a handle releases nothing
-            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuGreenCtxDestroy(self._handle)
             check_call(err, "cuGreenCtxDestroy")
         return 0

@@ -37,7 +37,7 @@ cdef class Stream(Resource):
         cdef CUresult err
         self._owner = None
         if self._owned:
-            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuStreamDestroy(self._handle)
             check_call(err, "cuStreamDestroy")
         return 0

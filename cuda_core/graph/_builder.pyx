@@ -95,7 +95,7 @@ cdef class GraphBuilder(Resource):
         if not self._is_body:  # bodies' captures end before the graph holding them goes
             end_body_captures(self._store)
         if self._state == _BUILDING and not self._join_required:
-            with nogil:  # the driver may wait for a host node, which needs the GIL
+            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
                 if abandoned != NULL and not self._is_body:
                     cydriver.cuGraphDestroy(abandoned)

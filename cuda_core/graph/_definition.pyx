@@ -89,7 +89,7 @@ cdef class _GraphStore(Resource):
         self._bag = None  # the user object's reference keeps it for the graphs that hold it
         cdef CUresult destroyed = CUDA_SUCCESS
         cdef CUresult released = CUDA_SUCCESS
-        with nogil:  # the driver may wait for a host node, which needs the GIL
+        with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
             if handle != NULL:
                 destroyed = cydriver.cuGraphDestroy(handle)
             if owner != NULL:

@@ -207,7 +207,7 @@ cdef class OpaqueArray(_ArrayBase):
         # (a texture over the view may still need the parent's memory).
         if self._parent is None and self._handle != NULL:
             enter_context(guard, self._ctx._handle)
-            with nogil:  # as every destroy in a finalizer: a host function may need the GIL
+            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuArrayDestroy(self._handle)
             check_call(err, "cuArrayDestroy")
         return 0
