@@ -119,7 +119,8 @@ cdef class Kernel:
         if current == NULL:
             enter_context(guard, primary_context(0)._handle)
         while True:
-            err = cydriver.cuKernelGetParamInfo(self._handle, index, &offset, &size)
+            with nogil:  # the first query may load the kernel (DESIGN.md, the calls that wait)
+                err = cydriver.cuKernelGetParamInfo(self._handle, index, &offset, &size)
             if err == cydriver.CUDA_ERROR_INVALID_VALUE:  # past the last parameter
                 break
             HANDLE_RETURN(err)
@@ -168,6 +169,7 @@ cdef class Kernel:
         not ours could be destroyed and its address reused, which a kept CUfunction could not
         tell.
         """
+        cdef CUresult err
         cdef CUfunction func = NULL
         cdef CUfunction* functions
         cdef int count
@@ -180,7 +182,9 @@ cdef class Kernel:
         self._load_param_info()
         if not primary:
             return <CUfunction>self._handle
-        HANDLE_RETURN(cydriver.cuKernelGetFunction(&func, self._handle))
+        with nogil:  # loads the kernel in ctx when it is not yet (DESIGN.md, the calls that wait)
+            err = cydriver.cuKernelGetFunction(&func, self._handle)
+        HANDLE_RETURN(err)
         exit_context(guard)
         if load_functions(&self._functions) == NULL:
             count = device_count()

@@ -74,13 +74,19 @@ cdef class KernelAttributes:
     cdef int _set(self, cydriver.CUfunction_attribute attr, object value, str name) except -1:
         cdef int v = check_int(value, f"KernelAttributes.{name}", -1, 0x7FFFFFFF)
         cdef int dev = self._device if self._device >= 0 else current_ordinal()
-        HANDLE_RETURN(cydriver.cuKernelSetAttribute(attr, v, self._handle, dev))
+        cdef CUresult err
+        with nogil:  # may load the kernel on dev (DESIGN.md, the calls that wait)
+            err = cydriver.cuKernelSetAttribute(attr, v, self._handle, dev)
+        HANDLE_RETURN(err)
         return 0
 
     cdef int _get(self, cydriver.CUfunction_attribute attr) except? -1:
         cdef int value = 0
         cdef int dev = self._device if self._device >= 0 else current_ordinal()
-        HANDLE_RETURN(cydriver.cuKernelGetAttribute(&value, attr, self._handle, dev))
+        cdef CUresult err
+        with nogil:  # may load the kernel on dev (DESIGN.md, the calls that wait)
+            err = cydriver.cuKernelGetAttribute(&value, attr, self._handle, dev)
+        HANDLE_RETURN(err)
         return value
 
     @property
@@ -316,8 +322,9 @@ cdef class KernelOccupancy:
                 saved = (_b2d_callable, _b2d_error)
                 _b2d_callable, _b2d_error = need, None
                 try:
-                    err = cydriver.cuOccupancyMaxPotentialBlockSize(
-                        &min_grid, &block, func, _b2d_trampoline, 0, limit)
+                    with nogil:  # as below; the trampoline takes the GIL for the callable
+                        err = cydriver.cuOccupancyMaxPotentialBlockSize(
+                            &min_grid, &block, func, _b2d_trampoline, 0, limit)
                     raised = _b2d_error
                 finally:
                     _b2d_callable, _b2d_error = saved

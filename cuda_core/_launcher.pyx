@@ -259,7 +259,10 @@ cdef int _attr(cydriver.CUdevice_attribute attr, CUdevice dev) except? -1:
 
 cdef int _kernel_attr(Kernel k, cydriver.CUfunction_attribute attr, CUdevice dev) except? -1:
     cdef int value = 0
-    HANDLE_RETURN(cydriver.cuKernelGetAttribute(&value, attr, k._handle, dev))
+    cdef CUresult err
+    with nogil:  # may load the kernel on dev (DESIGN.md, the calls that wait)
+        err = cydriver.cuKernelGetAttribute(&value, attr, k._handle, dev)
+    HANDLE_RETURN(err)
     return value
 
 
@@ -305,6 +308,8 @@ cdef object _refusal(CUresult err, str why):
 
 cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) except -1:
     """The driver refused the launch: name the limit that was crossed, or raise its error."""
+    cdef CUresult err2
+    cdef int nthreads
     cdef CUdevice dev = 0
     cdef int blocks = 0
     cdef ContextGuard guard
@@ -362,8 +367,11 @@ cdef int _explain_refusal(CUresult err, Stream s, LaunchConfig cfg, Kernel k) ex
             raise _refusal(err, f"device {dev} does not support cooperative launches")
         if s._ctx is not None:  # the occupancy of a CUkernel is asked in the current context
             enter_context(guard, s._ctx._handle)
-        HANDLE_RETURN(cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            &blocks, <CUfunction>k._handle, threads, cfg._shmem_size))
+        nthreads = threads
+        with nogil:  # may load the kernel (DESIGN.md, the calls that wait)
+            err2 = cydriver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &blocks, <CUfunction>k._handle, nthreads, cfg._shmem_size)
+        HANDLE_RETURN(err2)
         exit_context(guard)
         sms = _attr(cydriver.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
         total = grid[0] * grid[1] * grid[2]

@@ -415,7 +415,10 @@ cdef class ObjectCode(Resource):
         """
         cdef CUmodule mod = NULL
         self._ensure_loaded()
-        HANDLE_RETURN(cydriver.cuLibraryGetModule(&mod, self._library))
+        cdef CUresult err
+        with nogil:  # loads the library in the current context (DESIGN.md, the calls that wait)
+            err = cydriver.cuLibraryGetModule(&mod, self._library)
+        HANDLE_RETURN(err)
         self._handed_out = True
         return _driver_py.CUmodule(<size_t>mod)
 

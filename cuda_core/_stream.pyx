@@ -201,6 +201,7 @@ cdef class Stream(Resource):
         cdef Event ev
         cdef Context ctx
         cdef ContextGuard guard
+        cdef CUresult err
         self._check_open()
         ctx = self._resolve_ctx()
         if event is None:
@@ -221,7 +222,9 @@ cdef class Stream(Resource):
                 raise ValueError(f"record(): the event belongs to device {ev._ctx._device_id} "
                                  f"but the stream to device {ctx._device_id}")
         enter_context(guard, self._bind_ctx)
-        HANDLE_RETURN(cydriver.cuEventRecord(ev._handle, self._handle))
+        with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
+            err = cydriver.cuEventRecord(ev._handle, self._handle)
+        HANDLE_RETURN(err)
         ev._recorded = True
         return ev
 
@@ -247,6 +250,7 @@ cdef class Stream(Resource):
         cdef Event ev
         cdef Stream other
         cdef ContextGuard guard
+        cdef CUresult err
         self._check_open()
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
@@ -265,7 +269,9 @@ cdef class Stream(Resource):
         ev = <Event>event_or_stream
         ev._check_open()
         enter_context(guard, self._bind_ctx)
-        HANDLE_RETURN(cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0))
+        with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
+            err = cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0)
+        HANDLE_RETURN(err)
 
     def __eq__(self, other):
         if not isinstance(other, Stream):

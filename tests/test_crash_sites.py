@@ -7,6 +7,8 @@ instead of ending the run (GPU):
   libraries, events, host callables, memset and memcpy operands, bodies' nodes);
 * a host callback whose callable was dropped after capture;
 * a kernel that spins on a flag in pinned host memory, released from the host;
+* a graph dropped, or a call that may wait (a lazy kernel load, a full stream queue) made,
+  while a launch's Python host node is pending: neither may wait holding the GIL;
 * every finalizer path: objects collected at exit in any order, collected on another thread,
   after another library reset the primary context, and after the context of a foreign stream
   was destroyed.
@@ -383,6 +385,48 @@ def test_dropping_a_graph_whose_host_node_is_pending_does_not_deadlock(where):
         print(len(hits), read_int(int(flag.handle)))
     """, timeout=90)
     assert lines == ["1 1"]
+
+
+# -- found by the stress test: a call that waits while a host node is pending -------------------
+
+# Calls the driver may hold until queued work is done: loading a kernel lazily (its first
+# launch in a context, its attributes, its occupancy, its library's module) waits for the
+# kernels running; a stream whose queue is full takes no more work until some of it ran.
+WAITING_CALLS = {
+    "first launch": "launch(other, ONE, fresh, int(scratch.handle), np.int32(1))",
+    "attribute": "fresh.attributes.num_regs",
+    "occupancy": "fresh.occupancy.max_active_blocks_per_multiprocessor(1, 0)",
+    "module": "fresh_code.get_module()",
+    "records": "for _ in range(50000): stream.record(ev)",
+}
+
+
+@pytest.mark.parametrize("call", list(WAITING_CALLS))
+def test_a_call_that_waits_lets_a_pending_host_node_run(call):
+    # A graph's Python host node waits behind a kernel that spins for 0.2 s, and needs the GIL
+    # to run: a call that waited for that work while holding the GIL would never return.
+    lines, _ = run_child(f"""
+        code = ObjectCode.from_cubin(CUBIN)
+        spin = code.get_kernel("release_after")
+        scratch = pinned_int(0)
+        launch(stream, ONE, spin, int(scratch.handle), 0)  # loaded before it spins
+        ev = stream.record()
+        stream.sync()
+        hits = []
+        g = GraphDefinition()
+        g.callback(lambda: hits.append(1))
+        graph = g.instantiate()
+        other = dev.create_stream()
+        fresh_code = ObjectCode.from_cubin(CUBIN)  # loaded lazily: not yet in the context
+        fresh = fresh_code.get_kernel("put")
+        launch(stream, ONE, spin, int(scratch.handle), dev.properties.clock_rate * 1000 // 5)
+        graph.launch(stream)
+        {WAITING_CALLS[call]}
+        stream.sync()
+        other.sync()
+        print(len(hits))
+    """, timeout=60)
+    assert lines == ["1"]
 
 
 # -- 7. finalizer paths ----------------------------------------------------------------------------

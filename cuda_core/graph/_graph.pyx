@@ -392,6 +392,7 @@ cdef int _let_go(Graph graph, object objects) except -1:
     are kept for the rest of the process rather than freed under a launch."""
     cdef Stream s
     cdef CUresult err
+    cdef void* pending
     cdef CUcontext ctx = graph._ctx._handle
     cdef ContextGuard guard
     cdef CUstreamCaptureStatus capturing = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
@@ -417,8 +418,9 @@ cdef int _let_go(Graph graph, object objects) except -1:
             if cydriver.cuStreamQuery(s._handle) == CUDA_SUCCESS:
                 return 0  # the latest launch, and so every one, is done already
             Py_INCREF(objects)  # given back on the main thread after the host function ran
-            err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later,
-                                            <void*>objects)
+            pending = <void*>objects
+            with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
+                err = cydriver.cuLaunchHostFunc(s._handle, <CUhostFn>release_later, pending)
             exit_context(guard)
             if err == CUDA_SUCCESS:
                 return 0

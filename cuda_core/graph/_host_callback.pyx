@@ -159,5 +159,8 @@ cdef _HostCall host_node_params(HostNodeParams* params, object fn, object user_d
 
 
 cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1:
-    HANDLE_RETURN(cydriver.cuLaunchHostFunc(stream, <CUhostFn>run_host_call, <void*>call))
+    cdef CUresult err
+    with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
+        err = cydriver.cuLaunchHostFunc(stream, <CUhostFn>run_host_call, <void*>call)
+    HANDLE_RETURN(err)
     return 0

@@ -1,11 +1,13 @@
 #!/bin/bash
 # Issue 26's "done when" runs at once on a machine of several GPUs, each process seeing one GPU
 # (CUDA_VISIBLE_DEVICES), all stopped by one deadline (DEADLINE_S, default 540 s from the start,
-# under the device's 600 s per command). On 4 GPUs:
-#   GPUs 0 and 1: the whole test suite, its files dealt out by size to two pytest processes;
-#   GPU 2: tests/test_crash_sites.py 20 times (crash_sites_20.sh);
-#   GPU 3: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh).
-# On 2 GPUs: the whole suite on GPU 0, the crash sites 20 times on GPU 1 (no numba).
+# under the device's 600 s per command). JOBS names what runs, one job per GPU in order (job i
+# on GPU i modulo the count):
+#   suite0, suite1, ...: the whole test suite, its files dealt out by size to that many parts;
+#   crash: tests/test_crash_sites.py 20 times (crash_sites_20.sh);
+#   numba: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh).
+# A GPU's jobs joined by "+" run one after the other. Default: "suite0 suite1 crash numba" on 4
+# GPUs, "suite0 crash" on 2 (or e.g. JOBS="suite0 suite1+crash" then JOBS="numba crash" on 2).
 # Then each GPU runs lifetime stress programs until the deadline.
 # Staged as usual, plus the numba client (its wheels in .gpu/numba_extra/, apart from the
 # suite's extras); on the GPU machine:
@@ -16,7 +18,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${LOG_DIR:-/tmp/zero_crashes}
 L=$(mktemp -d)
 gpus=$(nvidia-smi -L | wc -l)
-[ "$gpus" -ge 2 ] || { echo "zero_crashes: needs 2 or 4 GPUs, found $gpus"; exit 1; }
+[ "$gpus" -ge 1 ] || { echo "zero_crashes: no GPU"; exit 1; }
 end=$(( $(date +%s) + ${DEADLINE_S:-540} ))
 left() { echo $(( end - $(date +%s) )); }
 tree=$(mktemp -d)
@@ -32,35 +34,43 @@ stress() {
      CUDA_CORE_STRESS_SEED=random CUDA_CORE_STRESS_REPORT="$L/stress.txt" \
      timeout -s INT -k 30 "$s" python3 -m pytest -p no:cacheprovider -q -s tests/test_lifetime_stress.py -k gpu)
 }
-# On 4 GPUs, deal the suite's files to two halves, largest first, each to the half with fewer
-# bytes; on 2, one process runs them all.
-half=(" " " "); size=(0 0)
-for f in $(cd "$tree" && wc -c tests/test_*.py | grep -v ' total$' | sort -rn | awk '{print $2}'); do
-  i=$([ "$gpus" -lt 4 ] || [ "${size[0]}" -le "${size[1]}" ] && echo 0 || echo 1)
-  half[i]+=" $f"; size[i]=$(( size[i] + $(wc -c < "$tree/$f") ))
-done
-parts=$([ "$gpus" -ge 4 ] && echo "0 1" || echo 0)
-for g in $parts; do
-  (export CUDA_VISIBLE_DEVICES=$g
-   (cd "$tree" && timeout -s INT -k 30 "$(left)" python3 -m pytest -p no:cacheprovider -q -rs ${half[g]}) \
-     > "$L/suite$g.log" 2>&1
+gpus_default=$([ "$gpus" -ge 4 ] && echo "suite0 suite1 crash numba" || echo "suite0 crash")
+read -ra jobs <<< "${JOBS:-$gpus_default}"
+# Deal the suite's files to its parts, largest first, each to the part with fewest bytes so far.
+nparts=$(printf '%s\n' "${jobs[@]//+/$'\n'}" | grep -c '^suite')
+declare -a part size
+for i in $(seq 0 $((nparts - 1))); do part[i]=""; size[i]=0; done
+if [ "$nparts" -gt 0 ]; then
+  for f in $(cd "$tree" && wc -c tests/test_*.py | grep -v ' total$' | sort -rn | awk '{print $2}'); do
+    best=0
+    for i in $(seq 1 $((nparts - 1))); do [ "${size[i]}" -lt "${size[best]}" ] && best=$i; done
+    part[best]+=" $f"; size[best]=$(( size[best] + $(wc -c < "$tree/$f") ))
+  done
+fi
+for g in "${!jobs[@]}"; do
+  (export CUDA_VISIBLE_DEVICES=$(( g % gpus ))  # more jobs than GPUs: they share, in turn
+   for job in ${jobs[g]//+/ }; do  # "suite1+crash": one after the other
+     case $job in
+       suite*) (cd "$tree" && timeout -s INT -k 30 "$(left)" python3 -m pytest -p no:cacheprovider -q \
+                  -rs --durations=15 ${part[${job#suite}]}) > "$L/$job.log" 2>&1 ;;
+       crash) CRASH_LOGS="$L/crash" timeout -k 30 "$(left)" bash "$root/tools/gpu/crash_sites_20.sh" \
+                > "$L/crash20.log" 2>&1 ;;
+       numba) NUMBA_EXTRA="$root/.gpu/numba_extra" timeout -k 30 "$(left)" \
+                bash "$root/tools/gpu/numba_ours.sh" 5 > "$L/numba.log" 2>&1 ;;
+       *) echo "zero_crashes: unknown job $job" > "$L/$job.log" ;;
+     esac
+   done
    stress > "$L/stress$g.log" 2>&1) &
 done
-crash=$([ "$gpus" -ge 4 ] && echo 2 || echo 1)
-(export CUDA_VISIBLE_DEVICES=$crash
- bash "$root/tools/gpu/crash_sites_20.sh" > "$L/crash20.log" 2>&1
- stress > "$L/stress$crash.log" 2>&1) &
-if [ "$gpus" -ge 4 ]; then
-  (export CUDA_VISIBLE_DEVICES=3
-   NUMBA_EXTRA="$root/.gpu/numba_extra" timeout -k 30 "$(left)" bash "$root/tools/gpu/numba_ours.sh" 5 \
-     > "$L/numba.log" 2>&1
-   stress > "$L/stress3.log" 2>&1) &
-fi
 wait
 {
-  for g in $parts; do echo "suite part $g (GPU $g): $(tail -1 "$L/suite$g.log")"; done
-  grep -hE "^(FAILED|ERROR) " "$L"/suite*.log
-  grep -E "^crash-sites run|^ +[0-9]+ FAILED" "$L/crash20.log"
+  for g in "${!jobs[@]}"; do
+    for job in ${jobs[g]//+/ }; do
+      case $job in suite*) echo "$job (GPU $(( g % gpus ))): $(tail -1 "$L/$job.log")" ;; esac
+    done
+  done
+  grep -hE "^(FAILED|ERROR) " "$L"/suite*.log 2>/dev/null
+  grep -E "^crash-sites run|^ +[0-9]+ FAILED" "$L/crash20.log" 2>/dev/null
   cat "$L/numba.log" 2>/dev/null
   cat "$L/stress.txt" 2>/dev/null
   awk '/^LIFETIME STRESS/ {p += $3; c += $5; h += $7; g += $9}
