@@ -582,3 +582,40 @@ def test_buffers_and_resources_share_the_resource_lifecycle():
     buf.close()
     other.close()
     assert buf.is_closed and other.is_closed and len(mr.calls) == 2
+
+
+# -- the Python buffer protocol (memoryview) -------------------------------------------------------
+
+def test_memoryview_of_host_memory_is_the_bytes_themselves():
+    mr = NumpyMemoryResource()
+    buf = mr.allocate(8)
+    view = memoryview(buf)
+    assert (view.nbytes, view.readonly, view.format, view.ndim) == (8, False, "B", 1)
+    view[0] = 7
+    assert mr.array(buf)[0] == 7  # no copy: the write reached the memory
+    assert bytes(np.asarray(buf)[:2]) == b"\x07\x00"
+    view.release()
+    buf.close()
+    assert len(mr.calls) == 1
+
+
+def test_close_while_a_memoryview_is_alive_defers_the_free():
+    mr = NumpyMemoryResource()
+    buf = mr.allocate(8)
+    view = memoryview(buf)
+    buf.close()
+    assert buf.is_closed and mr.calls == []  # the view still reads valid memory
+    assert view[0] == 0
+    view.release()
+    assert len(mr.calls) == 1
+
+
+def test_memoryview_refused_for_memory_the_cpu_cannot_read_and_for_a_closed_buffer():
+    buf = NumpyMemoryResource(device_accessible=True, host_accessible=False, device_id=0).allocate(8)
+    with pytest.raises(BufferError, match="not host-accessible"):
+        memoryview(buf)
+    buf.close()
+    host = NumpyMemoryResource().allocate(8)
+    host.close()
+    with pytest.raises(RuntimeError, match="this Buffer is closed"):
+        memoryview(host)

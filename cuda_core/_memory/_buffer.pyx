@@ -24,6 +24,7 @@ memory module shares in ``_alloc``.
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUdeviceptr
+from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdint cimport int32_t
 
 from cuda_core._checks cimport check_address, check_size
@@ -237,8 +238,11 @@ cdef class Buffer(Resource):
 
     Buffers compare equal, and hash alike, when they have the same address and size. Every
     method and property of a closed buffer except ``is_closed`` raises ``RuntimeError``.
-    While a DLPack export of the buffer is alive, its memory stays valid: closing the buffer
-    then only marks it closed, and the memory is freed when the last export is released.
+    Host-accessible memory also offers the Python buffer protocol: ``memoryview(buf)`` is its
+    bytes, writable, without a copy (memory the CPU cannot read raises ``BufferError``).
+    While a DLPack export or a memoryview of the buffer is alive, its memory stays valid:
+    closing the buffer then only marks it closed, and the memory is freed when the last one is
+    released.
 
     A buffer of an IPC-enabled memory resource can be shared with another process, through
     :attr:`ipc_descriptor` or pickling (as ``multiprocessing`` does); unpickling one imports
@@ -820,3 +824,18 @@ cdef class Buffer(Resource):
         (<_ExportGuard>guard)._buf = self
         self._exports += 1
         return make_capsule(self._ptr, self._size, dev_type, dev_id, guard, versioned)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        # memoryview(buf): the bytes of host-accessible memory, writable, without a copy. As a
+        # DLPack export does, the view keeps the memory valid: close() meanwhile defers the
+        # free to the release of the last view.
+        self._check_open()
+        if not self.is_host_accessible:
+            raise BufferError(f"{type(self).__name__} at {<size_t>self._ptr:#x} is not "
+                              f"host-accessible: the Python buffer protocol needs memory the "
+                              f"CPU can read (copy it to pinned or managed memory first)")
+        PyBuffer_FillInfo(view, self, <void*>self._ptr, <Py_ssize_t>self._size, False, flags)
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer* view):
+        self._export_released()

@@ -99,7 +99,7 @@ class GraphMemoryResource(_DeviceOnlyMemoryResource):
 
     Parameters
     ----------
-    device : Device or int
+    device_id : Device or int
 
     Notes
     -----
@@ -109,9 +109,9 @@ class GraphMemoryResource(_DeviceOnlyMemoryResource):
 
     __slots__ = ()
 
-    def __new__(cls, device):
+    def __new__(cls, device_id):
         cdef _DeviceOnlyMemoryResource mr
-        ordinal = Device(device).device_id
+        ordinal = Device(device_id).device_id
         mr = _by_device.get(ordinal)
         if mr is None:
             mr = _DeviceOnlyMemoryResource.__new__(cls)
@@ -119,7 +119,7 @@ class GraphMemoryResource(_DeviceOnlyMemoryResource):
             mr = _by_device.setdefault(ordinal, mr)
         return mr
 
-    def __init__(self, device):
+    def __init__(self, device_id):
         pass
 
     def allocate(self, size, *, stream):

@@ -72,8 +72,8 @@ class VirtualMemoryGranularityType(_StrEnum):
 class VirtualMemoryAccessType(_StrEnum):
     """Access rights (``CU_MEM_ACCESS_FLAGS_PROT_*``); ``None`` means no access."""
 
-    RW = "rw"
-    R = "r"
+    READ_WRITE = "rw"
+    READ = "r"
 
 
 def _device_ordinals(values: Iterable[Any], what: str) -> tuple[int, ...]:
