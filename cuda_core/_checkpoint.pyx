@@ -106,7 +106,7 @@ cdef class Process:
     Raises
     ------
     TypeError
-        ``pid`` is not an int (a bool is not taken).
+        ``pid`` is not an int (Python's bool is one; NumPy's is not).
     ValueError
         ``pid`` is not between 1 and 2**31 - 1.
     """

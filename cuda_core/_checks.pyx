@@ -32,9 +32,12 @@ cdef inline bint _is_bool(object value):
 
 
 cdef inline object _as_int(object value, str what, str expected):
-    # operator.index's rule (the type's __index__, whose result must be an int), bools refused.
+    # operator.index's rule (the type's __index__, whose result must be an int). Python's bool
+    # is an int, as cuda.core takes it; NumPy's bool is refused (it is not an int there).
     if type(value) is int:
         return value
+    if type(value) is bool:
+        return int(value)
     if _is_bool(value) or not hasattr(type(value), "__index__"):
         raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
     result = type(value).__index__(value)
@@ -45,9 +48,14 @@ cdef inline object _as_int(object value, str what, str expected):
 
 
 cpdef object check_bool(object value, str what, bint allow_none=False):
-    """Refuse anything but a bool (and None when ``allow_none``): 0 and 1 are not flags."""
+    """A flag: a bool (NumPy's too) or an int, as cuda.core takes them (an int is its truth
+    value), and None when ``allow_none``; anything else (a str, a float) is refused."""
     if type(value) is bool or (allow_none and value is None):
         return value
+    if _is_bool(value):
+        return bool(value)
+    if hasattr(type(value), "__index__"):  # an int, by its truth value
+        return bool(_as_int(value, what, "a bool or an int"))
     raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
                     f"{_type_name(value)}")
 

@@ -40,26 +40,24 @@ def check_text(item: Any, what: str, pathlike: bool = False) -> str:
 
 
 def str_list(value: Any, what: str, pathlike: bool = False) -> list[str]:
-    """``value`` (None, one str, or a list/tuple of str) as a list of str, checked."""
+    """``value`` (None, one str, or a list/tuple of str) as a list of str, checked. An empty
+    sequence means none, as None does (cuda.core's reading)."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
-        if not value:
-            raise ValueError(f"{what} must not be an empty sequence (use None)")
         return [check_text(v, what, pathlike) for v in value]
     return [check_text(value, what, pathlike)]
 
 
 def int_list(value: Any, what: str) -> list[int]:
-    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int."""
+    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int. An
+    empty sequence means none, as None does."""
     if value is None:
         return []
     items = value if isinstance(value, (list, tuple)) else [value]
-    if not items:
-        raise ValueError(f"{what} must not be an empty sequence (use None)")
     out = []
     for v in items:
-        if type(v) is bool or not hasattr(v, "__index__"):
+        if not hasattr(v, "__index__"):
             raise TypeError(f"{what} must be an int or a list of ints, not {type(v).__name__}")
         out.append(check_int(v, what, 0))
     return out

@@ -77,7 +77,9 @@ cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
     out[0] = out[1] = out[2] = 1
     for i in range(len(items)):
         item = items[i]
-        if isinstance(item, bool) or not hasattr(type(item), "__index__"):
+        # Python's bool is an int (cuda.core takes it); NumPy's is not.
+        if not hasattr(type(item), "__index__") or (type(item).__module__ == "numpy"
+                                                    and type(item).__name__ in ("bool", "bool_")):
             raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints, "
                             f"got {type(item).__name__}"
                             + (f" in {value!r}" if isinstance(value, tuple) else ""))

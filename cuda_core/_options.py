@@ -53,7 +53,8 @@ class StreamOptions:
     priority: int | None = None
 
     def __post_init__(self):
-        check_bool(self.nonblocking, "StreamOptions.nonblocking")
+        # An int by its truth value, None as False: as cuda.core reads the flag.
+        self.nonblocking = bool(check_bool(self.nonblocking, "StreamOptions.nonblocking", True))
         self.priority = check_int(self.priority, "StreamOptions.priority", allow_none=True)
 
 
@@ -85,6 +86,12 @@ class EventOptions:
     def __post_init__(self):
         # The combination ipc_enabled + timing_enabled is refused when an event is created
         # (TypeError, as cuda.core), not here: options are plain values until used.
+        # A bool or None, as cuda.core's EventOptions takes (it refuses an int, unlike the
+        # other options' flags).
         for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
-            if check_bool(getattr(self, field), f"EventOptions.{field}", True) is None:
+            value = getattr(self, field)
+            if value is None:
                 setattr(self, field, False)
+            elif type(value) is not bool:
+                raise TypeError(f"EventOptions.{field} must be a bool or None, not "
+                                f"{type(value).__name__}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import inspect
+import operator
 import os
 import sys
 from typing import Any
@@ -85,9 +86,7 @@ def _macro_list(value: Any) -> list[str]:
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
         items = [value]
     elif isinstance(value, (list, tuple)):
-        if not value:
-            raise ValueError(f"{cls}.{field} must not be an empty sequence (use None)")
-        items = list(value)
+        items = list(value)  # empty: no macro, as None
     else:
         items = [value]
     out = []
@@ -112,8 +111,8 @@ def extra_source_list(value: Any) -> list[tuple[str, bytes]]:
     cls, field = "ProgramOptions", "extra_sources"
     if value is None:
         return []
-    if not isinstance(value, (list, tuple)) or not value:
-        raise TypeError(f"{cls}.{field} must be a non-empty sequence of (name, source) pairs, "
+    if not isinstance(value, (list, tuple)):  # empty: no extra source, as None
+        raise TypeError(f"{cls}.{field} must be a sequence of (name, source) pairs, "
                         f"not {value!r}")
     out = []
     for item in value:
@@ -321,10 +320,11 @@ class ProgramOptions:
     # -- rendering --------------------------------------------------------------------------
 
     def _set_fields(self) -> list[str]:
-        """The fields set to something other than None or False, ``name`` aside, in field
-        order."""
+        """The fields set to something other than None, False or an empty sequence (none, as
+        for cuda.core), ``name`` aside, in field order."""
         d = self.__dict__
-        return [f for f in _FIELD_ORDER if f != "name" and f in d and d[f] is not False]
+        return [f for f in _FIELD_ORDER if f != "name" and f in d and d[f] is not False
+                and not (type(d[f]) in (list, tuple) and not d[f])]
 
     def _check_backend(self, backend: str) -> None:
         """ValueError for a field the backend cannot honour (``backend`` as in
@@ -515,7 +515,15 @@ def _nvrtc_device_code_optimize(value: bool) -> tuple[str, ...]:
 
 
 def _diag(flag: str, field: str):
-    return lambda v: (f"{flag}={','.join(map(str, _cu.int_list(v, f'{_CLS}.{field}')))}",)
+    def render(v: Any) -> tuple[str, ...]:
+        numbers = _cu.int_list(v, f"{_CLS}.{field}")
+        return (f"{flag}={','.join(map(str, numbers))}",) if numbers else ()
+    return render
+
+
+def _int_value(flag: str):
+    """``flag=N`` for an int field (a bool is its int, as for cuda.core)."""
+    return lambda v: (f"{flag}={operator.index(v)}",)
 
 
 _NVRTC_RENDER = {
@@ -526,7 +534,7 @@ _NVRTC_RENDER = {
     "lineinfo": _flag("--generate-line-info"),
     "device_code_optimize": _nvrtc_device_code_optimize,
     "ptxas_options": _each("--ptxas-options", _field_check(_cu.str_list, "ptxas_options")),
-    "max_register_count": _value("--maxrregcount"),
+    "max_register_count": _int_value("--maxrregcount"),
     "ftz": _tf_flag("--ftz"),
     "prec_sqrt": _tf_flag("--prec-sqrt"),
     "prec_div": _tf_flag("--prec-div"),
@@ -555,7 +563,7 @@ _NVRTC_RENDER = {
     "diag_warn": _diag("--diag-warn", "diag_warn"),
     "brief_diagnostics": _tf_flag("--brief-diagnostics"),
     "time": _path("--time"),
-    "split_compile": _value("--split-compile"),
+    "split_compile": _int_value("--split-compile"),
     "fdevice_syntax_only": _flag("--fdevice-syntax-only"),
     "minimal": _flag("--minimal"),
     "no_cache": _flag("--no-cache"),

@@ -46,7 +46,7 @@ def test_from_handle_mr_and_owner_refused():
         Buffer.from_handle(0x1000, 8, mr=mr, owner=object())
 
 
-@pytest.mark.parametrize("ptr", ["0x10", 1.5, None, True, [1]])
+@pytest.mark.parametrize("ptr", ["0x10", 1.5, None, np.True_, [1]])
 def test_from_handle_ptr_type(ptr):
     with pytest.raises(TypeError, match="ptr must be an int"):
         Buffer.from_handle(ptr, 8)
@@ -62,7 +62,7 @@ def test_from_handle_ptr_range(ptr):
     (-1, ValueError, "size must be >= 0, got -1"),
     (1 << 64, ValueError, "does not fit in 64 bits"),
     (2.0, TypeError, "size must be an int, not float"),
-    (True, TypeError, "size must be an int, not bool"),
+    (np.True_, TypeError, "size must be an int, not numpy.bool"),  # Python's bool is an int
     ("8", TypeError, "size must be an int, not str"),
 ])
 def test_from_handle_size_checked(size, exc, match):

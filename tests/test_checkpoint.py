@@ -9,6 +9,7 @@ import sys
 import tempfile
 import threading
 
+import numpy as np
 import pytest
 
 import cuda_core
@@ -45,7 +46,7 @@ def test_import_touches_no_driver():
 
 
 @pytest.mark.parametrize("pid, exc, match", [
-    (True, TypeError, r"Process\(\): pid must be an int, not bool"),
+    (np.True_, TypeError, r"Process\(\): pid must be an int, not numpy.bool"),
     (1.0, TypeError, r"Process\(\): pid must be an int, not float"),
     ("12", TypeError, r"Process\(\): pid must be an int, not str"),
     (None, TypeError, r"Process\(\): pid must be an int"),
@@ -66,7 +67,7 @@ def test_pid_takes_an_index_object():
 
 
 @pytest.mark.parametrize("timeout, exc, match", [
-    (False, TypeError, r"Process.lock\(\): timeout_ms must be an int, not bool"),
+    (np.False_, TypeError, r"Process.lock\(\): timeout_ms must be an int, not numpy.bool"),
     (1.5, TypeError, "not float"),
     (None, TypeError, "timeout_ms must be an int"),
     (-1, ValueError, r"timeout_ms must be between 0 and 4294967295, got -1"),

@@ -5,6 +5,7 @@ import re
 import threading
 import weakref
 
+import numpy as np
 import pytest
 
 import cuda_core
@@ -15,7 +16,7 @@ from helpers import run_python
 
 # -- CPU: argument checks that need no driver --------------------------------------------------
 
-@pytest.mark.parametrize("bad", ["0", 1.0, True, [0], object()])
+@pytest.mark.parametrize("bad", ["0", 1.0, np.True_, [0], object()])
 def test_device_id_type_is_checked(bad):
     with pytest.raises(TypeError, match="device_id must be an int, a Device or None"):
         Device(bad)

@@ -92,10 +92,18 @@ def test_complete_options_fields_and_defaults():
 
 
 @pytest.mark.parametrize("field", ["auto_free_on_launch", "device_launch", "use_node_priority"])
-@pytest.mark.parametrize("value", [1, None, "yes"])
+@pytest.mark.parametrize("value", ["yes", 1.5])
 def test_complete_options_flags_must_be_bool(field, value):
     with pytest.raises(TypeError, match=field):
         GraphCompleteOptions(**{field: value})
+
+
+@pytest.mark.parametrize("field", ["auto_free_on_launch", "device_launch", "use_node_priority"])
+@pytest.mark.parametrize("value, truth", [(1, True), (0, False), (None, False)])
+def test_complete_options_flags_take_an_int_or_none_by_truth(field, value, truth):
+    # As cuda.core reads them.
+    opts = GraphCompleteOptions(**{field: value})
+    assert bool(getattr(opts, field)) is truth
 
 
 def test_device_launch_excludes_auto_free():
@@ -123,7 +131,8 @@ def test_debug_print_options_fields_and_defaults():
 @pytest.mark.parametrize("field", DEBUG_FIELDS)
 def test_debug_print_options_must_be_bool(field):
     with pytest.raises(TypeError, match=field):
-        GraphDebugPrintOptions(**{field: 1})
+        GraphDebugPrintOptions(**{field: "yes"})
+    assert GraphDebugPrintOptions(**{field: 1}) == GraphDebugPrintOptions(**{field: True})
 
 
 def test_builder_and_graph_share_the_resource_lifecycle():

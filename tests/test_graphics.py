@@ -39,7 +39,7 @@ def test_not_constructible():
 
 @pytest.mark.parametrize("bad, error, match", [
     (1.0, TypeError, "gl_buffer must be an int"),
-    (True, TypeError, "gl_buffer must be an int"),
+    (np.True_, TypeError, "gl_buffer must be an int"),
     ("1", TypeError, "gl_buffer must be an int"),
     (-1, ValueError, "between 0 and 4294967295"),
     (1 << 32, ValueError, "between 0 and 4294967295"),

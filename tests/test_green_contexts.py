@@ -54,7 +54,7 @@ def test_sm_options_scalars_and_sequences():
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"count": 0}, ValueError, r"SMResourceOptions\.count must be between 1 and"),
     ({"count": -4}, ValueError, r"SMResourceOptions\.count"),
-    ({"count": True}, TypeError, r"SMResourceOptions\.count"),
+    ({"count": np.True_}, TypeError, r"SMResourceOptions\.count"),
     ({"count": 2.0}, TypeError, r"SMResourceOptions\.count"),
     ({"count": "8"}, TypeError, r"SMResourceOptions\.count"),
     ({"count": [8, 0]}, ValueError, r"SMResourceOptions\.count\[1\]"),
@@ -63,7 +63,7 @@ def test_sm_options_scalars_and_sequences():
     ({"count": [8, 8], "coscheduled_sm_count": [4]}, ValueError,
      r"coscheduled_sm_count has 1 entries, but count asks for 2 groups"),
     ({"count": 8, "backfill": [True, False]}, ValueError, r"backfill has 2 entries"),
-    ({"count": 8, "backfill": 1}, TypeError, r"SMResourceOptions\.backfill"),
+    ({"count": 8, "backfill": "yes"}, TypeError, r"SMResourceOptions\.backfill"),
     ({"count": 8, "preferred_coscheduled_sm_count": 0}, ValueError,
      r"preferred_coscheduled_sm_count"),
 ])

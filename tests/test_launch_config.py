@@ -39,7 +39,7 @@ def test_cluster_keeps_grid_in_clusters():
     ({"grid": 1, "block": (32, 0)}, ValueError, "LaunchConfig.block values must be >= 1"),
     ({"grid": 1, "block": -3}, ValueError, "LaunchConfig.block values must be >= 1"),
     ({"grid": 1.0, "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got float"),
-    ({"grid": True, "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got bool"),
+    ({"grid": np.True_, "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got bool"),
     ({"grid": "1", "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got str"),
     ({"grid": [1, 2], "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got list"),
     ({"grid": (1, 2, 3, 4), "block": 1}, ValueError, "tuple of length 4"),
@@ -49,7 +49,7 @@ def test_cluster_keeps_grid_in_clusters():
     ({"grid": 2**31, "block": 1, "cluster": 2}, ValueError, "more than 2\\*\\*32 - 1 blocks"),
     ({"grid": 1, "block": 1, "shmem_size": -1}, ValueError, "LaunchConfig.shmem_size must be"),
     ({"grid": 1, "block": 1, "shmem_size": 1.5}, TypeError, "LaunchConfig.shmem_size must be"),
-    ({"grid": 1, "block": 1, "is_cooperative": 1}, TypeError, "LaunchConfig.is_cooperative"),
+    ({"grid": 1, "block": 1, "is_cooperative": "yes"}, TypeError, "LaunchConfig.is_cooperative"),
     ({"grid": 1, "block": 1, "programmatic_stream_serialization": None}, TypeError,
      "LaunchConfig.programmatic_stream_serialization"),
 ])

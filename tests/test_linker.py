@@ -93,7 +93,7 @@ def test_numba_debug_is_a_deprecated_no_op():
     ({"max_register_count": 0}, ValueError, "LinkerOptions.max_register_count"),
     ({"optimization_level": 2}, ValueError, "LinkerOptions.optimization_level must be one of 0, 3"),
     ({"optimization_level": "3"}, TypeError, "LinkerOptions.optimization_level"),
-    ({"verbose": 1}, TypeError, "LinkerOptions.verbose must be a bool"),
+    ({"verbose": "yes"}, TypeError, "LinkerOptions.verbose must be a bool"),
     ({"kernels_used": [1]}, TypeError, "LinkerOptions.kernels_used"),
     ({"ptxas_options": ""}, ValueError, "LinkerOptions.ptxas_options"),
     ({"split_compile": -1}, ValueError, "LinkerOptions.split_compile"),

@@ -33,10 +33,19 @@ def test_repr():
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"numa_id": -1}, ValueError, "numa_id must be >= 0"),
     ({"numa_id": "0"}, TypeError, "numa_id must be an int or None"),
-    ({"numa_id": True}, TypeError, "not bool"),
+    ({"numa_id": 1.0}, TypeError, "not float"),
     ({"numa_id": 1, "is_numa_current": True}, ValueError, "not both"),
-    ({"is_numa_current": 1}, TypeError, "is_numa_current must be a bool"),
+    ({"is_numa_current": "yes"}, TypeError, "is_numa_current must be a bool"),
 ])
 def test_checked(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         Host(**kwargs)
+
+
+def test_flags_and_numa_id_as_cuda_core_reads_them():
+    # is_numa_current: an int by its truth value, None as False (one object per location);
+    # numa_id=True is cuda.core's ValueError, not node 1.
+    assert Host(is_numa_current=None) is Host()
+    assert Host(is_numa_current=1) is Host.numa_current()
+    with pytest.raises(ValueError, match="numa_id must be a non-negative int, got True"):
+        Host(numa_id=True)

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from cuda_core import (DeviceMemoryResourceOptions, ManagedMemoryResourceOptions,
@@ -26,10 +27,10 @@ def test_device_options_defaults_and_coercion():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"ipc_enabled": 1}, TypeError, "DeviceMemoryResourceOptions.ipc_enabled must be a bool"),
+    ({"ipc_enabled": "yes"}, TypeError, "DeviceMemoryResourceOptions.ipc_enabled must be a bool"),
     ({"max_size": -1}, ValueError, "DeviceMemoryResourceOptions.max_size must be >= 0"),
     ({"max_size": 1.5}, TypeError, "DeviceMemoryResourceOptions.max_size must be an int"),
-    ({"max_size": True}, TypeError, "max_size must be an int"),
+    ({"max_size": np.True_}, TypeError, "max_size must be an int"),
     ({"max_size": 1 << 64}, ValueError, "does not fit in 64 bits"),
 ])
 def test_device_options_checked(kwargs, exc, match):
@@ -47,7 +48,7 @@ def test_pinned_options():
                                         "None"):
         PinnedMemoryResourceOptions(numa_id="0")
     with pytest.raises(TypeError, match="ipc_enabled must be a bool"):
-        PinnedMemoryResourceOptions(ipc_enabled=None)
+        PinnedMemoryResourceOptions(ipc_enabled="no")
 
 
 def test_managed_options_infer_the_location_type():
@@ -118,7 +119,7 @@ def test_vmm_options_normalize():
     ({"addr_align": 0}, ValueError, "addr_align must be >= 1"),
     ({"peers": 1}, TypeError, "peers must be an iterable of devices"),
     ({"peers": [-1]}, ValueError, "peers\\[0\\] must be >= 0, got -1"),
-    ({"peers": [0, True]}, TypeError, "peers\\[1\\] must be an int, not bool"),
+    ({"peers": [0, np.True_]}, TypeError, "peers\\[1\\] must be an int, not numpy.bool"),
     ({"self_access": "w"}, ValueError, "self_access must be one of 'rw', 'r', None"),
 ])
 def test_vmm_options_checked(kwargs, exc, match):

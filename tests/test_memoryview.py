@@ -470,8 +470,8 @@ def test_stream_ptr_forms():
         StridedMemoryView.from_dlpack(np.zeros(3))
     with pytest.raises(TypeError, match="stream_ptr must be an int"):
         StridedMemoryView.from_dlpack(p, stream_ptr="0x55")
-    with pytest.raises(TypeError, match="not bool"):
-        StridedMemoryView.from_dlpack(p, stream_ptr=True)
+    with pytest.raises(TypeError, match="not numpy.bool"):  # Python's bool is an int
+        StridedMemoryView.from_dlpack(p, stream_ptr=np.True_)
     with pytest.raises(BufferError, match="stream_ptr=-5 is not a stream"):
         StridedMemoryView.from_dlpack(p, stream_ptr=-5)
     with pytest.raises(BufferError, match=f"stream_ptr={2**64} is not a stream"):
@@ -832,8 +832,8 @@ def test_from_buffer_refusals():
         StridedMemoryView.from_buffer(buf, (4,), itemsize=0)
     with pytest.raises(TypeError, match="itemsize must be an int, not str"):
         StridedMemoryView.from_buffer(buf, (4,), itemsize="4")
-    with pytest.raises(TypeError, match="itemsize must be an int, not bool"):
-        StridedMemoryView.from_buffer(buf, (4,), itemsize=True)
+    with pytest.raises(TypeError, match="itemsize must be an int, not numpy.bool"):
+        StridedMemoryView.from_buffer(buf, (4,), itemsize=np.True_)
     assert StridedMemoryView.from_buffer(buf, (4,), itemsize=np.int64(4))._layout.itemsize == 4
     with pytest.raises(ValueError, match="spans bytes \\[0, 68\\)"):
         StridedMemoryView.from_buffer(buf, (17,), dtype=np.float32)
@@ -937,8 +937,8 @@ def test_decorator():
         args_viewable_as_strided_memory([0])
     with pytest.raises(TypeError, match="each item of arg_indices must be an int, not str"):
         args_viewable_as_strided_memory(("0",))
-    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not bool"):
-        args_viewable_as_strided_memory((True,))
+    with pytest.raises(TypeError, match="each item of arg_indices must be an int, not numpy.bool"):
+        args_viewable_as_strided_memory((np.True_,))
     # Indices go through the package's int check: NumPy integers are ints.
     g = args_viewable_as_strided_memory((np.int64(0),))(lambda a: a)
     assert g(x).view(-1).exporting_obj is x

@@ -9,6 +9,7 @@ import types
 import weakref
 
 import cloudpickle
+import numpy as np
 import pytest
 
 from helpers import cuda_include_dir, has_gpu, run_python, skip_if_driver_cannot_jit
@@ -169,8 +170,8 @@ def test_kernel_from_handle_checks():
         Kernel.from_handle(0)
     with pytest.raises(TypeError, match="handle must be an int"):
         Kernel.from_handle("0x10")
-    with pytest.raises(TypeError, match="handle must be an int, not bool"):
-        Kernel.from_handle(True)
+    with pytest.raises(TypeError, match="handle must be an int, not numpy.bool"):
+        Kernel.from_handle(np.True_)
     with pytest.raises(ValueError, match="handle"):
         Kernel.from_handle(-5)
     with pytest.raises(TypeError, match="mod must be an ObjectCode"):

@@ -1,5 +1,6 @@
 """Options dataclasses and their coercion (CPU)."""
 
+import numpy as np
 import pytest
 
 from cuda_core import EventOptions, StreamOptions
@@ -39,10 +40,10 @@ def test_wrong_options_type_is_named():
 
 
 @pytest.mark.parametrize("kwargs, field", [
-    ({"nonblocking": 1}, "nonblocking"),
-    ({"nonblocking": None}, "nonblocking"),
+    ({"nonblocking": "yes"}, "nonblocking"),
+    ({"nonblocking": 1.0}, "nonblocking"),
     ({"priority": 1.5}, "priority"),
-    ({"priority": True}, "priority"),
+    ({"priority": np.True_}, "priority"),
     ({"priority": "high"}, "priority"),
 ])
 def test_stream_options_validation_names_the_field(kwargs, field):
@@ -73,3 +74,11 @@ def test_event_options_none_means_false(field):
 def test_event_options_error_mentions_none():
     with pytest.raises(TypeError, match="EventOptions.ipc_enabled must be a bool or None, not int"):
         EventOptions(ipc_enabled=1)
+
+
+@pytest.mark.parametrize("value, nonblocking", [(1, True), (0, False), (None, False),
+                                                (np.True_, True)])
+def test_stream_options_flag_takes_what_cuda_core_does(value, nonblocking):
+    # An int by its truth value, None as False (cuda.core reads the flag so, even though its
+    # default is True), NumPy's bool as a bool.
+    assert bool(StreamOptions(nonblocking=value).nonblocking) is nonblocking

@@ -18,6 +18,7 @@ import threading
 import time
 import zlib
 
+import numpy as np
 import pytest
 
 from helpers import run_python
@@ -601,7 +602,7 @@ def test_context_manager_and_close(make_cache):
 
 
 @pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1, ValueError), ("10", TypeError),
-                                      (True, TypeError), (1.5, TypeError)])
+                                      (np.True_, TypeError), (1.5, TypeError)])
 def test_max_size_bytes_is_checked(make_cache, bad, exc):
     with pytest.raises(exc, match="max_size_bytes"):
         make_cache(max_size_bytes=bad)

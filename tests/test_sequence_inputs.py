@@ -217,7 +217,8 @@ def _dims_rows(field):
         ("str", "'12'", raises(TypeError, name, "got str")),
         ("str item", "(1, '2')", raises(TypeError, name, "got str in (1, '2')")),
         ("float item", "(1, 2.0)", raises(TypeError, name, "got float in")),
-        ("bool item", "(True,)", raises(TypeError, name, "got bool in")),
+        ("bool item", "(True,)", OK),  # Python's bool is an int, as for cuda.core
+        ("NumPy bool item", "(np.True_,)", raises(TypeError, name, "got bool in")),
         ("None item", "(1, None)", raises(TypeError, name, "got NoneType in")),
         ("zero", "(1, 0)", raises(ValueError, f"LaunchConfig.{field} values must be >= 1")),
         ("too big", "(2**32,)", raises(ValueError, f"LaunchConfig.{field} values must fit in "
@@ -385,7 +386,7 @@ def _str_list_rows(cls, field, *, path=False):
     kinds = "a str or path-like" if path else "a str"
     bad = f"{cls}.{field} must be {kinds} (or a list of them)"
     return [
-        ("empty", "()", raises(ValueError, f"{cls}.{field} must not be an empty sequence")),
+        ("empty", "()", OK),  # none, as None (cuda.core's reading)
         ("1-tuple", "('a',)", OK),
         ("long tuple", "tuple('abcdefgh')", OK),
         ("object", "object()", raises(TypeError, bad, "not object")),
@@ -412,7 +413,7 @@ def test_program_and_linker_options():
     for field in ("diag_error", "diag_suppress", "diag_warn"):
         bad = f"ProgramOptions.{field} must be an int or a list of ints"
         cases += matrix(f"ProgramOptions({field}={{v}})", [
-            ("empty", "()", raises(ValueError, f"ProgramOptions.{field} must not be an empty")),
+            ("empty", "()", OK),
             ("1-tuple", "(7,)", OK),
             ("long tuple", "tuple(range(40))", OK),
             ("object", "object()", raises(TypeError, bad, "not object")),
@@ -420,11 +421,11 @@ def test_program_and_linker_options():
             ("generator", "(x for x in (1, 2))", raises(TypeError, bad, "not generator")),
             ("list", "[1, 2]", OK),
             ("str", "'1'", raises(TypeError, bad, "not str")),
-            ("bool item", "(1, True)", raises(TypeError, bad, "not bool")),
+            ("bool item", "(1, True)", OK),
         ])
     macro = "ProgramOptions.define_macro"
     cases += matrix("ProgramOptions(define_macro={v})", [
-        ("empty", "()", raises(ValueError, f"{macro} must not be an empty sequence")),
+        ("empty", "()", OK),
         ("1-tuple", "('A',)", OK),
         ("name-value pair", "('A', '1')", OK),
         ("3-tuple", "('A', 'B', 'C')", OK),
@@ -443,13 +444,13 @@ def test_program_and_linker_options():
     ])
     sources = "ProgramOptions.extra_sources"
     cases += matrix("ProgramOptions(extra_sources={v})", [
-        ("empty", "()", raises(TypeError, f"{sources} must be a non-empty sequence")),
+        ("empty", "()", OK),
         ("1-tuple", "(('m', b'BC'),)", OK),
-        ("object", "object()", raises(TypeError, f"{sources} must be a non-empty sequence")),
-        ("float", "3.5", raises(TypeError, f"{sources} must be a non-empty sequence")),
+        ("object", "object()", raises(TypeError, f"{sources} must be a sequence")),
+        ("float", "3.5", raises(TypeError, f"{sources} must be a sequence")),
         ("generator", "(x for x in [('m', b'BC')])",
-         raises(TypeError, f"{sources} must be a non-empty sequence")),
-        ("str", "'m'", raises(TypeError, f"{sources} must be a non-empty sequence")),
+         raises(TypeError, f"{sources} must be a sequence")),
+        ("str", "'m'", raises(TypeError, f"{sources} must be a sequence")),
         ("empty item", "[()]", raises(TypeError, f"{sources}: each item must be a (name, "
                                                  f"source) pair")),
         ("1-tuple item", "[('m',)]", raises(TypeError, f"{sources}: each item must be a")),
@@ -554,7 +555,7 @@ def test_virtual_memory_options_peers():
         ("int", "1", raises(TypeError, bad, "not int")),
         ("str", "'01'", raises(TypeError, bad, "not str")),
         ("float item", "(1.5,)", raises(TypeError, items, "not float")),
-        ("bool item", "(True,)", raises(TypeError, items, "not bool")),
+        ("NumPy bool item", "(np.True_,)", raises(TypeError, items, "not numpy.bool")),
         ("negative item", "(-1,)", raises(ValueError, "VirtualMemoryResourceOptions.peers[0] "
                                                       "must be >= 0, got -1")),
     ])

@@ -7,6 +7,7 @@ import pickle
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 import cuda_core
@@ -162,7 +163,7 @@ def test_device_arguments_are_keywords():
         system.Device(0)
 
 
-@pytest.mark.parametrize("bad", ["0", 1.5, True, [0]])
+@pytest.mark.parametrize("bad", ["0", 1.5, np.True_, [0]])
 def test_device_index_type(bad):
     with pytest.raises(TypeError, match="index must be an int"):
         system.Device(index=bad)

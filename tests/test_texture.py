@@ -113,7 +113,7 @@ def test_opaque_array_options_shape_list_and_numpy_ints():
     (dict(shape=(4, 0), format="float32", num_channels=1), ValueError, "shape[1]"),
     (dict(shape=4, format="float32", num_channels=1), TypeError, "shape"),
     (dict(shape=(4.0,), format="float32", num_channels=1), TypeError, "shape[0]"),
-    (dict(shape=(True,), format="float32", num_channels=1), TypeError, "shape[0]"),
+    (dict(shape=(np.True_,), format="float32", num_channels=1), TypeError, "shape[0]"),
     (dict(shape=(4,), format="float64", num_channels=1), ValueError, "format"),
     (dict(shape=(4,), format=np.float64, num_channels=1), ValueError, "format"),
     (dict(shape=(4,), format=np.dtype(">f4"), num_channels=1), ValueError, "byte order"),
@@ -121,7 +121,7 @@ def test_opaque_array_options_shape_list_and_numpy_ints():
     (dict(shape=(4,), format=3, num_channels=1), TypeError, "format"),
     (dict(shape=(4,), format="float32", num_channels=3), ValueError, "1, 2 or 4"),
     (dict(shape=(4,), format="float32", num_channels=1.0), TypeError, "num_channels"),
-    (dict(shape=(4,), format="float32", num_channels=1, is_surface_load_store=1),
+    (dict(shape=(4,), format="float32", num_channels=1, is_surface_load_store="yes"),
      TypeError, "is_surface_load_store"),
 ])
 def test_opaque_array_options_errors(kwargs, exc, words):
@@ -176,8 +176,8 @@ def test_texture_object_options_strings_and_tuples():
     (dict(filter_mode="cubic"), ValueError, "filter_mode"),
     (dict(read_mode=0), TypeError, "read_mode"),
     (dict(mipmap_filter_mode="nearest"), ValueError, "mipmap_filter_mode"),
-    (dict(normalized_coords=1), TypeError, "normalized_coords"),
-    (dict(srgb=None), TypeError, "srgb"),
+    (dict(normalized_coords="yes"), TypeError, "normalized_coords"),
+    (dict(srgb="no"), TypeError, "srgb"),
     (dict(max_anisotropy=17), ValueError, "max_anisotropy"),
     (dict(max_anisotropy=-1), ValueError, "max_anisotropy"),
     (dict(mipmap_level_bias=math.nan), ValueError, "mipmap_level_bias"),

@@ -36,7 +36,10 @@ class Host:
     __slots__ = ("_numa_id", "_is_numa_current", "__weakref__")
 
     def __new__(cls, numa_id=None, *, is_numa_current=False):
-        check_bool(is_numa_current, "Host: is_numa_current")
+        # None is False, as cuda.core reads the flag; one key per location (Host() is Host()).
+        is_numa_current = bool(check_bool(is_numa_current, "Host: is_numa_current", True))
+        if type(numa_id) is bool:  # cuda.core's refusal (ValueError), not an int here
+            raise ValueError(f"Host: numa_id must be a non-negative int, got {numa_id}")
         numa_id = check_int(numa_id, "Host: numa_id", 0, None, True)
         if numa_id is not None and is_numa_current:
             raise ValueError("Host: give numa_id or is_numa_current=True, not both")

@@ -100,7 +100,8 @@ class DeviceMemoryResourceOptions:
     max_size: int = 0
 
     def __post_init__(self):
-        check_bool(self.ipc_enabled, "DeviceMemoryResourceOptions.ipc_enabled")
+        self.ipc_enabled = bool(check_bool(self.ipc_enabled,
+                                           "DeviceMemoryResourceOptions.ipc_enabled", True))
         self.max_size = check_size(self.max_size, "DeviceMemoryResourceOptions.max_size")
 
 
@@ -124,7 +125,8 @@ class PinnedMemoryResourceOptions:
     numa_id: int | None = None
 
     def __post_init__(self):
-        check_bool(self.ipc_enabled, "PinnedMemoryResourceOptions.ipc_enabled")
+        self.ipc_enabled = bool(check_bool(self.ipc_enabled,
+                                           "PinnedMemoryResourceOptions.ipc_enabled", True))
         self.max_size = check_size(self.max_size, "PinnedMemoryResourceOptions.max_size")
         self.numa_id = check_int(self.numa_id, "PinnedMemoryResourceOptions.numa_id", 0,
                                  allow_none=True)
@@ -217,7 +219,8 @@ class VirtualMemoryResourceOptions:
                                       VirtualMemoryHandleType, allow_none=True)
         self.granularity = check_enum(self.granularity, f"{owner}.granularity",
                                       VirtualMemoryGranularityType)
-        check_bool(self.gpu_direct_rdma, f"{owner}.gpu_direct_rdma")
+        self.gpu_direct_rdma = bool(check_bool(self.gpu_direct_rdma, f"{owner}.gpu_direct_rdma",
+                                               True))
         self.addr_hint = check_size(self.addr_hint, f"{owner}.addr_hint")
         align = check_int(self.addr_align, f"{owner}.addr_align", 1, allow_none=True)
         if align is not None:

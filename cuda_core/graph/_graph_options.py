@@ -36,9 +36,10 @@ class GraphCompleteOptions:
     use_node_priority: bool = False
 
     def __post_init__(self):
-        check_bool(self.auto_free_on_launch, "GraphCompleteOptions.auto_free_on_launch")
-        check_bool(self.device_launch, "GraphCompleteOptions.device_launch")
-        check_bool(self.use_node_priority, "GraphCompleteOptions.use_node_priority")
+        # An int by its truth value, None as False: as cuda.core reads these flags.
+        for field in ("auto_free_on_launch", "device_launch", "use_node_priority"):
+            setattr(self, field, bool(check_bool(getattr(self, field),
+                                                 f"GraphCompleteOptions.{field}", True)))
         if self.device_launch and self.auto_free_on_launch:
             raise ValueError("GraphCompleteOptions: device_launch cannot be combined with "
                              "auto_free_on_launch")
@@ -73,5 +74,6 @@ class GraphDebugPrintOptions:
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
-            check_bool(getattr(self, field.name), f"GraphDebugPrintOptions.{field.name}")
+            setattr(self, field.name, bool(check_bool(
+                getattr(self, field.name), f"GraphDebugPrintOptions.{field.name}", True)))
 

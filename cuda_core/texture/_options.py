@@ -148,7 +148,8 @@ class OpaqueArrayOptions:
         self.shape = check_shape(self.shape, "OpaqueArrayOptions.shape")
         self.format = check_format(self.format, "OpaqueArrayOptions.format")
         self.num_channels = check_channels(self.num_channels, "OpaqueArrayOptions.num_channels")
-        check_bool(self.is_surface_load_store, "OpaqueArrayOptions.is_surface_load_store")
+        self.is_surface_load_store = bool(check_bool(
+            self.is_surface_load_store, "OpaqueArrayOptions.is_surface_load_store", True))
 
 
 @dataclasses.dataclass
@@ -187,7 +188,8 @@ class MipmappedArrayOptions:
             raise ValueError(f"{name}.num_levels must be at most {most} for shape "
                              f"{self.shape} (floor(log2({max(self.shape)})) + 1), got "
                              f"{self.num_levels}")
-        check_bool(self.is_surface_load_store, "MipmappedArrayOptions.is_surface_load_store")
+        self.is_surface_load_store = bool(check_bool(
+            self.is_surface_load_store, "MipmappedArrayOptions.is_surface_load_store", True))
 
 
 def _check_float(value, what: str) -> float:
@@ -276,14 +278,17 @@ class TextureObjectOptions:
             self.mipmap_filter_mode = enum_value(self.mipmap_filter_mode,
                                                  f"{name}.mipmap_filter_mode", FilterModeType)
         if type(self.normalized_coords) is not bool:
-            check_bool(self.normalized_coords, f"{name}.normalized_coords")
+            self.normalized_coords = bool(check_bool(self.normalized_coords,
+                                                     f"{name}.normalized_coords", True))
         if type(self.srgb) is not bool:
-            check_bool(self.srgb, f"{name}.srgb")
+            self.srgb = bool(check_bool(self.srgb, f"{name}.srgb", True))
         if type(self.disable_trilinear_optimization) is not bool:
-            check_bool(self.disable_trilinear_optimization,
-                       f"{name}.disable_trilinear_optimization")
+            self.disable_trilinear_optimization = bool(check_bool(
+                self.disable_trilinear_optimization, f"{name}.disable_trilinear_optimization",
+                True))
         if type(self.seamless_cubemap) is not bool:
-            check_bool(self.seamless_cubemap, f"{name}.seamless_cubemap")
+            self.seamless_cubemap = bool(check_bool(self.seamless_cubemap,
+                                                    f"{name}.seamless_cubemap", True))
         value = self.max_anisotropy
         if type(value) is not int or not 0 <= value <= 16:
             self.max_anisotropy = check_int(value, f"{name}.max_anisotropy", 0, 16)
