@@ -1,4 +1,6 @@
 from collections.abc import Sequence
 
+class KernelArgumentOverflowError(OverflowError, ValueError): ...
+
 def _packed_arguments(*args: object, declared: Sequence[str] | None = ...,
                       sizes: Sequence[int] | None = ...) -> list[bytes]: ...

@@ -11,9 +11,13 @@ the driver call has returned (the driver copies the values during the call). Up 
 released by :c:func:`holder_release` on every path, failures included.
 
 A Python ``int`` is a pointer-sized value (``intptr_t``/``uintptr_t``), as in cuda.core: device
-pointers are ints throughout the CUDA Python ecosystem. Pass ``numpy.int32(x)`` or
-``ctypes.c_int(x)`` for a 32-bit integer parameter; the launcher compares every argument's size
-with the kernel's parameter layout, so a mismatch is an error, never garbage.
+pointers are ints throughout the CUDA Python ecosystem. The launcher compares every argument's
+size with the kernel's parameter layout. Where they differ, a Python ``int`` or ``bool`` for an
+integer parameter of 1, 2 or 4 bytes (a ``bool`` for 8 too) is packed again at the parameter's
+width, if its value fits the declared type (either signedness where the type is not known), and
+a Python ``float`` for a declared ``float`` as float32: the value the kernel declared, never its
+low bytes. Any other mismatch is an error, never garbage. Both are decided from the layout and
+the declared types, read once per kernel; a launch whose sizes match pays nothing for them.
 
 Packing an argument also tells what kind of value it is (``ARG_*`` in ``_param_types.pxd``: a
 pointer, a Python int, an integer, a floating-point value, a complex value, raw bytes). Where
@@ -29,23 +33,30 @@ from operator import index as _index
 import numpy
 
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong
 from cpython.object cimport Py_TYPE
 from cpython.ref cimport PyObject
-from libc.stdint cimport uint64_t
+from libc.math cimport isfinite
+from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memoryview cimport StridedMemoryView
 from cuda_core._tensor_map cimport TensorMapDescriptor
-from cuda_core._param_types cimport (ACCEPTS_FLOAT, ACCEPTS_INTEGER, ACCEPTS_POINTER,
-                                     ARG_COMPLEX, ARG_FLOAT, ARG_INT_OR_POINTER, ARG_INTEGER,
-                                     ARG_OPAQUE, ARG_POINTER, accepts_words, make_table,
-                                     table_type)
+from cuda_core._param_types cimport (ACCEPTS_ANY, ACCEPTS_BITS, ACCEPTS_FLOAT, ACCEPTS_INTEGER,
+                                     ACCEPTS_POINTER, ARG_COMPLEX, ARG_FLOAT, ARG_INT_OR_POINTER,
+                                     ARG_INTEGER, ARG_OPAQUE, ARG_POINTER, PARAM_BOOL,
+                                     PARAM_UNSIGNED, accepts_words, make_table, table_type)
 from cuda_core.graph._condition cimport GraphCondition
 
 __all__ = []
+
+
+class KernelArgumentOverflowError(OverflowError, ValueError):
+    """A Python int (or float) kernel argument whose value does not fit the parameter it is
+    packed for: both an ``OverflowError`` and a ``ValueError``."""
 
 
 cdef extern from *:
@@ -203,8 +214,8 @@ cdef int _put_big_int(ParamHolder* h, Py_ssize_t i, object value) except -1:
     """An int beyond int64: the uint64 range is still a valid pointer-sized value."""
     if value > 0 and value <= _UINTPTR_MAX:
         return _put_u64(h, i, PyLong_AsUnsignedLongLong(value))
-    raise ValueError(f"kernel argument {i}: int {value} does not fit in a pointer-sized "
-                     f"(64-bit) parameter")
+    raise KernelArgumentOverflowError(f"kernel argument {i}: int {value} does not fit in a "
+                                      f"pointer-sized (64-bit) parameter")
 
 
 cdef int _put_buffer_protocol(ParamHolder* h, Py_ssize_t i, object arg) except -1:
@@ -417,7 +428,7 @@ cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
         for i in range(h.count):
             _pack_one(<char>0, h, i, <object>items[i])
             if expected != NULL and h.sizes[i] != expected[i]:
-                _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
+                _fit(h, i, <object>items[i], expected[i], NULL)
         return 0
     for i in range(h.count):
         kind = _pack_one(<short>0, h, i, <object>items[i])
@@ -425,22 +436,100 @@ cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
             _kind_mismatch(i, <object>items[i], kind, accepts, h.count,
                            expected[i] if expected != NULL else 0)
         if expected != NULL and h.sizes[i] != expected[i]:
-            _size_mismatch(i, <object>items[i], h.sizes[i], expected[i])
+            _fit(h, i, <object>items[i], expected[i], accepts)
     return 0
 
 
-cdef int _size_mismatch(Py_ssize_t i, object arg, size_t given, size_t expected) except -1:
+cdef int _fit(ParamHolder* h, Py_ssize_t i, object arg, size_t expected,
+              const unsigned char* accepts) except -1:
+    """Argument ``i`` packed to another size than its parameter's, ``expected``: a Python int
+    or bool for an integer parameter (or one of unknown type) is packed again at its width, a
+    Python float for a declared ``float`` as float32; anything else is the size mismatch it
+    is. ``accepts``: the kernel's parameter-type table, NULL where the types are not known."""
+    cdef int param = accepts[i] if accepts != NULL else ACCEPTS_ANY
+    cdef int mask = param & ACCEPTS_BITS
+    t = type(arg)
+    if (t is int or t is bool) and (mask == ACCEPTS_INTEGER or mask == ACCEPTS_ANY):
+        if expected == 1 or expected == 2 or expected == 4 or (expected == 8 and t is bool):
+            return _put_narrow_int(h, i, arg, <int>expected, param, accepts)
+    elif t is float and expected == 4 and mask == ACCEPTS_FLOAT:
+        return _put_float32(h, i, arg, accepts)
+    return _size_mismatch(i, arg, h.sizes[i], expected, accepts != NULL)
+
+
+cdef int _put_narrow_int(ParamHolder* h, Py_ssize_t i, object arg, int width, int param,
+                         const unsigned char* accepts) except -1:
+    """A Python int or bool at ``width`` bytes, if the declared type holds its value: bool 0
+    or 1, an unsigned type 0 to 2**bits - 1, a signed one its two's-complement range, a type
+    not known either (the kernel reads the same bytes for both)."""
+    cdef int overflow = 0
+    cdef long long value = PyLong_AsLongLongAndOverflow(arg, &overflow)
+    cdef int bits = 8 * width
+    cdef long long low = 0, high = 1  # a bool's (and an 8-byte bool argument's, 0 or 1)
+    if width < 8 and not param & PARAM_BOOL:
+        if param & PARAM_UNSIGNED:
+            high = (1LL << bits) - 1
+        elif (param & ACCEPTS_BITS) == ACCEPTS_INTEGER:
+            low, high = -(1LL << (bits - 1)), (1LL << (bits - 1)) - 1
+        else:
+            low, high = -(1LL << (bits - 1)), (1LL << bits) - 1
+    if overflow != 0 or value < low or value > high:
+        _overflow(i, arg, width, param, accepts, h.count, low, high)
+    # Through the type of the width, so the bytes are the value's on either endianness.
+    if width == 1:
+        (<int8_t*>h.slots[i].bytes)[0] = <int8_t>value
+    elif width == 2:
+        (<int16_t*>h.slots[i].bytes)[0] = <int16_t>value
+    elif width == 4:
+        (<int32_t*>h.slots[i].bytes)[0] = <int32_t>value
+    else:
+        (<uint64_t*>h.slots[i].bytes)[0] = <uint64_t>value
+    h.ptrs[i] = h.slots[i].bytes
+    h.sizes[i] = width
+    return 0
+
+
+cdef int _put_float32(ParamHolder* h, Py_ssize_t i, object arg,
+                      const unsigned char* accepts) except -1:
+    """A Python float for a declared ``float``: rounded to float32, unless it is finite and
+    float32 cannot hold it (it would become an infinity)."""
+    cdef double d = PyFloat_AS_DOUBLE(arg)
+    cdef float f = <float>d
+    if isfinite(d) and not isfinite(f):
+        raise KernelArgumentOverflowError(
+            f"kernel argument {i}: float {arg!r} does not fit parameter {i} (4 bytes, "
+            f"declared 'float'): its magnitude is beyond float32's")
+    memcpy(h.slots[i].bytes, &f, 4)
+    h.ptrs[i] = h.slots[i].bytes
+    h.sizes[i] = 4
+    return 0
+
+
+cdef int _overflow(Py_ssize_t i, object arg, int width, int param, const unsigned char* accepts,
+                   Py_ssize_t count, long long low, long long high) except -1:
+    if accepts != NULL and (param & ACCEPTS_BITS) == ACCEPTS_INTEGER:
+        declared = f"declared '{table_type(accepts, count, i)}'"
+    else:
+        declared = "type not known, so either signedness"
+    raise KernelArgumentOverflowError(
+        f"kernel argument {i}: int {int(arg)} does not fit parameter {i} ({width} byte"
+        f"{'s' if width != 1 else ''}, {declared}), which takes {low} to {high}")
+
+
+cdef int _size_mismatch(Py_ssize_t i, object arg, size_t given, size_t expected,
+                        bint typed) except -1:
+    """``typed``: the kernel's parameter types are known (a C++ kernel)."""
     name = type(arg).__name__
     hint = ""
     if isinstance(arg, TensorMapDescriptor):
         hint = ("; a TensorMapDescriptor is a CUtensorMap passed by value: declare the "
                 "parameter 'const __grid_constant__ CUtensorMap'")
-    if type(arg) is int or type(arg) is float:
-        hint = (f"; a Python {name} is always {given} bytes "
-                + ("(a pointer)" if type(arg) is int else "(a double)")
-                + f": pass a NumPy or ctypes scalar of {expected} bytes, e.g. "
-                + ("numpy.int32(x)" if type(arg) is int else "numpy.float32(x)")
-                if expected in (1, 2, 4) else "")
+    elif type(arg) is float and expected in (2, 4):
+        hint = (f"; a Python float is a double unless the parameter is declared 'float'"
+                + ("" if typed else " (this kernel's types are not known: extern \"C\")")
+                + f": pass numpy.float{8 * expected}(x)")
+    elif type(arg) is int:
+        hint = f"; a Python int packs to 1, 2, 4 or 8 bytes: pass a scalar of {expected} bytes"
     raise TypeError(f"kernel argument {i}: {name} packs to {given} bytes but the kernel's "
                     f"parameter {i} is {expected} bytes{hint}")
 
@@ -449,7 +538,7 @@ cdef int _kind_mismatch(Py_ssize_t i, object arg, int kind, const unsigned char*
                         Py_ssize_t count, size_t expected) except -1:
     """Raise the TypeError for argument ``i``, whose kind its parameter does not accept;
     ``expected`` is the parameter's size in bytes, or 0 where it is not known."""
-    cdef int mask = accepts[i]
+    cdef int mask = accepts[i] & ACCEPTS_BITS
     declared = table_type(accepts, count, i)
     if mask == ACCEPTS_POINTER:
         hint = ("pass a Buffer, a device array (CUDA Array Interface), or the device address "
@@ -458,17 +547,16 @@ cdef int _kind_mismatch(Py_ssize_t i, object arg, int kind, const unsigned char*
             hint += ", e.g. int(x)"
     elif mask == ACCEPTS_INTEGER:
         if declared == "bool":
-            hint = "pass a bool or numpy.bool_(x)"
+            hint = "pass a bool, 0 or 1"
         elif expected in (1, 2, 4, 8):
-            unsigned = "u" if declared.startswith("unsigned") else ""
-            hint = f"pass an integer of {expected} bytes, e.g. numpy.{unsigned}int{8 * expected}(x)"
-            if expected == 8:
-                hint += " or a Python int"
+            unsigned = "u" if accepts[i] & PARAM_UNSIGNED else ""
+            hint = (f"pass a Python int or bool, or an integer of {expected} bytes, e.g. "
+                    f"numpy.{unsigned}int{8 * expected}(x)")
         else:
             hint = "pass a NumPy or ctypes integer scalar of the parameter's width"
     elif mask == ACCEPTS_FLOAT:
         if expected == 4:
-            hint = "pass numpy.float32(x)"
+            hint = "pass a float or numpy.float32(x)"
         elif expected == 8:
             hint = "pass a float or numpy.float64(x)"
         elif expected == 2:

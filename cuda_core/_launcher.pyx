@@ -55,8 +55,9 @@ kernel : Kernel
     The kernel, from :meth:`ObjectCode.get_kernel`.
 *args
     The kernel's arguments, one per parameter: a :class:`Buffer` or any object with
-    ``__cuda_array_interface__`` (its device pointer), an ``int`` (a pointer-sized value),
-    ``bool``, ``float`` (C ``double``), ``complex`` (``complex<double>``), NumPy and ctypes
+    ``__cuda_array_interface__`` (its device pointer), an ``int`` (pointer-sized, or the width
+    of a narrower integer parameter if its value fits), ``bool``, ``float`` (C ``double``, or
+    float32 for a declared ``float``), ``complex`` (``complex<double>``), NumPy and ctypes
     scalars of the parameter's exact width, ctypes structures and NumPy structured scalars
     passed by value.
 
@@ -68,6 +69,10 @@ TypeError
     the expected size), or, for a C++ kernel whose mangled name gives its parameter types, an
     argument of the wrong kind, such as a ``float`` for a pointer (the message names the
     index, the type and the parameter's declared type).
+OverflowError
+    For a Python ``int`` packed at a narrower parameter's width whose value does not fit the
+    declared type, or a finite ``float`` beyond float32's range for a ``float``
+    (``KernelArgumentOverflowError``, also a :class:`ValueError`).
 CUDALaunchError
     For a launch configuration the device or kernel cannot run: the driver's refusal (its
     error name, e.g. ``CUDA_ERROR_INVALID_VALUE``, is in the message and in ``name``) with the

@@ -17,10 +17,16 @@ cdef enum:
     ACCEPTS_POINTER = ARG_POINTER | ARG_INT_OR_POINTER | ARG_OPAQUE
     ACCEPTS_INTEGER = ARG_INTEGER | ARG_INT_OR_POINTER | ARG_OPAQUE
     ACCEPTS_FLOAT = ARG_FLOAT | ARG_OPAQUE
+    ACCEPTS_BITS = 63  # the ACCEPTS_* part of a table byte
+
+    # Beside the mask, in the same byte of a table, for an integer parameter: the range a
+    # Python int (or bool) packed at the parameter's width must fall in. Neither: signed.
+    PARAM_UNSIGNED = 64       # an unsigned type: 0 to 2**bits - 1
+    PARAM_BOOL = 128          # bool: 0 or 1
 
 
-# A parameter-type table is one bytes object: ``count`` mask bytes (ACCEPTS_*), one per
-# parameter, then each parameter's declared C++ type, UTF-8, NUL-terminated. A launch reads the
+# A parameter-type table is one bytes object: ``count`` mask bytes (ACCEPTS_*, with PARAM_*
+# for integer types), one per parameter, then each parameter's declared C++ type, UTF-8, NUL-terminated. A launch reads the
 # masks; only an error message reads the names.
 cdef bytes param_table(const char* symbol, Py_ssize_t count)
 cdef bytes make_table(object declared)

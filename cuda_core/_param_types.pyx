@@ -38,6 +38,9 @@ cdef frozenset _INTEGER_TYPES = frozenset({
     "bool", "char", "signed char", "unsigned char", "wchar_t", "char8_t", "char16_t",
     "char32_t", "short", "unsigned short", "int", "unsigned int", "long", "unsigned long",
     "long long", "unsigned long long", "__int128", "unsigned __int128"})
+cdef frozenset _UNSIGNED_TYPES = frozenset({
+    "unsigned char", "char8_t", "char16_t", "char32_t", "unsigned short", "unsigned int",
+    "unsigned long", "unsigned long long", "unsigned __int128"})
 cdef frozenset _FLOAT_TYPES = frozenset({
     "float", "double", "long double", "__float128", "_Float16", "__bf16"})
 cdef frozenset _QUALIFIERS = frozenset({"const", "volatile", "restrict"})
@@ -135,7 +138,8 @@ cdef tuple _parameter_list(str demangled):
 
 
 cdef int _accepts(str ctype) except -1:
-    """The ACCEPTS_* mask of a declared parameter type."""
+    """The table byte of a declared parameter type: its ACCEPTS_* mask, with PARAM_UNSIGNED
+    or PARAM_BOOL for an unsigned or bool integer type."""
     collapsed = _split_top_level(ctype.strip(), True)
     if collapsed is None:
         return ACCEPTS_ANY
@@ -157,7 +161,9 @@ cdef int _accepts(str ctype) except -1:
     if base in _FLOAT_TYPES:
         return ACCEPTS_FLOAT
     if base in _INTEGER_TYPES:
-        return ACCEPTS_INTEGER
+        if base == "bool":
+            return ACCEPTS_INTEGER | PARAM_BOOL
+        return ACCEPTS_INTEGER | (PARAM_UNSIGNED if base in _UNSIGNED_TYPES else 0)
     return ACCEPTS_ANY
 
 
@@ -173,7 +179,7 @@ cdef bytes make_table(object declared):
             raise TypeError(f"a declared parameter type must be a str, not "
                             f"{type(ctype).__name__}")
         mask = _accepts(ctype)
-        known = known or mask != ACCEPTS_ANY
+        known = known or (mask & ACCEPTS_BITS) != ACCEPTS_ANY
         masks.append(mask)
         name = (<str>ctype).encode("utf-8")
         if b"\0" in name:
@@ -213,7 +219,7 @@ cdef tuple table_types(const unsigned char* table, Py_ssize_t count):
 
 cdef str accepts_words(int mask):
     """How an error message names what a parameter is: "a pointer", "an integer", ..."""
-    return _WORDS.get(mask, "an unknown type")
+    return _WORDS.get(mask & ACCEPTS_BITS, "an unknown type")
 
 
 # -- test hooks: the same functions a kernel's first launch runs --------------------------------
@@ -240,5 +246,5 @@ def _checked_parameters(symbol, count):
 def _declared_kind(ctype):
     """What the declared C++ type ``ctype`` is taken as: "a pointer", "an integer",
     "a floating-point type", or None (unknown: any argument of the right size)."""
-    cdef int mask = _accepts(ctype)
+    cdef int mask = _accepts(ctype) & ACCEPTS_BITS
     return None if mask == ACCEPTS_ANY else accepts_words(mask)

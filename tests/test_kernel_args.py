@@ -303,11 +303,12 @@ def test_the_issue_case_names_index_type_and_declared_type():
 
 
 @pytest.mark.parametrize("arg, declared, size, hint", [
-    (np.float64(1), "int", 4, r"an integer\); pass an integer of 4 bytes, e\.g\. numpy\.int32"),
-    (1.5, "unsigned short", 2, r"pass an integer of 2 bytes, e\.g\. numpy\.uint16\(x\)$"),
-    (2.0, "unsigned long long", 8, r"numpy\.uint64\(x\) or a Python int$"),
-    (0.5, "bool", 1, r"pass a bool or numpy\.bool_\(x\)$"),
-    (np.int32(1), "float", 4, r"a floating-point type\); pass numpy\.float32\(x\)$"),
+    (np.float64(1), "int", 4, r"an integer\); pass a Python int or bool, or an integer of 4 "
+                              r"bytes, e\.g\. numpy\.int32"),
+    (1.5, "unsigned short", 2, r"an integer of 2 bytes, e\.g\. numpy\.uint16\(x\)$"),
+    (2.0, "unsigned long long", 8, r"an integer of 8 bytes, e\.g\. numpy\.uint64\(x\)$"),
+    (0.5, "bool", 1, r"pass a bool, 0 or 1$"),
+    (np.int32(1), "float", 4, r"a floating-point type\); pass a float or numpy\.float32\(x\)$"),
     (7, "double", 8, r"pass a float or numpy\.float64\(x\)$"),
     (np.int16(1), "_Float16", 2, r"pass numpy\.float16\(x\)$"),
     (np.uint64(0x1000), "float*", 8, r"as a Python int, e\.g\. int\(x\)$"),
@@ -321,14 +322,86 @@ def test_a_kind_mismatch_wins_over_a_size_mismatch_and_hints_the_fix(arg, declar
 
 
 def test_sizes_are_still_checked_where_the_kind_is_right():
-    with pytest.raises(TypeError, match=r"kernel argument 0: int packs to 8 bytes but the "
-                                        r"kernel's parameter 0 is 4 bytes.*numpy\.int32"):
-        packed(5, declared=["int"], sizes=[4])
-    with pytest.raises(TypeError, match=r"kernel argument 0: float packs to 8 bytes but the "
-                                        r"kernel's parameter 0 is 4 bytes.*numpy\.float32"):
-        packed(1.5, declared=["float"], sizes=[4])
+    # A NumPy scalar says its width: another width is a mistake, not a value to convert.
+    with pytest.raises(TypeError, match=r"kernel argument 0: int64 packs to 8 bytes but the "
+                                        r"kernel's parameter 0 is 4 bytes"):
+        packed(np.int64(5), declared=["int"], sizes=[4])
     with pytest.raises(TypeError, match="kernel argument 0: float16 packs to 2 bytes"):
         packed(np.float16(1), declared=["float"], sizes=[4])
+    # A Python float for a 4-byte parameter of unknown type: it may be an int.
+    with pytest.raises(TypeError, match=r"kernel argument 0: float packs to 8 bytes but the "
+                                        r"kernel's parameter 0 is 4 bytes.*extern \"C\".*"
+                                        r"numpy\.float32"):
+        packed(1.5, sizes=[4])
+
+
+# -- a Python int, bool or float packed at the parameter's width (issue 27, part 1) --------------
+
+@pytest.mark.parametrize("arg, declared, size, expected", [
+    (5, "int", 4, struct.pack("<i", 5)),
+    (-5, "int", 4, struct.pack("<i", -5)),
+    (2**31 - 1, "int", 4, struct.pack("<i", 2**31 - 1)),
+    (-(2**31), "int", 4, struct.pack("<i", -(2**31))),
+    (2**32 - 1, "unsigned int", 4, struct.pack("<I", 2**32 - 1)),
+    (-3, "short", 2, struct.pack("<h", -3)),
+    (65535, "unsigned short", 2, struct.pack("<H", 65535)),
+    (-128, "signed char", 1, struct.pack("<b", -128)),
+    (255, "unsigned char", 1, struct.pack("<B", 255)),
+    (1, "bool", 1, b"\x01"),
+    (0, "bool", 1, b"\x00"),
+    (True, "int", 4, struct.pack("<i", 1)),
+    (False, "unsigned short", 2, b"\x00\x00"),
+    (True, "long long", 8, struct.pack("<q", 1)),
+    (1.5, "float", 4, struct.pack("<f", 1.5)),
+    (-0.1, "float", 4, struct.pack("<f", -0.1)),
+    (float("inf"), "float", 4, struct.pack("<f", float("inf"))),
+])
+def test_a_python_scalar_is_packed_at_the_declared_width(arg, declared, size, expected):
+    assert packed(arg, declared=[declared], sizes=[size]) == [expected]
+
+
+@pytest.mark.parametrize("arg, size, expected", [
+    (5, 4, struct.pack("<i", 5)),
+    (-1, 4, struct.pack("<i", -1)),
+    (2**32 - 1, 4, struct.pack("<I", 2**32 - 1)),  # either signedness: the same bytes
+    (-(2**15), 2, struct.pack("<h", -(2**15))),
+    (255, 1, b"\xff"),
+    (True, 4, struct.pack("<i", 1)),
+])
+def test_without_declared_types_an_int_takes_either_signedness(arg, size, expected):
+    assert packed(arg, sizes=[size]) == [expected]
+    assert packed(arg, declared=["MyEnum"], sizes=[size]) == [expected]  # a type not known
+
+
+@pytest.mark.parametrize("arg, declared, size, match", [
+    (2**31, "int", 4, r"int 2147483648 does not fit parameter 0 \(4 bytes, declared 'int'\), "
+                      r"which takes -2147483648 to 2147483647"),
+    (-1, "unsigned int", 4, r"int -1 does not fit parameter 0 \(4 bytes, declared "
+                            r"'unsigned int'\), which takes 0 to 4294967295"),
+    (2**64, "short", 2, r"int 18446744073709551616 does not fit in a pointer-sized"),
+    (2, "bool", 1, r"int 2 does not fit parameter 0 \(1 byte, declared 'bool'\), which takes "
+                   r"0 to 1"),
+    (128, "char", 1, r"int 128 .*, which takes -128 to 127"),
+    (2**32, None, 4, r"int 4294967296 does not fit parameter 0 \(4 bytes, type not known, so "
+                     r"either signedness\), which takes -2147483648 to 4294967295"),
+    (-(2**31) - 1, None, 4, r"int -2147483649 .*, which takes -2147483648 to 4294967295"),
+    (1e39, "float", 4, r"float 1e\+39 does not fit parameter 0 \(4 bytes, declared 'float'\)"),
+])
+def test_a_value_that_does_not_fit_is_an_overflow_and_a_value_error(arg, declared, size, match):
+    from cuda_core._kernel_args import KernelArgumentOverflowError
+
+    assert issubclass(KernelArgumentOverflowError, OverflowError)
+    assert issubclass(KernelArgumentOverflowError, ValueError)
+    with pytest.raises(KernelArgumentOverflowError, match=r"kernel argument 0: " + match):
+        packed(arg, declared=None if declared is None else [declared], sizes=[size])
+
+
+def test_narrow_packing_sits_beside_the_other_arguments():
+    assert packed(0x1000, 7, 2.5, True, np.int32(-1),
+                  declared=["float*", "unsigned char", "float", "int", "int"],
+                  sizes=[8, 1, 4, 4, 4]) == [struct.pack("<Q", 0x1000), b"\x07",
+                                             struct.pack("<f", 2.5), struct.pack("<i", 1),
+                                             struct.pack("<i", -1)]
 
 
 def test_signedness_differences_are_accepted():

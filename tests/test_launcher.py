@@ -96,6 +96,15 @@ ECHO_CASES = [
     (ctypes.c_float(0.25), "float", struct.pack("<f", 0.25)),
     (ctypes.c_double(-0.5), "double", struct.pack("<d", -0.5)),
     (ctypes.c_bool(True), "bool", b"\x01"),
+    # Python scalars packed at the declared width (issue 27): the value, not its low bytes.
+    (5, "int", struct.pack("<i", 5)),
+    (-3, "short", struct.pack("<h", -3)),
+    (200, "unsigned char", struct.pack("<B", 200)),
+    (4000000001, "unsigned int", struct.pack("<I", 4000000001)),
+    (1, "bool", b"\x01"),
+    (True, "int", struct.pack("<i", 1)),
+    (True, "long long", struct.pack("<q", 1)),
+    (1.5, "float", struct.pack("<f", 1.5)),
 ]
 
 
@@ -265,9 +274,9 @@ def test_errors_name_index_type_and_sizes(dev, stream, echo_module):
         launch(stream, cfg, kernel, np.int32(1))
     with pytest.raises(TypeError, match="the kernel takes 2 arguments, 3 given"):
         launch(stream, cfg, kernel, np.int32(1), out.ptr, out.ptr)
-    with pytest.raises(TypeError, match=r"kernel argument 0: int packs to 8 bytes but the "
-                                        r"kernel's parameter 0 is 4 bytes.*numpy.int32"):
-        launch(stream, cfg, kernel, 5, out.ptr)
+    with pytest.raises(OverflowError, match=r"kernel argument 0: int 2147483648 does not fit "
+                                            r"parameter 0 \(4 bytes, declared 'int'\)"):
+        launch(stream, cfg, kernel, 2**31, out.ptr)
     # echo<int> is a C++ kernel: its declared types are known, and a wrong kind is named
     # before a wrong size (tests/test_param_types.py has the rest).
     with pytest.raises(TypeError, match=r"kernel argument 0: float64 given for parameter 0 "
