@@ -820,9 +820,11 @@ def test_default_value_alone_decides(dev, stream, ck, device_array, default, run
 @pytest.mark.gpu
 def test_create_condition_checks_default_value(dev):
     gb = dev.create_graph_builder().begin_building()
-    for bad in (True, False, 1.0, "1", np.float32(1)):
+    for bad in (np.True_, 1.0, "1", np.float32(1)):
         with pytest.raises(TypeError, match="default_value"):
             gb.create_condition(default_value=bad)
+    gb.create_condition(default_value=True)  # Python's bool is an int, as for cuda.core
+    gb.create_condition(default_value=False)
     for bad in (-1, 2**32, 2**64):
         with pytest.raises(ValueError, match="default_value"):
             gb.create_condition(default_value=bad)
@@ -834,15 +836,15 @@ def test_create_condition_checks_default_value(dev):
 
 @pytest.mark.gpu
 def test_counts_and_default_value_take_integer_likes(dev):
-    # Checked by cuda_core._checks: an int or an object with __index__ (NumPy integers),
-    # never a bool.
+    # Checked by cuda_core._checks: an int or an object with __index__ (NumPy integers), never
+    # NumPy's bool.
     gb = dev.create_graph_builder().begin_building()
     GraphBuilder.join(*gb.split(np.int64(2)))
     cond = gb.create_condition(default_value=np.uint32(4))
     for bad in (0, 2**32, -1):
         with pytest.raises(ValueError, match="switch\\(\\): count"):
             gb.switch(cond, bad)
-    for bad in (True, 2.0, None):
+    for bad in (np.True_, 2.0, None):
         with pytest.raises(TypeError, match="switch\\(\\): count"):
             gb.switch(cond, bad)
     bodies = gb.switch(cond, np.int16(3))

@@ -196,9 +196,10 @@ def test_condition_of_another_definition_is_refused(dev, k, buffers):
 @pytest.mark.gpu
 def test_create_condition_checks_default_value(dev):
     d = GraphDefinition()
-    for bad in (True, 1.0, "1"):
+    for bad in (np.True_, 1.0, "1"):
         with pytest.raises(TypeError, match="default_value"):
             d.create_condition(default_value=bad)
+    d.create_condition(default_value=True)  # Python's bool is an int, as for cuda.core
     for bad in (-1, 2**32):
         with pytest.raises(ValueError, match="default_value"):
             d.create_condition(default_value=bad)

@@ -379,8 +379,10 @@ def test_join_waits_for_every_branch(dev, stream, k, buffers):
 def test_kernel_argument_mismatch_is_refused_when_added(dev, k, buffers):
     x = buffers()
     d = GraphDefinition()
-    with pytest.raises(TypeError, match="packs to 8 bytes"):
-        d.launch(CFG, k.add, x, 5, n32())  # a Python int is pointer-sized, the kernel's is 4
+    with pytest.raises(TypeError, match="int64 packs to 8 bytes"):
+        d.launch(CFG, k.add, x, np.int64(5), n32())  # a NumPy int keeps its width
+    with pytest.raises(OverflowError, match="int 4294967296 does not fit parameter 1"):
+        d.launch(CFG, k.add, x, 2**32, n32())  # a Python int is packed at 4 bytes if it fits
     with pytest.raises(TypeError, match="takes 3 arguments, 2 given"):
         d.launch(CFG, k.add, x, np.int32(5))
     e = d.empty()

@@ -138,11 +138,12 @@ def test_integer_and_floating_point_mismatches_are_refused(dev, stream, module):
     buf = dev.allocate(8, stream=stream)
     with pytest.raises(TypeError, match=r"kernel argument 1: int32 given for parameter 1 "
                                         r"declared 'float' \(a floating-point type\); pass "
-                                        r"numpy\.float32\(x\)"):
+                                        r"a float or numpy\.float32\(x\)"):
         launch(stream, CFG, kf, buf, np.int32(3), np.int64(0))
     with pytest.raises(TypeError, match=r"kernel argument 1: float32 given for parameter 1 "
-                                        r"declared 'int' \(an integer\); pass an integer of 4 "
-                                        r"bytes, e\.g\. numpy\.int32\(x\)"):
+                                        r"declared 'int' \(an integer\); pass a Python int or "
+                                        r"bool, or an integer of 4 bytes, e\.g\. "
+                                        r"numpy\.int32\(x\)"):
         launch(stream, CFG, ki, buf, np.float32(3), np.int64(0))
     with pytest.raises(TypeError, match=r"kernel argument 2: float given for parameter 2 "
                                         r"declared 'long long' \(an integer\)"):
@@ -176,10 +177,13 @@ def test_python_scalars_of_the_right_kind_and_size(dev, stream, module):
     buf = dev.allocate(32, stream=stream)
     launch(stream, LaunchConfig(grid=1, block=32), kd, buf, 1.5, 4)  # double, and size_t n
     assert _read(buf, np.float64, 4, stream) == [1.5] * 4
-    # Right kind, wrong size: the size check still speaks, with its hint.
-    with pytest.raises(TypeError, match=r"kernel argument 1: float packs to 8 bytes but the "
-                                        r"kernel's parameter 1 is 4 bytes.*numpy\.float32"):
-        launch(stream, CFG, kf, buf, 1.5, 4)
+    # A Python float for a declared float is float32; a NumPy float64 keeps its width, and the
+    # size check speaks.
+    launch(stream, LaunchConfig(grid=1, block=32), kf, buf, 1.5, 8)
+    assert _read(buf, np.float32, 8, stream) == [1.5] * 8
+    with pytest.raises(TypeError, match=r"kernel argument 1: float64 packs to 8 bytes but the "
+                                        r"kernel's parameter 1 is 4 bytes"):
+        launch(stream, CFG, kf, buf, np.float64(1.5), 4)
     with pytest.raises(TypeError, match=r"kernel argument 1: int given for parameter 1 "
                                         r"declared 'float'"):
         launch(stream, CFG, kf, buf, 4, 4)
