@@ -315,7 +315,7 @@ cdef class KernelOccupancy:
             fn = <cydriver.CUoccupancyB2DSize><size_t>_b2d_function_address(need)
             if fn == NULL:
                 raise ValueError("dynamic_shared_memory_needed: the CUoccupancyB2DSize is NULL")
-        elif type(need) is not bool and isinstance(need, int):
+        elif isinstance(need, int):  # a bool too, as for cuda.core
             smem = check_size(need, "dynamic_shared_memory_needed")
         elif callable(need):
             with _b2d_lock:

@@ -317,9 +317,8 @@ def test_copy_argument_types():
 
 
 @pytest.mark.parametrize("value, exc, match", [
-    (256, ValueError, "value must be in \\[0, 256\\) for a byte fill, got 256"),
-    (-1, ValueError, "got -1"),
-    (True, TypeError, "not bool"),
+    (256, OverflowError, "value must be in \\[0, 256\\) for a byte fill, got 256"),
+    (-1, OverflowError, "got -1"),
     ("a", TypeError, "buffer-protocol object .* not str"),
     (1.0, TypeError, "not float"),
     (np.uint64(1), ValueError, "the pattern must be 1, 2 or 4 bytes, got 8 bytes"),
@@ -619,3 +618,20 @@ def test_memoryview_refused_for_memory_the_cpu_cannot_read_and_for_a_closed_buff
     host.close()
     with pytest.raises(RuntimeError, match="this Buffer is closed"):
         memoryview(host)
+
+
+def test_fill_overflow_is_cuda_cores_overflow_error_and_our_value_error():
+    buf = NumpyMemoryResource().allocate(8)
+    for value in (256, -1):
+        with pytest.raises(OverflowError, match=f"got {value}") as info:
+            buf.fill(value, stream=LEGACY_DEFAULT_STREAM)
+        assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.gpu
+def test_fill_takes_a_bool_as_a_byte(dev):
+    buf = LegacyPinnedMemoryResource().allocate(8)
+    buf.fill(True, stream=dev.default_stream)  # bool is an int, as for cuda.core
+    dev.default_stream.sync()
+    assert ctypes.string_at(int(buf.handle), 8) == b"\x01" * 8
+    buf.close()

@@ -116,7 +116,7 @@ NOT_INITIALIZED = "not initialized"
 
 
 @pytest.mark.parametrize("args, kwargs, error, match", [
-    ((0x1000, True, 4), {}, TypeError, "not bool"),
+    ((0x1000, 1.0, 4), {}, TypeError, "not float"),
     ((0x1000, 256, 4), {}, ValueError, "value"),
     ((0x1000, -1, 4), {}, ValueError, "value"),
     ((0x1000, np.int64(1), 4), {}, ValueError, "1, 2 or 4 bytes"),

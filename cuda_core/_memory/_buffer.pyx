@@ -729,7 +729,8 @@ cdef class Buffer(Resource):
         Parameters
         ----------
         value : int or buffer-protocol object
-            An int in [0, 256) fills bytes; an object of 1, 2 or 4 bytes that supports the
+            An int in [0, 256) fills bytes (a bool is 0 or 1); an object of 1, 2 or 4 bytes
+            that supports the
             buffer protocol (``np.uint8(3)``, ``np.uint16(7)``, ``np.float32(1.0)``, ``bytes``)
             is repeated as is, in the machine's byte order.
         stream : Stream
@@ -739,9 +740,12 @@ cdef class Buffer(Resource):
         ------
         TypeError
             If ``value`` is neither.
+        OverflowError
+            If an int is out of range, as in cuda.core (``FillValueOverflowError``, also a
+            ``ValueError``).
         ValueError
-            If an int is out of range, the pattern is not 1, 2 or 4 bytes, the size is not a
-            multiple of the pattern, or the address is not aligned to it.
+            If the pattern is not 1, 2 or 4 bytes, the size is not a multiple of the pattern, or
+            the address is not aligned to it.
 
         Notes
         -----

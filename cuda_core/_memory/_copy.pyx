@@ -80,19 +80,23 @@ cdef CUresult _copy_between_devices(CUdeviceptr dst, CUdeviceptr src, size_t n,
     return err
 
 
+class FillValueOverflowError(OverflowError, ValueError):
+    """``Buffer.fill()`` given an int outside [0, 256): cuda.core's ``OverflowError``, and a
+    ``ValueError``."""
+
+
 cdef int fill_bytes(CUdeviceptr dst, size_t size, object value, Stream s) except -1:
-    """Fill ``[dst, dst + size)`` with ``value`` repeated: an int in [0, 256), or a 1-, 2- or
-    4-byte buffer-protocol object in the machine's byte order (Buffer.fill)."""
+    """Fill ``[dst, dst + size)`` with ``value`` repeated: an int in [0, 256) (a bool is 0 or
+    1, as for cuda.core), or a 1-, 2- or 4-byte buffer-protocol object in the machine's byte
+    order (Buffer.fill)."""
     cdef int width
     cdef uint32_t pattern
-    if isinstance(value, bool):
-        raise TypeError("Buffer.fill(): value must be an int in [0, 256) or a 1-, 2- or "
-                        "4-byte buffer-protocol object, not bool")
     if isinstance(value, int):
         if not 0 <= value < 256:
-            raise ValueError(f"Buffer.fill(): value must be in [0, 256) for a byte fill, "
-                             f"got {value}; pass a 2- or 4-byte object such as "
-                             f"np.uint16(v) or np.uint32(v) for a wider pattern")
+            raise FillValueOverflowError(
+                f"Buffer.fill(): value must be in [0, 256) for a byte fill, got {value}; pass "
+                f"a 2- or 4-byte object such as np.uint16(v) or np.uint32(v) for a wider "
+                f"pattern")
         width = 1
         pattern = value
     else:

@@ -90,10 +90,9 @@ cdef int _check_extent(object limit, object extent, str name, str what) except -
 
 
 cdef tuple _memset_value(object value, str what):
-    """``(value, element size)`` of a memset's fill value: an int is one byte; an object with
-    the buffer protocol of 1, 2 or 4 bytes (a NumPy or ctypes scalar) gives its bits."""
-    if type(value) is bool:
-        raise TypeError(f"{what}: value must be an int or a 1-, 2- or 4-byte scalar, not bool")
+    """``(value, element size)`` of a memset's fill value: an int is one byte (a bool is 0 or
+    1, as for cuda.core); an object with the buffer protocol of 1, 2 or 4 bytes (a NumPy or
+    ctypes scalar) gives its bits."""
     if isinstance(value, int):
         return check_int(value, f"{what}: value (a one-byte fill)", 0, 255), 1
     try:
