@@ -1,0 +1,99 @@
+"""Differential scenarios: one user-level action run on NVIDIA's cuda.core and on ours, compared
+by what a user observes (issue 27, part 6).
+
+A scenario is a function of the package (``cuda.core`` or ``cuda_core``, as a module) that does
+one thing and returns a plain value (ints, strs, bools, tuples): what the user would read
+back. Its outcome is that value, or the exception it raised. Two outcomes agree when
+
+* both returned equal values, or
+* both raised, and ours is an instance of the class cuda.core raised (a subclass keeps the
+  contract of ``except TheirClass``), looked up by name among the builtins and, for the
+  package's own classes (``CUDAError``), in ours.
+
+Where the packages differ by design, the scenario says so with ``differs=``: the title of the
+``docs/migrating.rst`` section that names the harm our rule prevents, and the test then checks
+that the outcomes differ exactly as declared (``ours`` raises that class) and that the section
+exists. The scenarios are written from cuda.core's documentation and observed behaviour.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
+import importlib
+import pathlib
+from typing import Any, Callable
+
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "migrating.rst"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    run: Callable[[Any], Any]
+    # A declared difference: the migrating.rst section that names it, and the exception class
+    # ours raises where cuda.core returns (None: ours returns where cuda.core raises).
+    differs: str | None = None
+    ours_raises: type[BaseException] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    value: Any = None
+    error: BaseException | None = None
+
+    def __str__(self) -> str:
+        if self.error is not None:
+            return f"raises {type(self.error).__name__}: {self.error}"
+        return f"returns {self.value!r}"
+
+
+def observe(value: Any) -> Any:
+    """``value`` as a user compares it: enum members by value, sequences as tuples."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return tuple(observe(v) for v in value)
+    return value
+
+
+def outcome(scenario: Scenario, package: str) -> Outcome:
+    module = importlib.import_module(package)
+    try:
+        return Outcome(value=observe(scenario.run(module)))
+    except Exception as exc:  # the outcome under test, whatever it is
+        return Outcome(error=exc)
+
+
+def their_class(exc: BaseException) -> type[BaseException] | None:
+    """The class ours must raise (or subclass) where cuda.core raised ``exc``: a builtin, or
+    ours of the same name; None where ours has none (then only the name is compared)."""
+    name = type(exc).__name__
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException) and \
+            type(exc).__module__ == "builtins":
+        return builtin
+    import cuda_core
+
+    ours = getattr(cuda_core, name, None)
+    return ours if isinstance(ours, type) and issubclass(ours, BaseException) else None
+
+
+def agree(theirs: Outcome, ours: Outcome) -> bool:
+    if theirs.error is None and ours.error is None:
+        return bool(theirs.value == ours.value)
+    if theirs.error is not None and ours.error is not None:
+        cls = their_class(theirs.error)
+        if cls is None:
+            return type(theirs.error).__name__ == type(ours.error).__name__
+        return isinstance(ours.error, cls)
+    return False
+
+
+def migrating_sections() -> set[str]:
+    """The section titles of docs/migrating.rst."""
+    lines = DOCS.read_text().splitlines()
+    return {lines[i - 1].strip() for i in range(1, len(lines))
+            if lines[i] and set(lines[i]) == {"-"} and len(lines[i]) >= len(lines[i - 1].strip())
+            and lines[i - 1].strip()}

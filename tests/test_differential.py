@@ -1,0 +1,146 @@
+"""Differential scenarios without a GPU: the same call on NVIDIA's cuda.core 1.2.2 (the test
+extra installs it from PyPI) and on ours, compared by what a user observes (values, exception
+classes). See tests/helpers/differential.py for the rules; a difference by design names the
+docs/migrating.rst section that says which harm our rule prevents.
+"""
+
+import importlib
+
+import numpy as np
+import pytest
+
+from helpers.differential import Scenario, agree, migrating_sections, outcome
+
+pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extra installs it) "
+                                        "is the reference")
+
+FLAGS = "Flags, integers and list options"
+LAUNCH = "Launch configuration"
+
+
+def sub(m, name):
+    return importlib.import_module(f"{m.__name__}.{name}")
+
+
+def fields(obj, *names):
+    return tuple(getattr(obj, n) for n in names)
+
+
+SCENARIOS = [
+    # -- StreamOptions / EventOptions ----------------------------------------------------------
+    Scenario("StreamOptions()", lambda m: fields(m.StreamOptions(), "nonblocking", "priority")),
+    Scenario("StreamOptions(nonblocking=1)",
+             lambda m: bool(m.StreamOptions(nonblocking=1).nonblocking)),
+    Scenario("StreamOptions(nonblocking=0)",
+             lambda m: bool(m.StreamOptions(nonblocking=0).nonblocking)),
+    Scenario("StreamOptions(nonblocking=None)",
+             lambda m: bool(m.StreamOptions(nonblocking=None).nonblocking)),
+    Scenario("StreamOptions(nonblocking=np.True_)",
+             lambda m: bool(m.StreamOptions(nonblocking=np.True_).nonblocking)),
+    Scenario("StreamOptions(nonblocking='no')", lambda m: m.StreamOptions(nonblocking="no"),
+             differs=FLAGS, ours_raises=TypeError),
+    Scenario("StreamOptions(priority=True)", lambda m: m.StreamOptions(priority=True).priority),
+    Scenario("StreamOptions(priority=-1)", lambda m: m.StreamOptions(priority=-1).priority),
+    Scenario("EventOptions()", lambda m: tuple(bool(v) for v in fields(
+        m.EventOptions(), "timing_enabled", "blocking_sync", "ipc_enabled"))),
+    Scenario("EventOptions(timing_enabled=True)",
+             lambda m: m.EventOptions(timing_enabled=True).timing_enabled),
+    Scenario("EventOptions(timing_enabled=1)", lambda m: m.EventOptions(timing_enabled=1)),
+    # -- LaunchConfig (the fields that need no device in cuda.core) -----------------------------
+    Scenario("LaunchConfig(grid=4, block=32)",
+             lambda m: fields(m.LaunchConfig(grid=4, block=32), "grid", "block", "shmem_size")),
+    Scenario("LaunchConfig(grid=(2, 3), block=(4, 5, 6))",
+             lambda m: fields(m.LaunchConfig(grid=(2, 3), block=(4, 5, 6)), "grid", "block")),
+    Scenario("LaunchConfig(grid=True, block=1)",
+             lambda m: fields(m.LaunchConfig(grid=True, block=1), "grid")),
+    Scenario("LaunchConfig(grid=(2, True), block=1)",
+             lambda m: fields(m.LaunchConfig(grid=(2, True), block=1), "grid")),
+    Scenario("LaunchConfig(grid=1, block=1, shmem_size=True)",
+             lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=True).shmem_size),
+    Scenario("LaunchConfig(grid=np.int64(3), block=np.uint8(2))",
+             lambda m: fields(m.LaunchConfig(grid=np.int64(3), block=np.uint8(2)), "grid",
+                              "block"),
+             differs=LAUNCH, ours_raises=None),  # ours takes any __index__ int
+    Scenario("LaunchConfig(grid=1.5, block=1)", lambda m: m.LaunchConfig(grid=1.5, block=1),
+             differs=LAUNCH, ours_raises=TypeError),
+    Scenario("LaunchConfig(grid=1, block=1, shmem_size=1.5)",
+             lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=1.5),
+             differs=LAUNCH, ours_raises=TypeError),
+    # -- memory resource options ---------------------------------------------------------------
+    Scenario("DeviceMemoryResourceOptions()", lambda m: fields(
+        m.DeviceMemoryResourceOptions(), "ipc_enabled", "max_size")),
+    Scenario("DeviceMemoryResourceOptions(ipc_enabled=None)",
+             lambda m: bool(m.DeviceMemoryResourceOptions(ipc_enabled=None).ipc_enabled)),
+    Scenario("DeviceMemoryResourceOptions(ipc_enabled=1)",
+             lambda m: bool(m.DeviceMemoryResourceOptions(ipc_enabled=1).ipc_enabled)),
+    Scenario("DeviceMemoryResourceOptions(max_size=True)",
+             lambda m: m.DeviceMemoryResourceOptions(max_size=True).max_size),
+    Scenario("PinnedMemoryResourceOptions(ipc_enabled=None)",
+             lambda m: bool(m.PinnedMemoryResourceOptions(ipc_enabled=None).ipc_enabled)),
+    Scenario("PinnedMemoryResourceOptions(numa_id=True)",
+             lambda m: m.PinnedMemoryResourceOptions(numa_id=True).numa_id),
+    Scenario("VirtualMemoryResourceOptions(gpu_direct_rdma=None)", lambda m: bool(
+        m.VirtualMemoryResourceOptions(gpu_direct_rdma=None).gpu_direct_rdma)),
+    Scenario("VirtualMemoryResourceOptions(gpu_direct_rdma=1)", lambda m: bool(
+        m.VirtualMemoryResourceOptions(gpu_direct_rdma=1).gpu_direct_rdma)),
+    Scenario("typing.VirtualMemoryAccessType members",
+             lambda m: tuple((e.name, e.value) for e in sub(m, "typing").VirtualMemoryAccessType)),
+    Scenario("Host(is_numa_current=None)", lambda m: (
+        m.Host(is_numa_current=None).numa_id, bool(m.Host(is_numa_current=None).is_numa_current))),
+    Scenario("Host(is_numa_current=1)",
+             lambda m: m.Host(is_numa_current=1) == m.Host.numa_current()),
+    Scenario("Host(numa_id=True)", lambda m: m.Host(numa_id=True)),
+    Scenario("Host(numa_id=-1)", lambda m: m.Host(numa_id=-1)),
+    # -- green contexts ------------------------------------------------------------------------
+    Scenario("SMResourceOptions(count=True)",
+             lambda m: m.SMResourceOptions(count=True).count),
+    Scenario("SMResourceOptions(backfill=1)",
+             lambda m: bool(m.SMResourceOptions(backfill=1).backfill)),
+    # -- graphs --------------------------------------------------------------------------------
+    Scenario("GraphCompleteOptions(auto_free_on_launch=1)", lambda m: bool(
+        sub(m, "graph").GraphCompleteOptions(auto_free_on_launch=1).auto_free_on_launch)),
+    Scenario("GraphCompleteOptions(device_launch=None)", lambda m: bool(
+        sub(m, "graph").GraphCompleteOptions(device_launch=None).device_launch)),
+    Scenario("GraphCompleteOptions(use_node_priority='yes')",
+             lambda m: sub(m, "graph").GraphCompleteOptions(use_node_priority="yes"),
+             differs=FLAGS, ours_raises=TypeError),
+    Scenario("GraphDebugPrintOptions(verbose=1)", lambda m: bool(
+        sub(m, "graph").GraphDebugPrintOptions(verbose=1).verbose)),
+    # -- linking -------------------------------------------------------------------------------
+    Scenario("LinkerOptions(debug=1)", lambda m: bool(m.LinkerOptions(debug=1).debug)),
+    Scenario("LinkerOptions(debug=None)", lambda m: bool(m.LinkerOptions(debug=None).debug)),
+    Scenario("LinkerOptions(ptxas_options=[]) constructs",
+             lambda m: type(m.LinkerOptions(ptxas_options=[])).__name__),
+    Scenario("LinkerOptions(verbose='yes')", lambda m: m.LinkerOptions(verbose="yes"),
+             differs=FLAGS, ours_raises=TypeError),
+    # -- textures ------------------------------------------------------------------------------
+    Scenario("OpaqueArrayOptions(shape=(True,))", lambda m: fields(sub(m, "texture")
+             .OpaqueArrayOptions(shape=(True,), format="float32", num_channels=1), "shape")),
+    Scenario("OpaqueArrayOptions(is_surface_load_store=1)", lambda m: bool(
+        sub(m, "texture").OpaqueArrayOptions(shape=(4,), format="float32", num_channels=1,
+                                             is_surface_load_store=1).is_surface_load_store)),
+    Scenario("TextureObjectOptions(normalized_coords=None)", lambda m: bool(
+        sub(m, "texture").TextureObjectOptions(normalized_coords=None).normalized_coords)),
+]
+
+
+def test_scenario_names_are_unique():
+    names = [s.name for s in SCENARIOS]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_same_outcome_as_cuda_core(scenario):
+    theirs, ours = outcome(scenario, "cuda.core"), outcome(scenario, "cuda_core")
+    if scenario.differs is None:
+        assert agree(theirs, ours), f"cuda.core {theirs}; ours {ours}"
+        return
+    # A declared difference: it is real, it is the one declared, and the docs name it. Ours
+    # raises the declared class where cuda.core returns, or (ours_raises None) returns where
+    # cuda.core raises.
+    assert scenario.differs in migrating_sections(), scenario.differs
+    assert not agree(theirs, ours), f"declared different, but both {ours}"
+    if scenario.ours_raises is None:
+        assert ours.error is None and theirs.error is not None, f"cuda.core {theirs}; ours {ours}"
+    else:
+        assert isinstance(ours.error, scenario.ours_raises), f"cuda.core {theirs}; ours {ours}"
