@@ -154,3 +154,11 @@ def test_parameters_have_cuda_cores_names():
     _, renamed = _differences()
     assert {k: v for k, v in renamed.items() if k not in NOT_YET_PARAMS} == {}
     assert sorted(NOT_YET_PARAMS - set(renamed)) == []
+
+
+def test_what_cuda_core_lets_you_weak_reference_ours_does():
+    theirs, ours = _surface("cuda.core"), _surface("cuda_core")
+    refused = [qual for qual, ref in theirs.items()
+               if isinstance(ref, type) and ref.__weakrefoffset__
+               and isinstance(ours.get(qual), type) and not ours[qual].__weakrefoffset__]
+    assert refused == []

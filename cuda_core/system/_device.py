@@ -282,7 +282,7 @@ class NvlinkInfo:
     #: The most links a device can have (``NVML_NVLINK_MAX_LINKS``).
     max_links = 18
 
-    __slots__ = ("_handle", "link")
+    __slots__ = ("_handle", "link", "__weakref__")
 
     def __init__(self, device: Device, link: int):
         device = _device_arg(device, "device")

@@ -85,7 +85,7 @@ class ProgramCacheResource(abc.ABC):
     A cache is a context manager: leaving the ``with`` block calls :meth:`close`.
     """
 
-    __slots__ = ()
+    __slots__ = ("__weakref__",)  # weak references, as cuda.core allows
 
     @abc.abstractmethod
     def __getitem__(self, key: bytes | str) -> bytes:
