@@ -111,8 +111,12 @@ SCENARIOS = [
     Scenario("LinkerOptions(debug=None)", lambda m: bool(m.LinkerOptions(debug=None).debug)),
     Scenario("LinkerOptions(ptxas_options=[]) constructs",
              lambda m: type(m.LinkerOptions(ptxas_options=[])).__name__),
+    Scenario("LinkerOptions(numba_debug=True) warns",
+             lambda m: type(m.LinkerOptions(numba_debug=True)).__name__),
     Scenario("LinkerOptions(verbose='yes')", lambda m: m.LinkerOptions(verbose="yes"),
              differs=FLAGS, ours_raises=TypeError),
+    # -- system ---------------------------------------------------------------------------------
+    Scenario("system.NvlinkInfo.max_links warns", lambda m: sub(m, "system").NvlinkInfo.max_links),
     # -- textures ------------------------------------------------------------------------------
     Scenario("OpaqueArrayOptions(shape=(True,))", lambda m: fields(sub(m, "texture")
              .OpaqueArrayOptions(shape=(True,), format="float32", num_channels=1), "shape")),

@@ -8,6 +8,7 @@ temperatures, clocks and memory use change); errors are those of :mod:`cuda_core
 from __future__ import annotations
 
 import os
+import warnings
 from typing import NamedTuple
 
 from cuda_core._checks import check_enum, check_int
@@ -276,11 +277,27 @@ class Temperature:
         return "<cuda_core.system.Temperature>"
 
 
-class NvlinkInfo:
-    """One NVLink of a device (:meth:`Device.get_nvlink`)."""
+# The most links a device can have (NVML_NVLINK_MAX_LINKS).
+_MAX_LINKS = 18
 
-    #: The most links a device can have (``NVML_NVLINK_MAX_LINKS``).
-    max_links = 18
+
+class _NvlinkInfoType(type):
+    @property
+    def max_links(cls) -> int:
+        """The most links a device can have (``NVML_NVLINK_MAX_LINKS``, 18).
+
+        .. deprecated:: 1.1.0 (cuda.core)
+            Reading it gives a ``DeprecationWarning``, as in cuda.core: use
+            :meth:`Device.get_nvlink_count` for a device's own count.
+        """
+        warnings.warn("NvlinkInfo.max_links is deprecated, as in cuda.core: use "
+                      "Device.get_nvlink_count() for a device's number of NVLinks",
+                      DeprecationWarning, stacklevel=2)
+        return _MAX_LINKS
+
+
+class NvlinkInfo(metaclass=_NvlinkInfoType):
+    """One NVLink of a device (:meth:`Device.get_nvlink`)."""
 
     __slots__ = ("_handle", "link", "__weakref__")
 
@@ -559,7 +576,7 @@ class Device:
         """The number of NVLinks: the links from 0 up that NVML answers for
         (``nvmlDeviceGetNvLinkState``); 0 on a GPU without NVLink."""
         count = 0
-        for link in range(NvlinkInfo.max_links):
+        for link in range(_MAX_LINKS):
             try:
                 call("device_get_nvlink_state", self._handle, link)
             except (NotSupportedError, InvalidArgumentError):

@@ -8,7 +8,10 @@ back. Its outcome is that value, or the exception it raised. Two outcomes agree 
 * both returned equal values, or
 * both raised, and ours is an instance of the class cuda.core raised (a subclass keeps the
   contract of ``except TheirClass``), looked up by name among the builtins and, for the
-  package's own classes (``CUDAError``), in ours.
+  package's own classes (``CUDAError``), in ours;
+
+and, either way, ours gave every ``DeprecationWarning`` (or other warning class) that
+cuda.core gave.
 
 Where the packages differ by design, the scenario says so with ``differs=``: the title of the
 ``docs/migrating.rst`` section that names the harm our rule prevents, and the test then checks
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import warnings
 import enum
 import importlib
 import pathlib
@@ -42,11 +46,14 @@ class Scenario:
 class Outcome:
     value: Any = None
     error: BaseException | None = None
+    warned: frozenset[str] = frozenset()  # the names of the warning classes given
 
     def __str__(self) -> str:
         if self.error is not None:
-            return f"raises {type(self.error).__name__}: {self.error}"
-        return f"returns {self.value!r}"
+            said = f"raises {type(self.error).__name__}: {self.error}"
+        else:
+            said = f"returns {self.value!r}"
+        return said + (f", warning {sorted(self.warned)}" if self.warned else "")
 
 
 def observe(value: Any) -> Any:
@@ -60,10 +67,14 @@ def observe(value: Any) -> Any:
 
 def outcome(scenario: Scenario, package: str) -> Outcome:
     module = importlib.import_module(package)
-    try:
-        return Outcome(value=observe(scenario.run(module)))
-    except Exception as exc:  # the outcome under test, whatever it is
-        return Outcome(error=exc)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = observe(scenario.run(module)), None
+        except Exception as exc:  # the outcome under test, whatever it is
+            value, error = None, exc
+    return Outcome(value=value, error=error,
+                   warned=frozenset(w.category.__name__ for w in caught))
 
 
 def their_class(exc: BaseException) -> type[BaseException] | None:
@@ -81,6 +92,8 @@ def their_class(exc: BaseException) -> type[BaseException] | None:
 
 
 def agree(theirs: Outcome, ours: Outcome) -> bool:
+    if not theirs.warned <= ours.warned:
+        return False
     if theirs.error is None and ours.error is None:
         return bool(theirs.value == ours.value)
     if theirs.error is not None and ours.error is not None:
