@@ -15,6 +15,7 @@ pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extr
                                         "is the reference")
 
 FLAGS = "Flags, integers and list options"
+ARRAY = np.arange(12, dtype=np.float32).reshape(3, 4)
 LAUNCH = "Launch configuration"
 
 
@@ -117,6 +118,31 @@ SCENARIOS = [
              differs=FLAGS, ours_raises=TypeError),
     # -- system ---------------------------------------------------------------------------------
     Scenario("system.NvlinkInfo.max_links warns", lambda m: sub(m, "system").NvlinkInfo.max_links),
+    # -- StridedMemoryView over host arrays (cuda.core's from_array_interface needs a driver) --
+    Scenario("StridedMemoryView.from_dlpack(ndarray, stream_ptr=-1)", lambda m: (lambda v: (
+        v.shape, v.strides, str(v.dtype), v.device_id, bool(v.is_device_accessible)))(
+        sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY, stream_ptr=-1))),
+    Scenario("StridedMemoryView.from_dlpack(ndarray.T, stream_ptr=-1)", lambda m: (lambda v: (
+        v.shape, v.strides))(sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY.T,
+                                                                           stream_ptr=-1))),
+    Scenario("StridedMemoryView.from_dlpack(ndarray) (stream_ptr=None)",
+             lambda m: sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY)),
+    Scenario("StridedMemoryView.from_any_interface(ndarray, -1)",
+             lambda m: sub(m, "utils").StridedMemoryView.from_any_interface(ARRAY, -1).shape),
+    Scenario("StridedMemoryView(ndarray, -1) warns",
+             lambda m: sub(m, "utils").StridedMemoryView(ARRAY, stream_ptr=-1).shape),
+    Scenario("StridedMemoryView complex64", lambda m: str(sub(m, "utils").StridedMemoryView
+             .from_dlpack(np.zeros(3, dtype=np.complex64), stream_ptr=-1).dtype)),
+    # -- program caches ------------------------------------------------------------------------
+    Scenario("InMemoryProgramCache() is empty",
+             lambda m: len(sub(m, "utils").InMemoryProgramCache())),
+    Scenario("InMemoryProgramCache(max_size_bytes=0)",
+             lambda m: sub(m, "utils").InMemoryProgramCache(max_size_bytes=0)),
+    Scenario("InMemoryProgramCache().get(missing)",
+             lambda m: sub(m, "utils").InMemoryProgramCache().get(b"k")),
+    Scenario("InMemoryProgramCache()[missing]",
+             lambda m: sub(m, "utils").InMemoryProgramCache()[b"k"]),
+    Scenario("make_program_cache_key()", lambda m: sub(m, "utils").make_program_cache_key()),
     # -- textures ------------------------------------------------------------------------------
     Scenario("OpaqueArrayOptions(shape=(True,))", lambda m: fields(sub(m, "texture")
              .OpaqueArrayOptions(shape=(True,), format="float32", num_channels=1), "shape")),
