@@ -10,6 +10,7 @@ cdef class StridedMemoryView:
     # The launcher reads _ptr (as a pointer argument) and nothing else; it comes first.
     cdef intptr_t _ptr
     cdef int _device_id
+    cdef int _dl_type            # DLPack device type: kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged
     cdef bint _device_accessible
     cdef bint _readonly
     cdef bint _has_strides       # False: C-contiguous, strides reported as None

@@ -37,6 +37,7 @@ from cuda.bindings.cydriver cimport CUdeviceptr
 from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer, as_buffer
+from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_capsule
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
@@ -128,6 +129,7 @@ cdef class StridedMemoryView:
         self._shape = self._inline
         self._strides = self._inline + SMV_INLINE_DIMS
         self._device_id = -1
+        self._dl_type = kDLCPU
 
     def __init__(self, obj=None, stream_ptr=None):
         if obj is None:
@@ -308,6 +310,8 @@ cdef class StridedMemoryView:
         view._device_accessible = buf.is_device_accessible
         if not view._device_accessible:
             view._device_id = -1
+        else:
+            view._dl_type = buf.__dlpack_device__()[0]
         view._exporting_obj = buf
         view._buffer = buf
         return view
@@ -390,6 +394,57 @@ cdef class StridedMemoryView:
                 f"readonly={bool(self._readonly)}, "
                 f"exporting_obj={type(self._exporting_obj).__name__})")
 
+    # -- DLPack export ------------------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        """``(device_type, device_id)`` of the view's memory as DLPack names it: kDLCPU (1) for
+        host memory, kDLCUDA (2) for a device's, kDLCUDAHost (3) for pinned memory and
+        kDLCUDAManaged (13) for managed memory."""
+        if self._dl_type == kDLCPU or self._dl_type == kDLCUDAHost:
+            return (self._dl_type, 0)
+        return (self._dl_type, self._device_id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the view as a DLPack capsule: the same memory, shape, strides and dtype,
+        without a copy. The capsule keeps the view, and so what the view keeps, alive until the
+        consumer releases the tensor.
+
+        Parameters
+        ----------
+        stream : int or None
+            The consumer's stream, as the DLPack protocol defines it. A view has no stream of
+            its own (the producer it was made from was ordered before the stream it was made
+            for), so nothing is ordered here; the value is checked as the protocol says.
+        max_version : tuple of two ints, optional
+            The highest DLPack version the consumer takes; ``(1, x)`` or higher gives a
+            versioned capsule, which carries the read-only flag.
+        dl_device : tuple of two ints, optional
+            The device the consumer wants; pinned and managed memory go to a CPU consumer as
+            host memory, any other device is refused (the export never copies).
+        copy : bool or None
+            ``True`` is refused: the export never copies.
+
+        Raises
+        ------
+        BufferError
+            For a copy, another device, a view made with an itemsize only (it has no dtype to
+            export), a dtype DLPack cannot express, or a read-only view asked for an
+            unversioned capsule (it cannot say read-only, and a consumer could write to it).
+        """
+        cdef bint versioned = False
+        cdef int dev_type, dev_id
+        cdef str who = "StridedMemoryView.__dlpack__()"
+        want = export_args(stream, max_version, dl_device, copy, &versioned, who)
+        dev_type, dev_id = self.__dlpack_device__()
+        export_target(want, stream, None, &dev_type, &dev_id, who)
+        code, bits = _dl_code(self._dtype, who)
+        if self._readonly and not versioned:
+            raise BufferError(f"{who}: the view is read-only, which only a versioned capsule "
+                              f"can say: pass max_version=(1, 0) or higher")
+        return make_tensor_capsule(<void*>self._ptr, dev_type, dev_id, self._ndim, self._shape,
+                                   self._strides if self._has_strides else NULL, code, bits,
+                                   self._readonly, self, versioned)
+
     # -- derived views and export ---------------------------------------------------------------
 
     def view(self, layout=None, dtype=None):
@@ -439,6 +494,7 @@ cdef class StridedMemoryView:
                              f"[{nlo}, {nhi}) of the view, outside [{lo}, {hi})")
         out._ptr = self._ptr
         out._device_id = self._device_id
+        out._dl_type = self._dl_type
         out._device_accessible = self._device_accessible
         out._readonly = self._readonly
         out._exporting_obj = self._exporting_obj
@@ -566,6 +622,30 @@ cdef int _read_versioned(StridedMemoryView v, DLManagedTensorVersioned* vt,
     return _read_tensor(v, &vt.dl_tensor, who)
 
 
+cdef tuple _dl_code(object dtype, str who):
+    """The DLPack ``(code, bits)`` of a view's dtype (one lane, native byte order)."""
+    if dtype is None:
+        raise BufferError(f"{who}: the view was made with an itemsize only and has no dtype "
+                          f"to export; make it with a dtype")
+    if dtype.name == "bfloat16":
+        return (4, 16)
+    kind = dtype.kind
+    bits = 8 * dtype.itemsize
+    if not dtype.isnative or dtype.fields is not None or dtype.subdtype is not None:
+        kind = ""
+    if kind == "b" and bits == 8:
+        return (6, 8)
+    if (kind == "i" or kind == "u") and bits in (8, 16, 32, 64):
+        return (0 if kind == "i" else 1, bits)
+    if kind == "f" and bits in (16, 32, 64):
+        return (2, bits)
+    if kind == "c" and bits in (64, 128):
+        return (5, bits)
+    raise BufferError(f"{who}: dtype {dtype} has no DLPack element type (bool, int8-64, "
+                      f"uint8-64, float16/32/64, bfloat16, complex64/128 in native byte order "
+                      f"have)")
+
+
 cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
     """Device, dtype, shape, strides and address of a DLPack tensor, copied into ``v``. The
     caller has made ``v`` own the tensor, so that a refusal here still runs its deleter."""
@@ -578,6 +658,7 @@ cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:
     elif dev_type == kDLCUDA or dev_type == kDLCUDAHost or dev_type == kDLCUDAManaged:
         v._device_id = t.device.device_id
         v._device_accessible = True
+        v._dl_type = dev_type
     else:
         raise BufferError(f"{who}: DLPack device type {dev_type} is not supported (CPU 1, "
                           f"CUDA 2, CUDA host 3 and CUDA managed 13 are)")
@@ -768,6 +849,7 @@ cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1
     d = _interface(obj, "__cuda_array_interface__", who)
     _read_interface(v, d, obj, who)
     v._device_accessible = True
+    v._dl_type = kDLCUDA
     producer = _get(d, _K_STREAM)
     if producer is not None:
         if type(producer) is not int:

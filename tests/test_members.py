@@ -45,8 +45,7 @@ NOT_YET = {
         "is_c2c_enabled", "is_display_active", "is_display_connected", "mig", "num_fans",
         "register_events", "repair_status", "supported_pstates")),
     *(f"utils.StridedMemoryView.{name}" for name in (
-        "__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
-        "__c_dlpack_exchange_api__", "copy_from", "copy_to")),
+        "__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__", "copy_from", "copy_to")),
 }
 
 # cuda.core's NVML errors are cuda.bindings.nvml's own classes, made from a status alone; ours

@@ -1363,3 +1363,77 @@ def test_launch_with_a_view_runs_no_python_function(dev, stream, kernels):
     np.testing.assert_array_equal(_read_floats(dst, n, stream), expected)
     src.close()
     dst.close()
+
+
+# -- DLPack export of a view (issue 27, part 2) ----------------------------------------------------
+
+def test_a_host_view_exports_itself_through_dlpack_without_a_copy():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    view = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+    assert view.__dlpack_device__() == (1, 0)
+    b = np.from_dlpack(view)
+    assert b.shape == (3, 4) and b.dtype == np.float32 and np.shares_memory(a, b)
+    b[0, 0] = 42
+    assert a[0, 0] == 42
+    t = np.from_dlpack(StridedMemoryView.from_dlpack(a.T, stream_ptr=-1))
+    assert t.strides == a.T.strides and (t == a.T).all()
+    again = StridedMemoryView.from_dlpack(view, stream_ptr=-1)  # a view of a view
+    assert (again.shape, again.ptr) == (view.shape, view.ptr)
+    scalar = np.from_dlpack(StridedMemoryView.from_dlpack(np.full((), 7, np.int16), stream_ptr=-1))
+    assert scalar.shape == () and scalar == 7
+
+
+def test_the_capsule_keeps_the_view_and_its_memory_alive():
+    view = StridedMemoryView.from_dlpack(np.arange(4, dtype=np.int64), stream_ptr=-1)
+    ref = weakref.ref(view)
+    out = np.from_dlpack(view)
+    del view
+    gc.collect()
+    assert ref() is not None and out.tolist() == [0, 1, 2, 3]
+    del out
+    gc.collect()
+    assert ref() is None
+    StridedMemoryView.from_dlpack(np.zeros(2), stream_ptr=-1).__dlpack__()  # never consumed
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"copy": True}, BufferError, "copy=True is not supported"),
+    ({"dl_device": (2, 0)}, BufferError, r"dl_device=\(2, 0\) differs from the view's device"),
+    ({"stream": 5}, BufferError, "stream must be None for host memory"),
+    ({"max_version": 1}, TypeError, "max_version must be a"),
+])
+def test_dlpack_export_arguments_are_checked(kwargs, exc, match):
+    view = StridedMemoryView.from_dlpack(np.zeros(3), stream_ptr=-1)
+    with pytest.raises(exc, match=r"StridedMemoryView.__dlpack__\(\): " + match):
+        view.__dlpack__(**kwargs)
+
+
+def test_a_read_only_view_exports_only_a_versioned_capsule():
+    view = StridedMemoryView.from_dlpack(np.frombuffer(b"abcd", dtype=np.uint8), stream_ptr=-1)
+    assert view.readonly
+    with pytest.raises(BufferError, match="read-only, which only a versioned capsule can say"):
+        view.__dlpack__()
+    out = np.from_dlpack(view)  # NumPy asks for a versioned capsule
+    assert not out.flags.writeable and bytes(out) == b"abcd"
+
+
+def test_a_view_without_a_dlpack_dtype_is_refused():
+    buf = NumpyMemoryResource().allocate(8)
+    bare = StridedMemoryView.from_buffer(buf, (2,), itemsize=4)
+    with pytest.raises(BufferError, match="made with an itemsize only"):
+        bare.__dlpack__(max_version=(1, 0))
+    swapped = StridedMemoryView.from_buffer(buf, (2,), dtype=np.dtype(">i4"))
+    with pytest.raises(BufferError, match=r"dtype >i4 has no DLPack element type"):
+        swapped.__dlpack__(max_version=(1, 0))
+
+
+@pytest.mark.gpu
+def test_a_device_view_exports_to_cupy_without_a_copy():
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(12, dtype=cp.float32).reshape(3, 4)
+    cp.cuda.get_current_stream().synchronize()
+    view = StridedMemoryView.from_dlpack(x[:, 1:], stream_ptr=-1)
+    assert view.__dlpack_device__() == (2, x.device.id)
+    y = cp.from_dlpack(view)
+    assert y.data.ptr == x[:, 1:].data.ptr and y.shape == (3, 3)
+    assert y.strides == x[:, 1:].strides and bool((y == x[:, 1:]).all())

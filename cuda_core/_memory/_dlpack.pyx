@@ -21,7 +21,7 @@ checks of its arguments, the DLPack device of a kind of memory, and the stream o
 buffer's stream and the consumer's. (This module cannot cimport ``_buffer``, which cimports it.)
 """
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 
 from cuda.bindings cimport cydriver
@@ -32,8 +32,9 @@ from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._stream cimport Stream, same_stream
 from cuda_core._memory._alloc cimport stream_context
 from cuda_core._memory._dlpack_abi cimport (
-    DLManagedTensor, DLManagedTensorVersioned, DLTensor, DLPACK_MAJOR_VERSION,
-    DLPACK_MINOR_VERSION, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLInt)
+    DLManagedTensor, DLManagedTensorVersioned, DLTensor, DLPACK_FLAG_BITMASK_READ_ONLY,
+    DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged,
+    kDLInt)
 
 __all__ = []
 
@@ -121,31 +122,29 @@ cdef void _capsule_legacy_destructor(PyObject* capsule) noexcept:
         tensor.deleter(tensor)
 
 
-cdef inline void _fill_tensor(DLTensor* t, CUdeviceptr data, size_t nbytes, int32_t device_type,
-                              int32_t device_id, int64_t* dims) noexcept:
-    # dims[0] is the shape, dims[1] the stride: a 1-D int8 tensor of nbytes elements.
-    dims[0] = <int64_t>nbytes
-    dims[1] = 1
-    t.data = <void*>data
-    t.device.device_type = device_type
-    t.device.device_id = device_id
-    t.ndim = 1
-    t.dtype.code = kDLInt
-    t.dtype.bits = 8
-    t.dtype.lanes = 1
-    t.shape = &dims[0]
-    t.strides = &dims[1]
-    t.byte_offset = 0
-
-
 cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
                          int32_t device_id, object keepalive, bint versioned):
-    """A new DLPack capsule over ``[data, data + nbytes)`` that keeps ``keepalive`` alive."""
+    """A new DLPack capsule over ``[data, data + nbytes)``, a 1-D int8 tensor, that keeps
+    ``keepalive`` alive."""
+    cdef int64_t shape = <int64_t>nbytes
+    cdef int64_t stride = 1
+    return make_tensor_capsule(<void*>data, device_type, device_id, 1, &shape, &stride,
+                               kDLInt, 8, False, keepalive, versioned)
+
+
+cdef object make_tensor_capsule(void* data, int32_t device_type, int32_t device_id, int ndim,
+                                const int64_t* shape, const int64_t* strides, uint8_t code,
+                                uint8_t bits, bint readonly, object keepalive, bint versioned):
+    """A new DLPack capsule of an ``ndim``-dimensional tensor at ``data`` (``strides`` in
+    elements, NULL for C order; one lane of ``code``/``bits`` elements) that keeps
+    ``keepalive`` alive. Read-only is a flag of the versioned struct only."""
     cdef DLManagedTensorVersioned* vt = NULL
     cdef DLManagedTensor* lt = NULL
+    cdef DLTensor* t
+    cdef int i
     # One block: the managed tensor, then its shape and strides.
     cdef size_t head = sizeof(DLManagedTensorVersioned) if versioned else sizeof(DLManagedTensor)
-    cdef void* block = malloc(head + 2 * sizeof(int64_t))
+    cdef void* block = malloc(head + 2 * max(ndim, 1) * sizeof(int64_t))
     cdef int64_t* dims
     if block == NULL:
         raise MemoryError("DLPack export: out of host memory")
@@ -155,15 +154,28 @@ cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
         vt = <DLManagedTensorVersioned*>block
         vt.version.major = DLPACK_MAJOR_VERSION
         vt.version.minor = DLPACK_MINOR_VERSION
-        vt.flags = 0
-        _fill_tensor(&vt.dl_tensor, data, nbytes, device_type, device_id, dims)
+        vt.flags = DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
         vt.manager_ctx = <void*><PyObject*>keepalive
         vt.deleter = _delete_versioned
+        t = &vt.dl_tensor
     else:
         lt = <DLManagedTensor*>block
-        _fill_tensor(&lt.dl_tensor, data, nbytes, device_type, device_id, dims)
         lt.manager_ctx = <void*><PyObject*>keepalive
         lt.deleter = _delete_legacy
+        t = &lt.dl_tensor
+    for i in range(ndim):  # i < ndim: dims holds 2 * max(ndim, 1) entries
+        dims[i] = shape[i]
+        dims[ndim + i] = strides[i] if strides != NULL else 0
+    t.data = data
+    t.device.device_type = device_type
+    t.device.device_id = device_id
+    t.ndim = ndim
+    t.dtype.code = code
+    t.dtype.bits = bits
+    t.dtype.lanes = 1
+    t.shape = dims if ndim > 0 else NULL
+    t.strides = dims + ndim if strides != NULL and ndim > 0 else NULL
+    t.byte_offset = 0
     try:
         if versioned:
             return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
@@ -194,34 +206,34 @@ cdef tuple dlpack_device(bint dev_acc, bint host_acc, bint managed, int dev_id):
 
 
 cdef object export_args(object stream, object max_version, object dl_device, object copy,
-                        bint* versioned):
+                        bint* versioned, str who="Buffer.__dlpack__()"):
     """Check ``Buffer.__dlpack__``'s arguments, before the buffer's device is asked for.
 
     Returns the device the consumer asked for (``dl_device`` as a pair of ints), or None; sets
     ``versioned`` to whether the capsule is to be versioned (``max_version`` major >= 1)."""
     cdef object want = None
     if copy is True:
-        raise BufferError("Buffer.__dlpack__(): copy=True is not supported; the export is "
+        raise BufferError(f"{who}: copy=True is not supported; the export is "
                           "always zero-copy")
     if copy is not None and copy is not False:
-        raise TypeError(f"Buffer.__dlpack__(): copy must be a bool or None, not "
+        raise TypeError(f"{who}: copy must be a bool or None, not "
                         f"{type(copy).__name__}")
     if dl_device is not None:
-        want = _int_pair(dl_device, "dl_device", "(device_type, device_id)")
+        want = _int_pair(dl_device, "dl_device", "(device_type, device_id)", who)
     if max_version is not None:
-        major, minor = _int_pair(max_version, "max_version", "(major, minor)")
+        major, minor = _int_pair(max_version, "max_version", "(major, minor)", who)
         if major < 0 or minor < 0:
-            raise ValueError(f"Buffer.__dlpack__(): max_version must be a (major, minor) "
+            raise ValueError(f"{who}: max_version must be a (major, minor) "
                              f"pair of non-negative ints, got {max_version!r}")
         versioned[0] = major >= 1
     if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
-        raise TypeError(f"Buffer.__dlpack__(): stream must be an int or None, not "
+        raise TypeError(f"{who}: stream must be an int or None, not "
                         f"{type(stream).__name__}")
     return want
 
 
 cdef int export_target(object want, object stream, Stream producer, int* dev_type,
-                       int* dev_id) except -1:
+                       int* dev_id, str who="Buffer.__dlpack__()") except -1:
     """The rest of ``Buffer.__dlpack__``'s checks, once the buffer's device ``(dev_type,
     dev_id)`` is known: the device the consumer gets (pinned or managed memory handed to a
     CPU consumer as host memory, into ``dev_type``/``dev_id``), and its ``stream`` ordered
@@ -234,22 +246,22 @@ cdef int export_target(object want, object stream, Stream producer, int* dev_typ
             # as such, still without a copy.
             dev_type[0], dev_id[0] = kDLCPU, 0
         elif want != (dev_type[0], dev_id[0]):
-            raise BufferError(f"Buffer.__dlpack__(): dl_device={want} differs from the "
-                              f"buffer's device {(dev_type[0], dev_id[0])}, and the export "
-                              f"cannot copy")
+            owner = "buffer" if who.startswith("Buffer") else "view"
+            raise BufferError(f"{who}: dl_device={want} differs from the {owner}'s device "
+                              f"{(dev_type[0], dev_id[0])}, and the export cannot copy")
     if dev_type[0] == kDLCPU:
         if stream is not None and stream != -1:
-            raise BufferError(f"Buffer.__dlpack__(): stream must be None for host memory "
+            raise BufferError(f"{who}: stream must be None for host memory "
                               f"(kDLCPU), got {stream}")
     elif stream is None:
         if dev_type[0] != kDLCUDAHost:  # a host consumer of pinned memory has no stream
             _order_before(producer, <size_t>cydriver.CU_STREAM_LEGACY)
     elif stream == 0:
-        raise BufferError("Buffer.__dlpack__(): stream=0 is ambiguous in the DLPack "
+        raise BufferError(f"{who}: stream=0 is ambiguous in the DLPack "
                           "protocol; pass 1 (legacy default stream), 2 (per-thread default "
                           "stream), a stream address, None or -1")
     elif stream < -1 or stream >= (1 << 64):
-        raise BufferError(f"Buffer.__dlpack__(): stream={stream} is not a stream")
+        raise BufferError(f"{who}: stream={stream} is not a stream")
     elif stream != -1:
         _order_before(producer, <size_t>stream)
     return 0
@@ -281,21 +293,21 @@ cdef int _order_before(Stream producer, size_t consumer) except -1:
     return HANDLE_RETURN(err)
 
 
-cdef tuple _int_pair(object value, str name, str pair):
+cdef tuple _int_pair(object value, str name, str pair, str who):
     """``value``, a tuple of two ints (``pair`` names them), as a tuple of two Python ints.
 
     Only a tuple is taken, as the DLPack protocol and cuda.core type these parameters; its items
     are copied out first, so that the length checked is the length used."""
     if not isinstance(value, tuple):
-        raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints or None, "
+        raise TypeError(f"{who}: {name} must be a {pair} pair of ints or None, "
                         f"not {type(value).__name__}")
     items = tuple(value)
     if len(items) != 2:
-        raise ValueError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+        raise ValueError(f"{who}: {name} must be a {pair} pair of ints, got "
                          f"{len(items)} item{'s' if len(items) != 1 else ''}: {value!r}")
     first, second = items
     for item in items:
         if isinstance(item, bool) or not hasattr(type(item), "__index__"):
-            raise TypeError(f"Buffer.__dlpack__(): {name} must be a {pair} pair of ints, got "
+            raise TypeError(f"{who}: {name} must be a {pair} pair of ints, got "
                             f"{type(item).__name__} in {value!r}")
     return (first.__index__(), second.__index__())
