@@ -448,12 +448,14 @@ cdef int _fit(ParamHolder* h, Py_ssize_t i, object arg, size_t expected,
     is. ``accepts``: the kernel's parameter-type table, NULL where the types are not known."""
     cdef int param = accepts[i] if accepts != NULL else ACCEPTS_ANY
     cdef int mask = param & ACCEPTS_BITS
-    t = type(arg)
-    if (t is int or t is bool) and (mask == ACCEPTS_INTEGER or mask == ACCEPTS_ANY):
-        if expected == 1 or expected == 2 or expected == 4 or (expected == 8 and t is bool):
+    # Python ints (an IntEnum's members too) and bools; not NumPy or ctypes scalars, whose
+    # width is their own.
+    if isinstance(arg, int) and (mask == ACCEPTS_INTEGER or mask == ACCEPTS_ANY):
+        if expected == 1 or expected == 2 or expected == 4 or (expected == 8 and
+                                                                type(arg) is bool):
             return _put_narrow_int(h, i, arg, <int>expected, param, accepts)
-    elif t is float and expected == 4 and mask == ACCEPTS_FLOAT:
-        return _put_float32(h, i, arg, accepts)
+    elif type(arg) is float and expected == 4 and mask == ACCEPTS_FLOAT:
+        return _put_float32(h, i, arg)
     return _size_mismatch(i, arg, h.sizes[i], expected, accepts != NULL)
 
 
@@ -489,8 +491,7 @@ cdef int _put_narrow_int(ParamHolder* h, Py_ssize_t i, object arg, int width, in
     return 0
 
 
-cdef int _put_float32(ParamHolder* h, Py_ssize_t i, object arg,
-                      const unsigned char* accepts) except -1:
+cdef int _put_float32(ParamHolder* h, Py_ssize_t i, object arg) except -1:
     """A Python float for a declared ``float``: rounded to float32, unless it is finite and
     float32 cannot hold it (it would become an infinity)."""
     cdef double d = PyFloat_AS_DOUBLE(arg)

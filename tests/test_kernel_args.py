@@ -396,6 +396,16 @@ def test_a_value_that_does_not_fit_is_an_overflow_and_a_value_error(arg, declare
         packed(arg, declared=None if declared is None else [declared], sizes=[size])
 
 
+def test_an_int_enum_member_is_packed_as_its_value():
+    import enum
+
+    class Mode(enum.IntEnum):
+        FAST = 3
+
+    assert packed(Mode.FAST, declared=["int"], sizes=[4]) == [struct.pack("<i", 3)]
+    assert packed(Mode.FAST, sizes=[2]) == [struct.pack("<h", 3)]
+
+
 def test_narrow_packing_sits_beside_the_other_arguments():
     assert packed(0x1000, 7, 2.5, True, np.int32(-1),
                   declared=["float*", "unsigned char", "float", "int", "int"],
