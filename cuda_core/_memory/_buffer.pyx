@@ -730,9 +730,8 @@ cdef class Buffer(Resource):
         ----------
         value : int or buffer-protocol object
             An int in [0, 256) fills bytes (a bool is 0 or 1); an object of 1, 2 or 4 bytes
-            that supports the
-            buffer protocol (``np.uint8(3)``, ``np.uint16(7)``, ``np.float32(1.0)``, ``bytes``)
-            is repeated as is, in the machine's byte order.
+            that supports the buffer protocol (``np.uint8(3)``, ``np.uint16(7)``,
+            ``np.float32(1.0)``, ``bytes``) is repeated as is, in the machine's byte order.
         stream : Stream
             The stream that orders the fill (keyword-only, required).
 
