@@ -37,7 +37,7 @@ class Scenario:
     name: str
     run: Callable[[Any], Any]
     # A declared difference: the migrating.rst section that names it, and the exception class
-    # ours raises where cuda.core returns (None: ours returns where cuda.core raises).
+    # ours raises (None: ours returns, where cuda.core raises or returns another value).
     differs: str | None = None
     ours_raises: type[BaseException] | None = None
 
