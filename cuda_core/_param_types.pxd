@@ -26,8 +26,8 @@ cdef enum:
 
 
 # A parameter-type table is one bytes object: ``count`` mask bytes (ACCEPTS_*, with PARAM_*
-# for integer types), one per parameter, then each parameter's declared C++ type, UTF-8, NUL-terminated. A launch reads the
-# masks; only an error message reads the names.
+# for integer types), one per parameter, then each parameter's declared C++ type, UTF-8,
+# NUL-terminated. A launch reads the masks; only an error message reads the names.
 cdef bytes param_table(const char* symbol, Py_ssize_t count)
 cdef bytes make_table(object declared)
 cdef str table_type(const unsigned char* table, Py_ssize_t count, Py_ssize_t i)

@@ -610,7 +610,8 @@ def test_close_while_a_memoryview_is_alive_defers_the_free():
 
 
 def test_memoryview_refused_for_memory_the_cpu_cannot_read_and_for_a_closed_buffer():
-    buf = NumpyMemoryResource(device_accessible=True, host_accessible=False, device_id=0).allocate(8)
+    device_only = NumpyMemoryResource(device_accessible=True, host_accessible=False, device_id=0)
+    buf = device_only.allocate(8)
     with pytest.raises(BufferError, match="not host-accessible"):
         memoryview(buf)
     buf.close()
