@@ -13,6 +13,11 @@ from cuda.bindings import driver as _driver_py
 
 __all__ = []
 
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type where cuda.core raises ``ValueError`` for it: a
+    ``TypeError``, as ours are, and a ``ValueError``, so that cuda.core's ``except`` holds."""
+
 cdef object _U64_END = 1 << 64
 
 

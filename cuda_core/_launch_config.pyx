@@ -12,6 +12,7 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport PyObject
 
 from cuda_core._checks cimport check_bool, check_int
+from cuda_core._checks import ArgumentTypeError
 
 
 cdef extern from "Python.h":
@@ -80,7 +81,7 @@ cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
         # Python's bool is an int (cuda.core takes it); NumPy's is not.
         if not hasattr(type(item), "__index__") or (type(item).__module__ == "numpy"
                                                     and type(item).__name__ in ("bool", "bool_")):
-            raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints, "
+            raise ArgumentTypeError(f"{name} must be an int or a tuple of 1 to 3 ints, "
                             f"got {type(item).__name__}"
                             + (f" in {value!r}" if isinstance(value, tuple) else ""))
         n = item.__index__()

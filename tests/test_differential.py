@@ -62,8 +62,11 @@ SCENARIOS = [
              lambda m: fields(m.LaunchConfig(grid=np.int64(3), block=np.uint8(2)), "grid",
                               "block"),
              differs=LAUNCH, ours_raises=None),  # ours takes any __index__ int
-    Scenario("LaunchConfig(grid=1.5, block=1)", lambda m: m.LaunchConfig(grid=1.5, block=1),
-             differs=LAUNCH, ours_raises=TypeError),
+    Scenario("LaunchConfig(grid=1.5, block=1)", lambda m: m.LaunchConfig(grid=1.5, block=1)),
+    Scenario("LaunchConfig(grid='1', block=1)", lambda m: m.LaunchConfig(grid="1", block=1)),
+    Scenario("LaunchConfig(grid=[1, 2], block=1)",
+             lambda m: m.LaunchConfig(grid=[1, 2], block=1)),
+    Scenario("LaunchConfig(grid=1, block=1.0)", lambda m: m.LaunchConfig(grid=1, block=1.0)),
     Scenario("LaunchConfig(grid=1, block=1, shmem_size=1.5)",
              lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=1.5),
              differs=LAUNCH, ours_raises=TypeError),
@@ -92,6 +95,7 @@ SCENARIOS = [
              lambda m: m.Host(is_numa_current=1) == m.Host.numa_current()),
     Scenario("Host(numa_id=True)", lambda m: m.Host(numa_id=True)),
     Scenario("Host(numa_id=-1)", lambda m: m.Host(numa_id=-1)),
+    Scenario("Host(numa_id='0')", lambda m: m.Host(numa_id="0")),
     # -- green contexts ------------------------------------------------------------------------
     Scenario("SMResourceOptions(count=True)",
              lambda m: m.SMResourceOptions(count=True).count),

@@ -10,6 +10,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUmemLocation
 
 from cuda_core._checks cimport check_bool, check_int
+from cuda_core._checks import ArgumentTypeError
 
 from cuda_core._device import Device
 
@@ -40,6 +41,9 @@ class Host:
         is_numa_current = bool(check_bool(is_numa_current, "Host: is_numa_current", True))
         if type(numa_id) is bool:  # cuda.core's refusal (ValueError), not an int here
             raise ValueError(f"Host: numa_id must be a non-negative int, got {numa_id}")
+        if numa_id is not None and not hasattr(type(numa_id), "__index__"):
+            raise ArgumentTypeError(f"Host: numa_id must be an int or None, not "
+                                    f"{type(numa_id).__name__}")  # cuda.core: ValueError
         numa_id = check_int(numa_id, "Host: numa_id", 0, None, True)
         if numa_id is not None and is_numa_current:
             raise ValueError("Host: give numa_id or is_numa_current=True, not both")
