@@ -13,8 +13,9 @@ released by :c:func:`holder_release` on every path, failures included.
 A Python ``int`` is a pointer-sized value (``intptr_t``/``uintptr_t``), as in cuda.core: device
 pointers are ints throughout the CUDA Python ecosystem. The launcher compares every argument's
 size with the kernel's parameter layout. Where they differ, a Python ``int`` or ``bool`` for an
-integer parameter of 1, 2 or 4 bytes (a ``bool`` for 8 too) is packed again at the parameter's
-width, if its value fits the declared type (either signedness where the type is not known), and
+integer parameter of 1, 2 or 4 bytes (a ``bool`` for 8 too), or for any parameter of a kernel
+whose types are not known (``extern "C"``), is packed again at the parameter's width, if its
+value fits the declared type (either signedness where the type is not known), and
 a Python ``float`` for a declared ``float`` as float32: the value the kernel declared, never its
 low bytes. Any other mismatch is an error, never garbage. Both are decided from the layout and
 the declared types, read once per kernel; a launch whose sizes match pays nothing for them.
@@ -443,14 +444,17 @@ cdef int pack_args(ParamHolder* h, PyObject** items, const size_t* expected,
 cdef int _fit(ParamHolder* h, Py_ssize_t i, object arg, size_t expected,
               const unsigned char* accepts) except -1:
     """Argument ``i`` packed to another size than its parameter's, ``expected``: a Python int
-    or bool for an integer parameter (or one of unknown type) is packed again at its width, a
-    Python float for a declared ``float`` as float32; anything else is the size mismatch it
-    is. ``accepts``: the kernel's parameter-type table, NULL where the types are not known."""
+    or bool for an integer parameter (or any of an extern "C" kernel) is packed again at its
+    width, a Python float for a declared ``float`` as float32; anything else is the size
+    mismatch it is. ``accepts``: the kernel's parameter-type table, NULL where the types are
+    not known."""
     cdef int param = accepts[i] if accepts != NULL else ACCEPTS_ANY
     cdef int mask = param & ACCEPTS_BITS
     # Python ints (an IntEnum's members too) and bools; not NumPy or ctypes scalars, whose
-    # width is their own.
-    if isinstance(arg, int) and (mask == ACCEPTS_INTEGER or mask == ACCEPTS_ANY):
+    # width is their own. For a parameter declared as an integer, or any of a kernel whose
+    # types are not known (extern "C"); not for one a C++ kernel declares as another type of
+    # unknown kind (__half, a struct, an enum), where the int's bits could be garbage.
+    if isinstance(arg, int) and (mask == ACCEPTS_INTEGER or accepts == NULL):
         if expected == 1 or expected == 2 or expected == 4 or (expected == 8 and
                                                                 type(arg) is bool):
             return _put_narrow_int(h, i, arg, <int>expected, param, accepts)
