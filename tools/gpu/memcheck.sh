@@ -6,6 +6,9 @@
 # API errors are not counted (--report-api-errors no): the tests provoke them on purpose, to check
 # the Python errors ours raises. Leaks (--leak-check full) are listed apart: an object a test
 # leaves open at exit is not an error. Stops starting files at DEADLINE_S (default 540 s).
+# QUEUES (default 1) queues share each GPU, for a machine whose cores outnumber its GPUs. A file
+# named FILE@N runs as N processes, its GPU tests dealt out to them. NUMBA_LOOP=0 skips the launch
+# loop.
 # On the GPU machine: LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/memcheck.sh [test files]
 # Every log goes into $LOG_DIR/memcheck.tgz; the summary is printed.
 set -u
@@ -28,18 +31,38 @@ sanitize() {  # sanitize GPU NAME COMMAND...: one run under memcheck, logs named
     > "$L/$name.out" 2>&1
   echo "$name: exit $? after $(( $(date +%s) - t0 )) s; $(tail -1 "$L/$name.out")"
 }
-# Deal the files to the GPUs, largest first, each to the queue with the fewest bytes so far.
+# The runs: a file, or one of the N parts of FILE@N (its GPU tests' ids, dealt out in turn); each
+# weighs its share of the file's bytes and has an argument file of what pytest runs.
+declare -a names weights
+for entry in $files; do
+  f=${entry%@*}; n=1; [ "$entry" != "$f" ] && n=${entry#*@}
+  base=$(basename "$f" .py)
+  if [ "$n" -gt 1 ]; then
+    python3 -m pytest -p no:cacheprovider -q --collect-only -m gpu "$f" | grep '::' > "$L/$base.ids"
+    split -n "r/$n" -d -a 1 "$L/$base.ids" "$L/$base.ids."
+    for k in $(seq 0 $((n - 1))); do
+      names+=("$base.$k"); weights+=($(( $(wc -c < "$f") / n ))); cp "$L/$base.ids.$k" "$L/$base.$k.args"
+    done
+  else
+    names+=("$base"); weights+=("$(wc -c < "$f")"); echo "$f" > "$L/$base.args"
+  fi
+done
+# Deal the runs to the queues (QUEUES per GPU; queue q on GPU q modulo the count), heaviest first,
+# each to the queue with the fewest bytes so far.
+nq=$(( gpus * ${QUEUES:-1} ))
 declare -a queue bytes
-for g in $(seq 0 $((gpus - 1))); do queue[g]=""; bytes[g]=0; done
-bytes[0]=60000  # GPU 0 starts with the numba launch loop
-for f in $(wc -c $files | grep -v ' total$' | sort -rn | awk '{print $2}'); do
+for q in $(seq 0 $((nq - 1))); do queue[q]=""; bytes[q]=0; done
+numba_loop=$([ "${NUMBA_LOOP:-1}" != 0 ] && [ -d "$root/.gpu/numba" ] && echo 1 || echo 0)
+[ "$numba_loop" = 1 ] && bytes[0]=60000  # queue 0 starts with the numba launch loop
+for i in $(for i in "${!names[@]}"; do echo "${weights[i]} $i"; done | sort -rn | awk '{print $2}'); do
   best=0
-  for g in $(seq 1 $((gpus - 1))); do [ "${bytes[g]}" -lt "${bytes[best]}" ] && best=$g; done
-  queue[best]+=" $f"; bytes[best]=$(( bytes[best] + $(wc -c < "$f") ))
+  for q in $(seq 1 $((nq - 1))); do [ "${bytes[q]}" -lt "${bytes[best]}" ] && best=$q; done
+  queue[best]+=" ${names[i]}"; bytes[best]=$(( bytes[best] + weights[i] ))
 done
 t0=$(date +%s)
-for g in $(seq 0 $((gpus - 1))); do
-  (if [ "$g" = 0 ] && [ -d "$root/.gpu/numba" ]; then
+for q in $(seq 0 $((nq - 1))); do
+  g=$(( q % gpus ))
+  (if [ "$q" = 0 ] && [ "$numba_loop" = 1 ]; then
      H=$root/.gpu/numba
      rm -rf /tmp/mc_site
      python3 -m pip install -q --no-index --no-deps --target /tmp/mc_site "$root"/.gpu/*.whl \
@@ -49,9 +72,10 @@ for g in $(seq 0 $((gpus - 1))); do
        sanitize 0 numba_launch_loop python3 "$H/launch_loop.py" ||
        echo "numba_launch_loop: could not be set up"
    fi
-   for f in ${queue[g]}; do
-     sanitize "$g" "$(basename "$f" .py)" python3 -m pytest -p no:cacheprovider -q -m gpu "$f"
-   done) > "$L/queue$g.txt" 2>&1 &
+   for name in ${queue[q]}; do
+     mapfile -t args < "$L/$name.args"
+     sanitize "$g" "$name" python3 -m pytest -p no:cacheprovider -q -m gpu "${args[@]}"
+   done) > "$L/queue$q.txt" 2>&1 &
 done
 wait
 cat "$L"/queue*.txt

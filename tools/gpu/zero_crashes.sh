@@ -5,7 +5,9 @@
 # on GPU i modulo the count):
 #   suite0, suite1, ...: the whole test suite, its files dealt out by size to that many parts;
 #   crash: tests/test_crash_sites.py 20 times (crash_sites_20.sh);
-#   numba: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh).
+#   numba: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh);
+#   files: the test files FILES names;
+#   stress: nothing before the stress programs.
 # A GPU's jobs joined by "+" run one after the other. Default: "suite0 suite1 crash numba" on 4
 # GPUs, "suite0 crash" on 2 (or e.g. JOBS="suite0 suite1+crash" then JOBS="numba crash" on 2).
 # Then each GPU runs lifetime stress programs until the deadline.
@@ -57,6 +59,9 @@ for g in "${!jobs[@]}"; do
                 > "$L/crash20.log" 2>&1 ;;
        numba) NUMBA_EXTRA="$root/.gpu/numba_extra" timeout -k 30 "$(left)" \
                 bash "$root/tools/gpu/numba_ours.sh" 5 > "$L/numba.log" 2>&1 ;;
+       files) (cd "$tree" && timeout -s INT -k 30 "$(left)" python3 -m pytest -p no:cacheprovider -q \
+                 -rs $FILES) > "$L/files.log" 2>&1 ;;
+       stress) ;;  # only the stress programs, which every GPU runs after its jobs
        *) echo "zero_crashes: unknown job $job" > "$L/$job.log" ;;
      esac
    done
@@ -66,10 +71,10 @@ wait
 {
   for g in "${!jobs[@]}"; do
     for job in ${jobs[g]//+/ }; do
-      case $job in suite*) echo "$job (GPU $(( g % gpus ))): $(tail -1 "$L/$job.log")" ;; esac
+      case $job in suite*|files) echo "$job (GPU $(( g % gpus ))): $(tail -1 "$L/$job.log")" ;; esac
     done
   done
-  grep -hE "^(FAILED|ERROR) " "$L"/suite*.log 2>/dev/null
+  grep -hE "^(FAILED|ERROR) |^_{3,} .* _{3,}$" "$L"/suite*.log "$L"/files.log 2>/dev/null
   grep -E "^crash-sites run|^ +[0-9]+ FAILED" "$L/crash20.log" 2>/dev/null
   cat "$L/numba.log" 2>/dev/null
   cat "$L/stress.txt" 2>/dev/null
