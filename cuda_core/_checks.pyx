@@ -18,6 +18,11 @@ class ArgumentTypeError(TypeError, ValueError):
     """An argument of the wrong type where cuda.core raises ``ValueError`` for it: a
     ``TypeError``, as ours are, and a ``ValueError``, so that cuda.core's ``except`` holds."""
 
+
+class SizeOverflowError(OverflowError, ValueError):
+    """A byte count outside [0, 2**64): a ``ValueError``, as ours are, and an ``OverflowError``,
+    the class of cuda.core's conversion to ``size_t``, so that either ``except`` holds."""
+
 cdef object _U64_END = 1 << 64
 
 
@@ -112,9 +117,9 @@ cpdef size_t check_size(object value, str what) except? 0:
     """A byte count: an int in [0, 2**64)."""
     value = _as_int(value, what, "an int")
     if value < 0:
-        raise ValueError(f"{what} must be >= 0, got {value}")
+        raise SizeOverflowError(f"{what} must be >= 0, got {value}")
     if value >= _U64_END:
-        raise ValueError(f"{what} {value} does not fit in 64 bits")
+        raise SizeOverflowError(f"{what} {value} does not fit in 64 bits")
     return <size_t>value
 
 

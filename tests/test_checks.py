@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from cuda_core._checks import check_bool, check_choice, check_int
+from cuda_core._checks import SizeOverflowError, check_bool, check_choice, check_int
 from helpers.cython_build import run_downstream
 
 
@@ -129,11 +129,12 @@ C_CASES = [
     case("size", "np.uint64(2**64 - 1)", "B.from_handle(): size", ok(U64_MAX)),
     case("size", "Index(10)", "B.from_handle(): size", ok(10)),
     case("size", "-1", "B.from_handle(): size",
-         refused(ValueError, r"B.from_handle\(\): size must be >= 0, got -1")),
+         refused(SizeOverflowError, r"B.from_handle\(\): size must be >= 0, got -1")),
     case("size", "2**64", "B.from_handle(): size",
-         refused(ValueError, r"B.from_handle\(\): size 18446744073709551616 does not fit in 64 bits")),
+         refused(SizeOverflowError,
+                 r"B.from_handle\(\): size 18446744073709551616 does not fit in 64 bits")),
     case("size", "Index(-5)", "B.from_handle(): size",
-         refused(ValueError, r"B.from_handle\(\): size must be >= 0, got -5")),
+         refused(SizeOverflowError, r"B.from_handle\(\): size must be >= 0, got -5")),
     case("size", "True", "B.from_handle(): size", ok(1)),  # an int, as for cuda.core
     case("size", "np.True_", "B.from_handle(): size",
          refused(TypeError, r"B.from_handle\(\): size must be an int, not numpy.bool")),

@@ -147,6 +147,9 @@ SCENARIOS = [
     Scenario("InMemoryProgramCache()[missing]",
              lambda m: sub(m, "utils").InMemoryProgramCache()[b"k"]),
     Scenario("make_program_cache_key()", lambda m: sub(m, "utils").make_program_cache_key()),
+    # -- buffers -------------------------------------------------------------------------------
+    Scenario("Buffer.from_handle(0, size=-1)", lambda m: m.Buffer.from_handle(0, -1)),
+    Scenario("Buffer.from_handle(0, size=2**64)", lambda m: m.Buffer.from_handle(0, 2**64)),
     # -- textures ------------------------------------------------------------------------------
     Scenario("OpaqueArrayOptions(shape=(True,))", lambda m: fields(sub(m, "texture")
              .OpaqueArrayOptions(shape=(True,), format="float32", num_channels=1), "shape")),
@@ -193,6 +196,7 @@ extern "C" __global__ void put(int* p, int v) { *p = v; }
 extern "C" __global__ void putf(float* p, float v) { *p = v; }
 template <typename T> __global__ void typed_put(T* p, T v) { *p = v; }
 template __global__ void typed_put<int>(int*, int);
+template __global__ void typed_put<float>(float*, float);
 """
 _STATE = {}
 
@@ -203,7 +207,7 @@ def gpu(m):
         dev = m.Device(0)
         dev.set_current()
         code = m.Program(KERNELS, "c++", m.ProgramOptions(arch="sm_" + dev.arch)).compile(
-            "cubin", name_expressions=("typed_put<int>",))
+            "cubin", name_expressions=("typed_put<int>", "typed_put<float>"))
         _STATE[m.__name__] = (dev, dev.create_stream(), m.LegacyPinnedMemoryResource(), code)
     return _STATE[m.__name__]
 
@@ -246,10 +250,18 @@ GPU_SCENARIOS = [
     Scenario("launch: a Python int -5 for an int", lambda m: put(m, "put", -5)),
     Scenario("launch: a Python int 7 for a C++ int", lambda m: put(m, "typed_put<int>", 7)),
     Scenario("launch: np.int32(9) for an int", lambda m: put(m, "put", np.int32(9))),
-    Scenario("launch: 2**31 for an int", lambda m: put(m, "put", 2**31),
+    # extern "C": the parameter's signedness is not known, so either range of 4 bytes is taken.
+    Scenario("launch: 2**31 for an int", lambda m: put(m, "put", 2**31)),
+    Scenario("launch: 2**32 for an int", lambda m: put(m, "put", 2**32),
              differs=LAUNCH_ARGS, ours_raises=OverflowError),  # cuda.core: its low bytes
+    Scenario("launch: 2**31 for a C++ int", lambda m: put(m, "typed_put<int>", 2**31),
+             differs=LAUNCH_ARGS, ours_raises=OverflowError),
+    # A double's low 4 bytes are cuda.core's float; ours packs float32 where the type is known.
     Scenario("launch: a Python float 1.5 for a float", lambda m: put(m, "putf", 1.5, "f"),
-             differs=LAUNCH_ARGS, ours_raises=None),  # cuda.core: a double's low bytes
+             differs=LAUNCH_ARGS, ours_raises=TypeError),
+    Scenario("launch: a Python float 1.5 for a C++ float",
+             lambda m: put(m, "typed_put<float>", 1.5, "f"), differs=LAUNCH_ARGS,
+             ours_raises=None),
     Scenario("Buffer.fill(7) of pinned memory", lambda m: fill_pinned(m, 7)),
     Scenario("Buffer.fill(256)", lambda m: fill_pinned(m, 256)),
     Scenario("Buffer.fill(np.uint16(0x0102))", lambda m: fill_pinned(m, np.uint16(0x0102))),

@@ -651,7 +651,9 @@ def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     gc.collect()
     rss0 = _rss_bytes()
     free0 = _check(driver.cuMemGetInfo())[0]
-    for i in range(1_000_000):
+    # tools/gpu/memcheck.sh asks for fewer: a million launches under the sanitizer outlast its
+    # time on the device; what it checks there is every access, not the memory's flatness.
+    for i in range(int(os.environ.get("CUDA_CORE_FLAT_LAUNCHES", 1_000_000))):
         launch(stream, cfg, kernel, value, out.ptr)
         if i % 100_000 == 0:
             stream.sync()
