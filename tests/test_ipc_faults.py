@@ -501,7 +501,9 @@ def test_file_descriptors_come_back_over_many_rounds(dev, stream, variant):
         assert not mr.allocation_handle.is_closed  # exported once and cached: in the baseline
     prime()
     conn, child_conn = SPAWN.Pipe()
-    with Children() as children:
+    # Every round waits at most CHILD_TIMEOUT for the child (conn_recv), whose watchdog is
+    # re-armed every round: the block's own budget is for the thousand rounds of a loaded machine.
+    with Children(timeout=10 * CHILD_TIMEOUT) as children:
         child = children.run(kids.child_fd_rounds, child_conn, variant, WARM, ROUNDS, mr)
         for r in range(WARM + ROUNDS):
             if r == WARM:

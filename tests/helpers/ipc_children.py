@@ -474,6 +474,9 @@ def child_fd_rounds(conn, variant, warm, rounds, resource):
     before = None
     try:
         for r in range(warm + rounds):
+            # The watchdog, re-armed every round: it stops a round that is stuck, not a thousand
+            # rounds that a loaded machine makes slow.
+            child_setup()
             if r == warm:
                 before = counted_fds()
             kind, number, payload = _recv(conn)
