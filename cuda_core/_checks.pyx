@@ -20,8 +20,10 @@ class ArgumentTypeError(TypeError, ValueError):
 
 
 class SizeOverflowError(OverflowError, ValueError):
-    """A byte count outside [0, 2**64): a ``ValueError``, as ours are, and an ``OverflowError``,
-    the class of cuda.core's conversion to ``size_t``, so that either ``except`` holds."""
+    """An int outside what its C field holds (a byte count outside [0, 2**64), a launch
+    dimension or shared-memory size past 32 bits): a ``ValueError``, as ours are, and an
+    ``OverflowError``, the class of cuda.core's conversion to the C type, so that either
+    ``except`` holds."""
 
 cdef object _U64_END = 1 << 64
 

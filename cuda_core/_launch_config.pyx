@@ -12,7 +12,7 @@ from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.ref cimport PyObject
 
 from cuda_core._checks cimport check_bool, check_int
-from cuda_core._checks import ArgumentTypeError
+from cuda_core._checks import ArgumentTypeError, SizeOverflowError
 
 
 cdef extern from "Python.h":
@@ -70,8 +70,8 @@ cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
     cdef int i
     if isinstance(value, tuple):
         items = tuple(value)  # a tuple subclass's __len__ may disagree with its items
-        if not 1 <= len(items) <= 3:
-            raise ValueError(f"{name} must be an int or a tuple of 1 to 3 ints, "
+        if len(items) > 3:  # () is (1, 1, 1), as in cuda.core: missing dimensions are 1
+            raise ValueError(f"{name} must be an int or a tuple of up to 3 ints, "
                              f"got a tuple of length {len(items)}")
     else:
         items = (value,)
@@ -81,14 +81,14 @@ cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
         # Python's bool is an int (cuda.core takes it); NumPy's is not.
         if not hasattr(type(item), "__index__") or (type(item).__module__ == "numpy"
                                                     and type(item).__name__ in ("bool", "bool_")):
-            raise ArgumentTypeError(f"{name} must be an int or a tuple of 1 to 3 ints, "
+            raise ArgumentTypeError(f"{name} must be an int or a tuple of up to 3 ints, "
                             f"got {type(item).__name__}"
                             + (f" in {value!r}" if isinstance(value, tuple) else ""))
         n = item.__index__()
         if n < 1:
             raise ValueError(f"{name} values must be >= 1, got {value!r}")
-        if n > _UINT_MAX:
-            raise ValueError(f"{name} values must fit in 32 bits, got {value!r}")
+        if n > _UINT_MAX:  # an OverflowError too, as cuda.core's at launch
+            raise SizeOverflowError(f"{name} values must fit in 32 bits, got {value!r}")
         out[i] = n
     return 0
 
@@ -163,7 +163,11 @@ cdef class LaunchConfig:
             if type(shmem_size) is int:  # the common case takes no Python-level call
                 shmem = PyLong_AsLongLongAndOverflow(shmem_size, &overflow)
             if type(shmem_size) is not int or overflow or not 0 <= shmem <= <long long>_UINT_MAX:
-                shmem = check_int(shmem_size, f"{where}.shmem_size", 0, _UINT_MAX)
+                value = check_int(shmem_size, f"{where}.shmem_size")
+                if not 0 <= value <= _UINT_MAX:  # cuda.core: OverflowError at launch
+                    raise SizeOverflowError(f"{where}.shmem_size must be between 0 and "
+                                            f"{_UINT_MAX}, got {value}")
+                shmem = value
         self._shmem_size = <unsigned int>shmem
         if type(is_cooperative) is not bool:
             check_bool(is_cooperative, f"{where}.is_cooperative")

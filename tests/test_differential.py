@@ -67,6 +67,17 @@ SCENARIOS = [
     Scenario("LaunchConfig(grid=[1, 2], block=1)",
              lambda m: m.LaunchConfig(grid=[1, 2], block=1)),
     Scenario("LaunchConfig(grid=1, block=1.0)", lambda m: m.LaunchConfig(grid=1, block=1.0)),
+    Scenario("LaunchConfig(grid=(), block=())",
+             lambda m: fields(m.LaunchConfig(grid=(), block=()), "grid", "block")),
+    # Past 32 bits: cuda.core builds the config and raises OverflowError at launch; ours
+    # raises it (an OverflowError and ValueError) when the config is built.
+    Scenario("LaunchConfig(grid=2**32, block=1)", lambda m: m.LaunchConfig(grid=2**32, block=1),
+             differs=LAUNCH, ours_raises=OverflowError),
+    Scenario("LaunchConfig(grid=1, block=1, shmem_size=-1)",
+             lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=-1),
+             differs=LAUNCH, ours_raises=OverflowError),
+    Scenario("LaunchConfig(grid=1, block=1, shmem_size=2**32)",
+             lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=2**32)),
     Scenario("LaunchConfig(grid=1, block=1, shmem_size=1.5)",
              lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=1.5),
              differs=LAUNCH, ours_raises=TypeError),

@@ -12,7 +12,7 @@ from cuda_core import LaunchConfig
 
 
 @pytest.mark.parametrize("given, expected", [
-    (1, (1, 1, 1)), ((4,), (4, 1, 1)), ((2, 3), (2, 3, 1)), ((2, 3, 4), (2, 3, 4)),
+    (1, (1, 1, 1)), ((), (1, 1, 1)), ((4,), (4, 1, 1)), ((2, 3), (2, 3, 1)), ((2, 3, 4), (2, 3, 4)),
     (np.int32(7), (7, 1, 1)), ((np.uint8(2), 3), (2, 3, 1)), (2**32 - 1, (2**32 - 1, 1, 1)),
 ])
 def test_dims_normalised(given, expected):
@@ -43,8 +43,9 @@ def test_cluster_keeps_grid_in_clusters():
     ({"grid": "1", "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got str"),
     ({"grid": [1, 2], "block": 1}, TypeError, "LaunchConfig.grid must be an int .* got list"),
     ({"grid": (1, 2, 3, 4), "block": 1}, ValueError, "tuple of length 4"),
-    ({"grid": (), "block": 1}, ValueError, "tuple of length 0"),
-    ({"grid": 2**32, "block": 1}, ValueError, "LaunchConfig.grid values must fit in 32 bits"),
+    ({"grid": 2**32, "block": 1}, OverflowError, "LaunchConfig.grid values must fit in 32 bits"),
+    ({"grid": 1, "block": 1, "shmem_size": 2**32}, OverflowError,
+     "LaunchConfig.shmem_size must be between 0 and 4294967295, got 4294967296"),
     ({"grid": 1, "block": 1, "cluster": 0}, ValueError, "LaunchConfig.cluster values must be"),
     ({"grid": 2**31, "block": 1, "cluster": 2}, ValueError, "more than 2\\*\\*32 - 1 blocks"),
     ({"grid": 1, "block": 1, "shmem_size": -1}, ValueError, "LaunchConfig.shmem_size must be"),
