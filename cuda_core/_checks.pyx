@@ -25,6 +25,7 @@ class SizeOverflowError(OverflowError, ValueError):
     ``OverflowError``, the class of cuda.core's conversion to the C type, so that either
     ``except`` holds."""
 
+
 cdef object _U64_END = 1 << 64
 
 

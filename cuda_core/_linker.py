@@ -2,7 +2,8 @@
 
 The linker is nvJitLink where it can be loaded (it also does link-time optimization of LTO
 IR), and the driver's ``cuLink*`` otherwise. Failures raise :class:`NVRTCError` carrying the
-linker's error log.
+linker's error log; nvJitLink's are also ``cuda.bindings.nvjitlink.nvJitLinkError``, the class
+cuda.core raises there (``NvJitLinkError`` here).
 """
 
 from __future__ import annotations
@@ -28,6 +29,44 @@ if TYPE_CHECKING:
     from cuda_core._driver_linker import DriverLinker
 
 __all__ = ["Linker", "LinkerOptions"]
+
+_NVJITLINK_ERROR_LOCK = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: NvJitLinkError derives from cuda.bindings.nvjitlink's class, whose module is
+    # imported only once nvJitLink is used (importing it costs about a millisecond); the class
+    # is made once, under a lock, on first use, and is found here again by pickle.
+    if name != "NvJitLinkError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _NVJITLINK_ERROR_LOCK:
+        cls = globals().get(name)
+        if cls is None:
+            from cuda.bindings import nvjitlink
+
+            class NvJitLinkError(NVRTCError, nvjitlink.nvJitLinkError):
+                """An nvJitLink failure: an :class:`NVRTCError`, as ours are, and
+                ``cuda.bindings.nvjitlink.nvJitLinkError``, cuda.core's class there;
+                ``status`` is nvJitLink's (``code`` too)."""
+
+                def __init__(self, message: str, code: Any = None, name: Any = None,
+                             explanation: Any = None, log: str = "") -> None:
+                    # Past NVRTCError's chain, whose super() would reach nvJitLinkError's
+                    # __init__, which takes a status, not a message.
+                    Exception.__init__(self, message)
+                    self.code = self.status = code
+                    self.name, self.explanation, self.log = name, explanation, log
+
+            NvJitLinkError.__qualname__ = name
+            cls = globals()[name] = NvJitLinkError
+    return cls
+
+
+def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
+    """The error to raise for ``exc``, an nvJitLinkError of cuda.bindings."""
+    status = getattr(exc, "status", None)
+    return __getattr__("NvJitLinkError")(message, status, str(exc), None, log)
+
 
 _BOOL_FIELDS = ("time", "verbose", "link_time_optimization", "ptx", "debug", "lineinfo", "ftz",
                 "prec_div", "prec_sqrt", "fma", "optimize_unused_variables", "no_cache",
@@ -351,8 +390,8 @@ class Linker:
         try:
             handle = nvjitlink.create(len(flags), flags)
         except nvjitlink.nvJitLinkError as exc:
-            raise NVRTCError(f"nvJitLink rejected the options {flags}: {exc}",
-                             getattr(exc, "status", None), str(exc), None, "") from None
+            raise _nvjitlink_error(f"nvJitLink rejected the options {flags}: {exc}",
+                                   exc) from None
         self._nvjitlink = NvJitLinkHandle(handle)
         for i, obj in enumerate(object_codes):
             kind = getattr(nvjitlink.InputType, _NVJITLINK_INPUT[obj.code_type])
@@ -394,8 +433,8 @@ class Linker:
 
         log = _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
         self._error_log = log
-        raise NVRTCError(f"{what}: {exc}" + (f"\n{log}" if log else ""),
-                         getattr(exc, "status", None), str(exc), None, log) from None
+        raise _nvjitlink_error(f"{what}: {exc}" + (f"\n{log}" if log else ""), exc,
+                               log) from None
 
     @classmethod
     def which_backend(cls) -> CompilerBackendType:

@@ -17,6 +17,7 @@ pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extr
 FLAGS = "Flags, integers and list options"
 ARRAY = np.arange(12, dtype=np.float32).reshape(3, 4)
 LAUNCH = "Launch configuration"
+COMPILE = "Compilation and the program cache"
 
 
 def sub(m, name):
@@ -129,6 +130,20 @@ SCENARIOS = [
              lambda m: type(m.LinkerOptions(ptxas_options=[])).__name__),
     Scenario("LinkerOptions(numba_debug=True) warns",
              lambda m: type(m.LinkerOptions(numba_debug=True)).__name__),
+    # -- object code ---------------------------------------------------------------------------
+    Scenario("ObjectCode.from_cubin(b'abc', name='x')",
+             lambda m: fields(m.ObjectCode.from_cubin(b"abc", name="x"), "name", "code_type")),
+    Scenario("ObjectCode.from_cubin(b'')", lambda m: m.ObjectCode.from_cubin(b""),
+             differs=COMPILE, ours_raises=ValueError),
+    Scenario("ObjectCode.from_cubin('/no/such/file.cubin')",
+             lambda m: m.ObjectCode.from_cubin("/no/such/file.cubin"),
+             differs=COMPILE, ours_raises=FileNotFoundError),
+    Scenario("Linker(PTX that is not PTX)", lambda m: m.Linker(
+        m.ObjectCode.from_ptx(b".version 8.0\n.target sm_90\nnot ptx\n"),
+        options=m.LinkerOptions(arch="sm_90"))),
+    Scenario("Linker(options=LinkerOptions(arch='sm_10'))", lambda m: m.Linker(
+        m.ObjectCode.from_ptx(b".version 8.0\n.target sm_90\n.address_size 64\n"),
+        options=m.LinkerOptions(arch="sm_10"))),
     Scenario("LinkerOptions(verbose='yes')", lambda m: m.LinkerOptions(verbose="yes"),
              differs=FLAGS, ours_raises=TypeError),
     # -- system ---------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 the driver-linker fallback and loading the output (GPU)."""
 
 import dataclasses
+import pickle
 import re
 import warnings
 
@@ -201,6 +202,26 @@ def test_bad_input_is_reported_at_construction():
     with pytest.raises(NVRTCError, match="input 0"):
         Linker(ObjectCode.from_ptx(b".version 8.0\n.target sm_90\nnot ptx\n"),
                options={"arch": ARCH})
+
+
+def test_nvjitlink_failures_are_cuda_bindings_class_too():
+    # cuda.core lets nvJitLink's own exception through: code written for it catches that.
+    from cuda.bindings import nvjitlink
+
+    caller, _ = lto_objects()
+    linker = Linker(caller, options=LinkerOptions(arch=ARCH, link_time_optimization=True))
+    with pytest.raises(nvjitlink.nvJitLinkError) as info:
+        linker.link("cubin")
+    err = info.value
+    assert isinstance(err, NVRTCError) and type(err) is linker_module.NvJitLinkError
+    assert err.status == err.code and err.status > 0  # nvJitLink's nvJitLinkResult
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is type(err) and str(again) == str(err) and again.log == err.log
+    with pytest.raises(nvjitlink.nvJitLinkError, match="input 0"):
+        Linker(ObjectCode.from_ptx(b".version 8.0\n.target sm_90\nnot ptx\n"),
+               options={"arch": ARCH})
+    with pytest.raises(nvjitlink.nvJitLinkError, match="rejected the options"):
+        Linker(caller, options=LinkerOptions(arch="sm_10"))
 
 
 def test_no_inputs_and_wrong_inputs():

@@ -78,13 +78,16 @@ def outcome(scenario: Scenario, package: str) -> Outcome:
 
 
 def their_class(exc: BaseException) -> type[BaseException] | None:
-    """The class ours must raise (or subclass) where cuda.core raised ``exc``: a builtin, or
-    ours of the same name; None where ours has none (then only the name is compared)."""
+    """The class ours must raise (or subclass) where cuda.core raised ``exc``: a builtin, one of
+    a package both use (``cuda.bindings``' ``nvJitLinkError``), or ours of the same name; None
+    where ours has none (then only the name is compared)."""
     name = type(exc).__name__
     builtin = getattr(builtins, name, None)
     if isinstance(builtin, type) and issubclass(builtin, BaseException) and \
             type(exc).__module__ == "builtins":
         return builtin
+    if type(exc).__module__.startswith("cuda.bindings."):
+        return type(exc)
     import cuda_core
 
     ours = getattr(cuda_core, name, None)
