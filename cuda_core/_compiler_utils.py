@@ -89,8 +89,10 @@ def arch_parts(arch: str) -> tuple[str, int, str]:
     return m.group(1), int(m.group(2)), m.group(3)
 
 
-def enum_value(value: Any, what: str, choices: tuple[str, ...], casefold: bool = False) -> str:
-    """The plain string of a StrEnum member or str, checked against ``choices``."""
+def enum_value(value: Any, what: str, choices: tuple[str, ...], casefold: bool = False,
+               error: type[ValueError] = ValueError) -> str:
+    """The plain string of a StrEnum member or str, checked against ``choices`` (``error``
+    for another str)."""
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, not {type(value).__name__}")
     text = str.__str__(value)
@@ -100,7 +102,7 @@ def enum_value(value: Any, what: str, choices: tuple[str, ...], casefold: bool =
                 return choice
     elif text in choices:
         return text
-    raise ValueError(f"{what} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    raise error(f"{what} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
 def current_device_arch() -> str | None:

@@ -111,6 +111,11 @@ class _ProgramState:
 _STATE_LOCK = threading.Lock()
 
 _CODE_TYPES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
+
+
+class CodeTypeError(ValueError, RuntimeError):
+    """A code type ``Program`` does not compile: a ``ValueError``, as ours are, and a
+    ``RuntimeError``, cuda.core's class there."""
 _TARGET_OF = {ct: {t: t for t in targets} for ct, targets in TARGETS.items()}
 
 
@@ -133,7 +138,8 @@ class Program:
     TypeError, ValueError
         Bad code, code type or options; an option the backend cannot honour. (Text that is
         not valid Unicode, which the check here does not scan for, is a ValueError at
-        :meth:`compile`.)
+        :meth:`compile`.) A code type that is no supported one is also a RuntimeError, as
+        in cuda.core.
     RuntimeError
         ``arch`` not given and no context current.
 
@@ -152,7 +158,7 @@ class Program:
         ct = _CODE_TYPES.get(code_type) if type(code_type) is str else None
         if ct is None:
             ct = _cu.enum_value(code_type, "Program: code_type", ("c++", "ptx", "nvvm"),
-                                casefold=True)
+                                casefold=True, error=CodeTypeError)
         if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
             code = _check_code(code, ct)
         if type(options) is not ProgramOptions:

@@ -138,6 +138,11 @@ SCENARIOS = [
     Scenario("ObjectCode.from_cubin('/no/such/file.cubin')",
              lambda m: m.ObjectCode.from_cubin("/no/such/file.cubin"),
              differs=COMPILE, ours_raises=FileNotFoundError),
+    Scenario("Program(code_type='c')", lambda m: m.Program("int x;", "c", m.ProgramOptions(
+        arch="sm_90"))),
+    Scenario("Program(code_type='PTX')", lambda m: m.Program(
+        ".version 8.0\n.target sm_90\n.address_size 64\n", "PTX",
+        m.ProgramOptions(arch="sm_90")).backend),
     Scenario("Linker(PTX that is not PTX)", lambda m: m.Linker(
         m.ObjectCode.from_ptx(b".version 8.0\n.target sm_90\nnot ptx\n"),
         options=m.LinkerOptions(arch="sm_90"))),
