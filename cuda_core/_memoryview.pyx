@@ -35,6 +35,7 @@ from libc.stdlib cimport free, malloc
 from cuda.bindings.cydriver cimport CUdeviceptr
 
 from cuda_core._checks cimport check_int
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer, as_buffer
 from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_capsule
@@ -132,16 +133,17 @@ cdef class StridedMemoryView:
         self._dl_type = kDLCPU
 
     def __init__(self, obj=None, stream_ptr=None):
-        if obj is None:
-            raise TypeError("StridedMemoryView(): build a view with from_dlpack(), "
-                            "from_cuda_array_interface(), from_array_interface(), "
-                            "from_any_interface() or from_buffer(); an empty view is not "
-                            "supported")
         if self._exporting_obj is not None or self._managed != NULL or self._ndim != 0:
             raise TypeError("StridedMemoryView.__init__(): the view is already initialized")
         warnings.warn("StridedMemoryView(obj, stream_ptr) is deprecated; use "
                       "StridedMemoryView.from_any_interface(obj, stream_ptr) (or from_dlpack, "
                       "from_cuda_array_interface)", DeprecationWarning, stacklevel=2)
+        if obj is None:
+            # Also a ValueError: cuda.core makes an empty view, whose every use raises one.
+            raise ArgumentTypeError("StridedMemoryView(): build a view with from_dlpack(), "
+                            "from_cuda_array_interface(), from_array_interface(), "
+                            "from_any_interface() or from_buffer(); an empty view is not "
+                            "supported")
         _init_any(self, obj, stream_ptr, "StridedMemoryView")
 
     def __dealloc__(self):

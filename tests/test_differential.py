@@ -166,6 +166,18 @@ SCENARIOS = [
              lambda m: sub(m, "utils").StridedMemoryView.from_any_interface(ARRAY, -1).shape),
     Scenario("StridedMemoryView(ndarray, -1) warns",
              lambda m: sub(m, "utils").StridedMemoryView(ARRAY, stream_ptr=-1).shape),
+    # cuda.core makes an empty view whose every use raises ValueError; ours refuses to make it
+    # (a TypeError and ValueError).
+    Scenario("StridedMemoryView().shape",
+             lambda m: sub(m, "utils").StridedMemoryView().shape),
+    Scenario("StridedMemoryView.from_dlpack(ndarray[::2, 1::2], stream_ptr=-1)",
+             lambda m: (lambda v: (v.shape, v.strides, v.size))(sub(m, "utils").StridedMemoryView
+             .from_dlpack(np.zeros((4, 6), np.float32)[::2, 1::2], stream_ptr=-1))),
+    Scenario("StridedMemoryView of a 0-d and an empty array", lambda m: tuple(
+        (v.shape, v.strides, v.size) for v in (sub(m, "utils").StridedMemoryView.from_dlpack(
+            a, stream_ptr=-1) for a in (np.zeros((), np.int16), np.zeros((0, 3), np.int16))))),
+    Scenario("np.from_dlpack(StridedMemoryView of a transposed array)", lambda m: np.from_dlpack(
+        sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY.T, stream_ptr=-1)).tolist()),
     Scenario("StridedMemoryView complex64", lambda m: str(sub(m, "utils").StridedMemoryView
              .from_dlpack(np.zeros(3, dtype=np.complex64), stream_ptr=-1).dtype)),
     # -- program caches ------------------------------------------------------------------------
