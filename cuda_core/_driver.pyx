@@ -14,7 +14,7 @@ from cuda.bindings.cydriver cimport CUresult, CUDA_SUCCESS
 
 from cuda_core._atomic cimport load_int, store_int
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error, mark_forked_child
-from cuda_core._errors import CUDAError
+from cuda_core._errors import CUDAError, DriverNotFoundError
 
 # Set once, under _init_lock, after cuInit succeeded; read atomically without the lock.
 cdef int _driver_ready = 0
@@ -73,7 +73,7 @@ cdef int _init_driver() except -1:
             with nogil:
                 err = cydriver.cuInit(0)
         except RuntimeError as exc:  # raised by cuda.bindings when libcuda cannot be loaded
-            raise CUDAError(
+            raise DriverNotFoundError(
                 "CUDA driver not found: the NVIDIA driver library (libcuda.so.1) could not be "
                 f"loaded ({exc}); install an NVIDIA driver to use a GPU") from None
         if err == cydriver.CUDA_ERROR_NO_DEVICE:

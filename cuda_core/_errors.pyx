@@ -7,6 +7,7 @@ failure takes the GIL, looks the code's name and text up in the driver and raise
 """
 
 from cuda.bindings cimport cydriver
+from cuda.pathfinder import DynamicLibNotFoundError
 from cuda.bindings.cydriver cimport CUresult
 
 from cuda_core._atomic cimport load_int, store_int
@@ -37,6 +38,12 @@ class CUDAError(Exception):
     def __reduce__(self):
         return (type(self), (self.args[0] if self.args else "", self.code, self.name,
                              self.explanation))
+
+
+class DriverNotFoundError(CUDAError, DynamicLibNotFoundError):
+    """No NVIDIA driver library could be loaded: a :class:`CUDAError`, as ours are, and
+    cuda.pathfinder's ``DynamicLibNotFoundError`` (a ``RuntimeError``), which cuda.core lets
+    through there, so that ``except RuntimeError`` written for it still holds."""
 
 
 class CUDAOutOfMemoryError(CUDAError, MemoryError):

@@ -62,7 +62,7 @@ class StreamOptions:
 class EventOptions:
     """Options for :meth:`Device.create_event` and :meth:`Stream.record`.
 
-    Each field is a bool, or None, which means False (and is stored as False).
+    Each field is a bool, or None, which means False (and is kept as None, as in cuda.core).
 
     Attributes
     ----------
@@ -90,8 +90,6 @@ class EventOptions:
         # other options' flags).
         for field in ("timing_enabled", "blocking_sync", "ipc_enabled"):
             value = getattr(self, field)
-            if value is None:
-                setattr(self, field, False)
-            elif type(value) is not bool:
+            if value is not None and type(value) is not bool:
                 raise TypeError(f"EventOptions.{field} must be a bool or None, not "
                                 f"{type(value).__name__}")

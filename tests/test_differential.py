@@ -45,6 +45,9 @@ SCENARIOS = [
     Scenario("StreamOptions(priority=-1)", lambda m: m.StreamOptions(priority=-1).priority),
     Scenario("EventOptions()", lambda m: tuple(bool(v) for v in fields(
         m.EventOptions(), "timing_enabled", "blocking_sync", "ipc_enabled"))),
+    Scenario("EventOptions(blocking_sync=None, timing_enabled=None)", lambda m: fields(
+        m.EventOptions(blocking_sync=None, timing_enabled=None), "timing_enabled",
+        "blocking_sync", "ipc_enabled")),
     Scenario("EventOptions(timing_enabled=True)",
              lambda m: m.EventOptions(timing_enabled=True).timing_enabled),
     Scenario("EventOptions(timing_enabled=1)", lambda m: m.EventOptions(timing_enabled=1)),

@@ -5,8 +5,8 @@ import pickle
 
 import pytest
 
-from cuda_core import CUDAError, CUDAOutOfMemoryError, CUDAWarning, NVRTCError
-from helpers import run_python
+from cuda_core import CUDAError, CUDAOutOfMemoryError, CUDAWarning, Device, NVRTCError
+from helpers import gpu_probe, run_python
 from helpers.cython_build import run_downstream
 
 
@@ -33,6 +33,21 @@ def test_nvrtc_error_carries_the_log():
     assert isinstance(err, CUDAError)
     back = pickle.loads(pickle.dumps(err))
     assert back.log == err.log and str(back) == "compilation failed"
+
+
+@pytest.mark.skipif(not gpu_probe()[1].startswith("no NVIDIA driver"),
+                    reason="checks the error where no driver library can be loaded")
+def test_no_driver_is_the_runtime_error_cuda_core_lets_through():
+    # cuda.core lets cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError) through where no
+    # driver can be loaded; code that tells "no GPU here" by it must work on ours.
+    from cuda.pathfinder import DynamicLibNotFoundError
+
+    with pytest.raises(RuntimeError, match="CUDA driver not found") as info:
+        Device(0)
+    err = info.value
+    assert isinstance(err, CUDAError) and isinstance(err, DynamicLibNotFoundError)
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is type(err) and str(again) == str(err)
 
 
 def test_the_cleanup_warning_policy(downstream):
