@@ -91,7 +91,8 @@ awk '/^========= ERROR SUMMARY: [0-9]+ errors?$/ {n++; e += $4}
      END {printf "MEMCHECK: %d processes, %d errors other than leaks (%d records), %d leak records (%d bytes)\n",
           n, e - k, r, k, b}' "$L"/*.log
 echo "logs without a summary (process killed):"
-grep -L '^========= ERROR SUMMARY: [0-9]* error' "$L"/*.log || echo "  none"
+killed=$(grep -L '^========= ERROR SUMMARY: [0-9]* error' "$L"/*.log)
+echo "${killed:-  none}"
 echo "leaks by process log:"; grep -c '^========= Leaked ' "$L"/*.log | grep -v ':0$' || echo "  none"
 } 2>&1 | tee "$L/summary.txt"
 mkdir -p "$out" && tar -czf "$out/memcheck.tgz" -C "$L" .
