@@ -7,10 +7,11 @@ failure takes the GIL, looks the code's name and text up in the driver and raise
 """
 
 from cuda.bindings cimport cydriver
-from cuda.pathfinder import DynamicLibNotFoundError
 from cuda.bindings.cydriver cimport CUresult
 
 from cuda_core._atomic cimport load_int, store_int
+
+from cuda.pathfinder import DynamicLibNotFoundError
 
 __all__ = ["CUDAError", "CUDALaunchError", "CUDAOutOfMemoryError", "NVRTCError", "CUDAWarning"]
 
