@@ -4,6 +4,7 @@ classes). See tests/helpers/differential.py for the rules; a difference by desig
 docs/migrating.rst section that says which harm our rule prevents.
 """
 
+import enum
 import importlib
 
 import numpy as np
@@ -22,6 +23,22 @@ COMPILE = "Compilation and the program cache"
 
 def sub(m, name):
     return importlib.import_module(f"{m.__name__}.{name}")
+
+
+def public_enums(m):
+    """Every enum class the package and its public submodules export (Python's, or
+    cuda.bindings' FastEnum, which cuda.core re-exports for some): (module, class name,
+    [(member name, value)...]), sorted."""
+    found = []
+    for name in ("", "typing", "graph", "texture", "utils", "system", "system.typing"):
+        module = sub(m, name) if name else m
+        for attr in dir(module):
+            cls = getattr(module, attr)
+            if attr.startswith("_") or not isinstance(cls, type) or not (
+                    issubclass(cls, enum.Enum) or type(cls).__name__ == "FastEnumMetaclass"):
+                continue
+            found.append((name, attr, [(e.name, getattr(e, "value", e)) for e in cls]))
+    return sorted(found)
 
 
 def fields(obj, *names):
@@ -102,6 +119,7 @@ SCENARIOS = [
         m.VirtualMemoryResourceOptions(gpu_direct_rdma=None).gpu_direct_rdma)),
     Scenario("VirtualMemoryResourceOptions(gpu_direct_rdma=1)", lambda m: bool(
         m.VirtualMemoryResourceOptions(gpu_direct_rdma=1).gpu_direct_rdma)),
+    Scenario("every public enum's members, in order", lambda m: public_enums(m)),
     Scenario("typing.VirtualMemoryAccessType members",
              lambda m: tuple((e.name, e.value) for e in sub(m, "typing").VirtualMemoryAccessType)),
     Scenario("Host(is_numa_current=None)", lambda m: (

@@ -20,7 +20,8 @@ import pytest
 cuda_core_ref = pytest.importorskip(
     "cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extra installs it) is the reference")
 
-SUBMODULES = ["", ".checkpoint", ".graph", ".system", ".texture", ".typing", ".utils"]
+SUBMODULES = ["", ".checkpoint", ".graph", ".system", ".system.typing", ".texture", ".typing",
+              ".utils"]
 
 # How a class is made, copied, compared and printed: behaviour the differential suite compares.
 CONSTRUCTION = {
@@ -74,12 +75,21 @@ def _public(module):
     return list(names) if names is not None else [n for n in dir(module) if not n.startswith("_")]
 
 
+_ENUM_MODULES = ("enum", "cuda.bindings._internal._fast_enum")
+
+
+def _is_enum(cls):
+    return issubclass(cls, enum.Enum) or type(cls).__name__ == "FastEnumMetaclass"
+
+
 def _members(cls):
     """The public members of ``cls``: names without a leading underscore, the protocol dunders
     (``__dlpack__``, ``__enter__``, ...), dataclass fields and annotated attributes."""
     names = set()
     for klass in cls.__mro__:
-        if klass is object or (issubclass(cls, enum.Enum) and klass.__module__ == "enum"):
+        # An enum's machinery is not its API: Python's (enum), or cuda.bindings' FastEnum, which
+        # some of cuda.core's enums are (ours are Python's, with the same members).
+        if klass is object or (_is_enum(cls) and klass.__module__ in _ENUM_MODULES):
             continue
         for name in list(vars(klass)) + list(vars(klass).get("__annotations__", {})):
             dunder = name.startswith("__") and name.endswith("__")
@@ -87,6 +97,8 @@ def _members(cls):
                 names.add(name)
     if dataclasses.is_dataclass(cls):
         names.update(f.name for f in dataclasses.fields(cls))
+    if _is_enum(cls):  # a FastEnum keeps these in the class itself; Python's in its metaclass
+        names -= {"__members__", "__singletons__"}
     return names
 
 
@@ -129,7 +141,7 @@ def _differences():
                 missing.add(qual)
                 continue
             ka, kb = _keywords(ref), _keywords(mine)  # the constructor's
-            if ka is not None and kb is not None and ka != kb and not issubclass(ref, enum.Enum):
+            if ka is not None and kb is not None and ka != kb and not _is_enum(ref):
                 renamed[qual + "()"] = (ka, kb)
             for name in _members(ref):
                 if name not in _members(mine):

@@ -138,6 +138,20 @@ def test_enum_values():
     assert st.DeviceArch.UNKNOWN == 0xFFFFFFFF
 
 
+def test_field_id_is_cuda_bindings_own_and_loads_on_first_use():
+    # FieldId is cuda.bindings.nvml's class, as in cuda.core; importing cuda_core does not
+    # import that module (checked in a child: this process may have it already).
+    from cuda.bindings import nvml
+
+    assert st.FieldId is nvml.FieldId and "FieldId" in st.__all__ and "FieldId" in dir(st)
+    out = run_python("import sys, cuda_core, cuda_core.system.typing as st\n"
+                     "print('cuda.bindings.nvml' in sys.modules)\n"
+                     "print(st.FieldId.DEV_ECC_CURRENT == 1, 'cuda.bindings.nvml' in sys.modules)")
+    assert out.stdout.split() == ["False", "True", "True"], out
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        st.Nope
+
+
 def test_clock_event_reason_bits():
     # nvml.h: GPU_IDLE 0x1 ... DISPLAY_CLOCK_SETTING 0x100, BOARD_LIMIT 0x200, RELIABILITY 0x400.
     from cuda_core.system._device import _reasons

@@ -2,12 +2,15 @@
 
 The string enumerations are ``str`` subclasses: every API that takes one also takes its plain
 string value (``"graphics"`` for ``ClockType.GRAPHICS``), and a member compares equal to it.
-:class:`DeviceArch` is an ``IntEnum`` of NVML's ``NVML_DEVICE_ARCH_*`` codes.
+:class:`DeviceArch` is an ``IntEnum`` of NVML's ``NVML_DEVICE_ARCH_*`` codes. ``FieldId`` (NVML's
+field ids) is ``cuda.bindings.nvml``'s own class, as in ``cuda.core``: the same object, imported
+on first use.
 """
 
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from cuda_core._enum import StrEnum as _StrEnum
 
@@ -22,6 +25,7 @@ __all__ = [
     "DeviceArch",
     "EventType",
     "FanControlPolicy",
+    "FieldId",
     "GpuP2PCapsIndex",
     "GpuP2PStatus",
     "GpuTopologyLevel",
@@ -238,3 +242,20 @@ class DeviceArch(enum.IntEnum):
     HOPPER = 9
     BLACKWELL = 10
     UNKNOWN = 0xFFFFFFFF
+
+
+_FROM_NVML = ("FieldId",)
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: importing cuda.bindings.nvml takes about 15 ms, which `import cuda_core` does
+    # not pay; the import system's own lock makes the first use thread-safe.
+    if name in _FROM_NVML:
+        from cuda.bindings import nvml
+
+        return getattr(nvml, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_FROM_NVML])
