@@ -111,12 +111,12 @@ class _ProgramState:
 _STATE_LOCK = threading.Lock()
 
 _CODE_TYPES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
+_TARGET_OF = {ct: {t: t for t in targets} for ct, targets in TARGETS.items()}
 
 
 class CodeTypeError(ValueError, RuntimeError):
     """A code type ``Program`` does not compile: a ``ValueError``, as ours are, and a
     ``RuntimeError``, cuda.core's class there."""
-_TARGET_OF = {ct: {t: t for t in targets} for ct, targets in TARGETS.items()}
 
 
 class Program:

@@ -19,96 +19,59 @@ import json
 import subprocess
 import sys
 
-# (name, the options or config built from the package m, what a program does with them as opts)
-CASES = [
-    ("DMRO max_size=-1", "m.DeviceMemoryResourceOptions(max_size=-1)",
-     "m.DeviceMemoryResource(dev, opts).allocate(64, stream=s).size"),
-    ("DMRO max_size=2**64", "m.DeviceMemoryResourceOptions(max_size=2**64)",
-     "m.DeviceMemoryResource(dev, opts).allocate(64, stream=s).size"),
-    ("DMRO max_size=1.5", "m.DeviceMemoryResourceOptions(max_size=1.5)",
-     "m.DeviceMemoryResource(dev, opts).allocate(64, stream=s).size"),
-    ("PMRO numa_id=-1", "m.PinnedMemoryResourceOptions(numa_id=-1)",
-     "m.PinnedMemoryResource(opts).allocate(64, stream=s).size"),
-    ("PMRO numa_id=-2", "m.PinnedMemoryResourceOptions(numa_id=-2)",
-     "m.PinnedMemoryResource(opts).allocate(64, stream=s).size"),
-    ("PMRO numa_id=1.0", "m.PinnedMemoryResourceOptions(numa_id=1.0)",
-     "m.PinnedMemoryResource(opts).allocate(64, stream=s).size"),
-    ("PMRO max_size=-1", "m.PinnedMemoryResourceOptions(max_size=-1)",
-     "m.PinnedMemoryResource(opts).allocate(64, stream=s).size"),
-    ("MMRO preferred_location=-2", "m.ManagedMemoryResourceOptions(preferred_location=-2)",
-     "m.ManagedMemoryResource(opts).allocate(64, stream=s).size"),
-    ("SMRO count=0", "m.SMResourceOptions(count=0)", "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO count=-1", "m.SMResourceOptions(count=-1)", "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO count=()", "m.SMResourceOptions(count=())", "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO count=1.5", "m.SMResourceOptions(count=1.5)", "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO count=(0,)", "m.SMResourceOptions(count=(0,))",
-     "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO coscheduled_sm_count=-1", "m.SMResourceOptions(count=8, coscheduled_sm_count=-1)",
-     "len(dev.resources.sm.split(opts)[0])"),
-    ("SMRO coscheduled_sm_count=0", "m.SMResourceOptions(count=8, coscheduled_sm_count=0)",
-     "len(dev.resources.sm.split(opts)[0])"),
-    ("VMRO handle_type=bogus", "m.VirtualMemoryResourceOptions(handle_type='bogus')", "VMR"),
-    ("VMRO granularity=bogus", "m.VirtualMemoryResourceOptions(granularity='bogus')", "VMR"),
-    ("VMRO location_type=bogus", "m.VirtualMemoryResourceOptions(location_type='bogus')", "VMR"),
-    ("VMRO allocation_type=bogus", "m.VirtualMemoryResourceOptions(allocation_type='bogus')",
-     "VMR"),
-    ("VMRO peers=(-1,)", "m.VirtualMemoryResourceOptions(peers=(-1,))", "VMR"),
-    ("VMRO peers=[1.5]", "m.VirtualMemoryResourceOptions(peers=[1.5])", "VMR"),
-    ("VMRO self_access=bogus", "m.VirtualMemoryResourceOptions(self_access='bogus')", "VMR"),
-    ("VMRO peer_access=bogus", "m.VirtualMemoryResourceOptions(peer_access='bogus')", "VMR"),
-    ("VMRO addr_align=3", "m.VirtualMemoryResourceOptions(addr_align=3)", "VMR"),
-    ("VMRO addr_align=-1", "m.VirtualMemoryResourceOptions(addr_align=-1)", "VMR"),
-    ("LinkerOptions arch=bogus", "m.LinkerOptions(arch='bogus')", "LINK"),
-    ("LinkerOptions arch=90", "m.LinkerOptions(arch=90)", "LINK"),
-    ("LinkerOptions max_register_count=-1", "m.LinkerOptions(arch=ARCH, max_register_count=-1)",
-     "LINK"),
-    ("LinkerOptions max_register_count=0", "m.LinkerOptions(arch=ARCH, max_register_count=0)",
-     "LINK"),
-    ("LinkerOptions optimization_level=5", "m.LinkerOptions(arch=ARCH, optimization_level=5)",
-     "LINK"),
-    ("LinkerOptions optimization_level=-1", "m.LinkerOptions(arch=ARCH, optimization_level=-1)",
-     "LINK"),
-    ("LinkerOptions ptxas_options=[1]", "m.LinkerOptions(arch=ARCH, ptxas_options=[1])", "LINK"),
-    ("LinkerOptions split_compile=-1", "m.LinkerOptions(arch=ARCH, split_compile=-1)", "LINK"),
-    ("ProgramOptions arch=bogus", "m.ProgramOptions(arch='bogus')", "COMPILE"),
-    ("ProgramOptions arch=90", "m.ProgramOptions(arch=90)", "COMPILE"),
-    ("ProgramOptions max_register_count=-1", "m.ProgramOptions(max_register_count=-1)",
-     "COMPILE"),
-    ("ProgramOptions std=c++99", "m.ProgramOptions(std='c++99')", "COMPILE"),
-    ("ProgramOptions split_compile=-1", "m.ProgramOptions(split_compile=-1)", "COMPILE"),
-    ("ProgramOptions name=''", "m.ProgramOptions(name='')", "COMPILE"),
-    ("ProgramOptions diag_suppress='1'", "m.ProgramOptions(diag_suppress='1')", "COMPILE"),
-    ("ProgramOptions fdevice_time_trace=1", "m.ProgramOptions(fdevice_time_trace=1)", "COMPILE"),
-    ("ProgramOptions ftz='yes'", "m.ProgramOptions(ftz='yes')", "COMPILE"),
-    ("ProgramOptions ptxas_options=[1]", "m.ProgramOptions(ptxas_options=[1])", "COMPILE"),
-    ("StreamOptions priority=1.5", "m.StreamOptions(priority=1.5)",
-     "dev.create_stream(options=opts).priority"),
-    ("GraphCompleteOptions upload_stream=1",
-     "sub('graph').GraphCompleteOptions(upload_stream=1)", "GRAPH"),
-    ("GraphDebugPrintOptions verbose='x'",
-     "sub('graph').GraphDebugPrintOptions(verbose='x')", "DOT"),
-    ("TextureObjectOptions address_mode=bogus",
-     "sub('texture').TextureObjectOptions(address_mode='bogus')", "TEXTURE"),
-    ("TextureObjectOptions max_anisotropy=-1",
-     "sub('texture').TextureObjectOptions(max_anisotropy=-1)", "TEXTURE"),
-    ("InMemoryProgramCache max_size_bytes=1.5",
-     "sub('utils').InMemoryProgramCache(max_size_bytes=1.5)", "CACHE"),
+# What a program does with the options, ``opts``: an expression of them and the prelude's names.
+ALLOCATE = "{}.allocate(64, stream=s).size"
+SPLIT = "len(dev.resources.sm.split(opts)[0])"
+VMR = "m.VirtualMemoryResource(dev, opts).allocate(1 << 21, stream=s).size"
+LINK = "m.Linker(m.ObjectCode.from_ptx(PTX), options=opts).link('cubin').code_type"
+COMPILE = "m.Program(SRC, 'c++', opts).compile('cubin').code_type"
+GRAPH = ("(lambda b: (b.begin_building(), b.end_building(), "
+         "type(b.complete(opts)).__name__)[2])(dev.create_graph_builder())")
+DOT = ("(lambda b: (b.begin_building(), b.end_building(), "
+       "b.debug_dot_print('/tmp/refusals.dot', opts), 'written')[3])(dev.create_graph_builder())")
+TEXTURE = ("dev.create_texture_object(resource=dev.create_opaque_array("
+           "sub('texture').OpaqueArrayOptions((64,), 'float32', 1)), options=opts).handle > 0")
+CACHE = "(lambda c: (c.__setitem__(b'k', m.ObjectCode.from_ptx(PTX)), b'k' in c)[1])(opts)"
+
+# (label, the options class as an expression of the package m, arguments every case of the
+# group passes, the use, the argument each case adds)
+GROUPS = [
+    ("DMRO", "m.DeviceMemoryResourceOptions", "",
+     ALLOCATE.format("m.DeviceMemoryResource(dev, opts)"),
+     ["max_size=-1", "max_size=2**64", "max_size=1.5"]),
+    ("PMRO", "m.PinnedMemoryResourceOptions", "", ALLOCATE.format("m.PinnedMemoryResource(opts)"),
+     ["numa_id=-1", "numa_id=-2", "numa_id=1.0", "max_size=-1"]),
+    ("MMRO", "m.ManagedMemoryResourceOptions", "",
+     ALLOCATE.format("m.ManagedMemoryResource(opts)"), ["preferred_location=-2"]),
+    ("SMRO", "m.SMResourceOptions", "", SPLIT,
+     ["count=0", "count=-1", "count=()", "count=1.5", "count=(0,)"]),
+    ("SMRO", "m.SMResourceOptions", "count=8", SPLIT,
+     ["coscheduled_sm_count=-1", "coscheduled_sm_count=0"]),
+    ("VMRO", "m.VirtualMemoryResourceOptions", "", VMR,
+     ["handle_type='bogus'", "granularity='bogus'", "location_type='bogus'",
+      "allocation_type='bogus'", "peers=(-1,)", "peers=[1.5]", "self_access='bogus'",
+      "peer_access='bogus'", "addr_align=3", "addr_align=-1"]),
+    ("LinkerOptions", "m.LinkerOptions", "", LINK, ["arch='bogus'", "arch=90"]),
+    ("LinkerOptions", "m.LinkerOptions", "arch=ARCH", LINK,
+     ["max_register_count=-1", "max_register_count=0", "optimization_level=5",
+      "optimization_level=-1", "ptxas_options=[1]", "split_compile=-1"]),
+    ("ProgramOptions", "m.ProgramOptions", "", COMPILE,
+     ["arch='bogus'", "arch=90", "max_register_count=-1", "std='c++99'", "split_compile=-1",
+      "name=''", "diag_suppress='1'", "fdevice_time_trace=1", "ftz='yes'",
+      "ptxas_options=[1]"]),
+    ("StreamOptions", "m.StreamOptions", "", "dev.create_stream(options=opts).priority",
+     ["priority=1.5"]),
+    ("GraphCompleteOptions", "sub('graph').GraphCompleteOptions", "", GRAPH, ["upload_stream=1"]),
+    ("GraphDebugPrintOptions", "sub('graph').GraphDebugPrintOptions", "", DOT, ["verbose='x'"]),
+    ("TextureObjectOptions", "sub('texture').TextureObjectOptions", "", TEXTURE,
+     ["address_mode='bogus'", "max_anisotropy=-1"]),
+    ("InMemoryProgramCache", "sub('utils').InMemoryProgramCache", "", CACHE,
+     ["max_size_bytes=1.5"]),
 ]
 
-# The uses named above by a word, each an expression of opts (and the prelude's names).
-USES = {
-    "VMR": "m.VirtualMemoryResource(dev, opts).allocate(1 << 21, stream=s).size",
-    "LINK": "m.Linker(m.ObjectCode.from_ptx(PTX), options=opts).link('cubin').code_type",
-    "COMPILE": "m.Program(SRC, 'c++', opts).compile('cubin').code_type",
-    "GRAPH": "(lambda b: (b.begin_building(), b.end_building(), "
-             "type(b.complete(opts)).__name__)[2])(dev.create_graph_builder())",
-    "DOT": "(lambda b: (b.begin_building(), b.end_building(), "
-           "b.debug_dot_print('/tmp/refusals.dot', opts), 'written')[3])("
-           "dev.create_graph_builder())",
-    "TEXTURE": "dev.create_texture_object(resource=dev.create_opaque_array("
-               "sub('texture').OpaqueArrayOptions((64,), 'float32', 1)), options=opts).handle > 0",
-    "CACHE": "(lambda c: (c.__setitem__(b'k', m.ObjectCode.from_ptx(PTX)), b'k' in c)[1])(opts)",
-}
+# (name, build, use) for each case.
+CASES = [(f"{label} {arg}", f"{cls}({fixed + ', ' if fixed else ''}{arg})", use)
+         for label, cls, fixed, use, args in GROUPS for arg in args]
 
 PRELUDE = r"""
 import importlib, json, sys, warnings
@@ -152,7 +115,6 @@ def run(package, build, use):
 
 def main():
     for name, build, use in CASES:
-        use = USES.get(use, use)
         for package in ("cuda.core", "cuda_core"):
             print(f"{name} [{package}]: {json.dumps(run(package, build, use))}", flush=True)
 
