@@ -15,7 +15,8 @@ Environment:
   interpreter, and a hang costs a timeout). By default a failing program is instead reduced
   by removing operations one at a time, for at most ``CUDA_CORE_STRESS_REDUCE_S`` seconds
   (default 60; 0: no reduction; never for a hang).
-* ``CUDA_CORE_STRESS_REPORT``: a file the GPU summary line is appended to.
+* ``CUDA_CORE_STRESS_REPORT``: a file the GPU summary line, and each failing program as it is
+  found, are appended to.
 
 A failure names each failing program, its exit status or signal, the last 40 lines of its output
 and a command that replays it, then the reduced program and its replay command.
@@ -231,6 +232,14 @@ def test_gpu_lifetime_programs(tmp_path_factory):
         failed = [o for o in outcomes if o.category != "ok"]
         if failed:
             folder = tmp_path_factory.mktemp("lifetime-failed")
+            # Each failure as it ran, before the reduction: a run stopped at its deadline
+            # (SIGINT) during the reduction still leaves the program in its log and report.
+            found = "\n\n".join(o.report(str(folder), seed_value) for o in failed)
+            print(found, flush=True)
+            report = os.environ.get("CUDA_CORE_STRESS_REPORT")
+            if report:
+                with open(report, "a") as f:
+                    f.write(found + "\n")
             # One reduction budget for the batch, shared in turn.
             deadline = time.monotonic() + REDUCE_S
             reports = []

@@ -40,6 +40,9 @@ class Scenario:
     # ours raises (None: ours returns, where cuda.core raises or returns another value).
     differs: str | None = None
     ours_raises: type[BaseException] | None = None
+    # The cuda.core release whose behaviour the scenario checks, where an older one differs (the
+    # GPU machine's cuda.core may predate 1.2.2; CI compares against 1.2.2 itself).
+    since: tuple[int, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
