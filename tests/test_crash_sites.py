@@ -17,11 +17,16 @@ Each child prints ``OK`` last; anything else (a signal, an exception, a missing 
 """
 
 import json
+import pathlib
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 from helpers import run_python
+
+LIFETIME = pathlib.Path(__file__).parent / "helpers" / "lifetime.py"
 
 pytestmark = pytest.mark.gpu
 
@@ -480,6 +485,55 @@ def test_objects_collected_at_exit_in_any_order(seed):
             globals()[f"leftover_{{i}}"] = objs[name]
         del objs
     """))
+
+
+# A conditional body still capturing, collected in one reference cycle with the builder of its
+# node: the collector clears weak references before it runs any finalizer, and runs those in
+# an order of its own, so the parent's may run first (its graph, which holds the body graph,
+# is destroyed), or a builder's stream's before the builder's.
+CAPTURE_CYCLE = """
+kernel = ObjectCode.from_cubin(CUBIN).get_kernel("put")
+out = pinned_int()
+for order in range(6):
+    parent = dev.create_graph_builder()
+    parent.begin_building()
+    launch(parent, ONE, kernel, out, np.int32(1))
+    body = parent.if_then(parent.create_condition(default_value=1))
+    body.begin_building()
+    launch(body, ONE, kernel, out, np.int32(2))
+    objects = [parent, body, body.stream, parent.stream]
+    cycle = [objects[(order + i) % 4] for i in range(4)][::-1 if order % 2 else 1]
+    cycle.append(cycle)
+    del parent, body, objects, cycle
+    gc.collect()
+dev.sync()
+"""
+
+
+def test_a_capturing_body_collected_in_a_cycle_with_its_parent():
+    run_child(CAPTURE_CYCLE)
+
+
+# Found by the lifetime stress programs (seed 1409570): a builder and the builder of its
+# conditional node's body, still capturing, collected together at the program's end.
+FOUND_1409570 = [
+    ["stream_new", 0], ["mr_new", 1], ["buf_alloc", 4, 0, 2], ["dev_alloc", 6, 1],
+    ["event_record", 7], ["code_load"], ["code_kernel", 4], ["buf_dlpack", 1],
+    ["defn_kernel", 5, 0, 3, 650], ["defn_memset", 5, 4, 105], ["defn_if", 1, 0, 5, 708],
+    ["builder_new"], ["builder_callback", 3, 0], ["builder_if", 4, 1, 1, 1019, 1],
+    ["builder_end", 5], ["builder_complete", 3], ["node_drop", 6], ["node_kernel", 3, 0, 6, 49],
+    ["buf_close", 7], ["node_kernel", 0, 6, 3, 356], ["stream_drop", 6], ["stream_close", 2],
+    ["builder_complete", 7], ["stream_wait", 1, 5], ["event_drop", 6], ["code_drop", 2],
+    ["graph_update", 2, 5], ["buf_drop", 4], ["graph_update", 1, 5], ["mr_drop", 2],
+    ["buf_view", 2], ["code_kernel", 6], ["builder_callback", 6, 0], ["thread", 4, 0, 1, 0, 0],
+    ["stream_drop", 1]]
+
+
+def test_the_lifetime_program_that_found_it(tmp_path):
+    result = subprocess.run([sys.executable, str(LIFETIME)], input=json.dumps(FOUND_1409570),
+                            capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+    assert result.returncode == 0, (f"exit {result.returncode}\n{result.stdout[-3000:]}\n"
+                                    f"{result.stderr[-3000:]}")
 
 
 def test_objects_collected_on_another_thread():

@@ -30,8 +30,8 @@ from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, _NodeRecord,
-                                          definition_view, end_body_captures, new_record,
-                                          new_store, own_uses)
+                                          definition_view, end_body_captures, end_capture_on,
+                                          new_record, new_store, own_uses)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
@@ -91,16 +91,22 @@ cdef class GraphBuilder(Resource):
         # streams are close()'s (below).
         cdef CUgraph abandoned = NULL
         cdef CUgraph owned = NULL
-        cdef CUresult err
+        cdef CUresult err = CUDA_SUCCESS
         if not self._is_body:  # bodies' captures end before the graph holding them goes
             end_body_captures(self._store)
-        if self._state == _BUILDING and not self._join_required:
-            with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
-                err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
-                if abandoned != NULL and not self._is_body:
-                    cydriver.cuGraphDestroy(abandoned)
-            if not self._is_body:  # the capture's views and nodes are gone with it
-                self._store.close()
+        if self._state == _BUILDING and not self._join_required and self._is_body:
+            # The body graph is its node's. Its capture may have ended already, through the
+            # stream, where the parent's owner went first in a reference cycle.
+            end_capture_on(self._stream)
+        elif self._state == _BUILDING and not self._join_required:
+            # A stream released first (in a reference cycle with the builder) ended the
+            # capture itself (Stream._release), and its handle is gone.
+            if not self._stream._closed:
+                with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
+                    err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
+                    if abandoned != NULL:
+                        cydriver.cuGraphDestroy(abandoned)
+            self._store.close()  # the capture's views and nodes are gone with it
             # An abandoned capture that was already broken is what close() is for.
             if err not in (CUDA_SUCCESS, cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
                            cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED):
@@ -634,10 +640,9 @@ cdef class GraphBuilder(Resource):
     def _end_capture(self):
         """A body's capture, abandoned because the graph that holds the body is destroyed
         (end_body_captures)."""
-        cdef CUgraph ignored = NULL
         if self._state == _BUILDING:
             self._state = _ENDED
-            cydriver.cuStreamEndCapture(self._stream._handle, &ignored)
+            end_capture_on(self._stream)
 
     def _hold_captured(self, objects):
         """The graph being captured holds ``objects`` (a list: a kernel launched on the builder
@@ -685,7 +690,7 @@ cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body,
     cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._store)
     if parent._store._bodies is None:
         parent._store._bodies = []
-    parent._store._bodies.append(weakref.ref(b))
+    parent._store._bodies.append((weakref.ref(b), b._stream))
     b._graph = body
     b._is_body = True
     b._parent = parent

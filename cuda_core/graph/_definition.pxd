@@ -1,6 +1,7 @@
 from cuda.bindings.cydriver cimport CUcontext, CUgraph, CUgraphNode, CUuserObject
 
 from cuda_core._resource cimport Resource
+from cuda_core._stream cimport Stream
 
 
 cdef class _NodeRecord:
@@ -29,8 +30,9 @@ cdef class _GraphStore(Resource):
     cdef list _bag
     cdef CUuserObject _owner
     cdef set _retained
-    # Weak references to the body builders of a capture: a body still capturing when the
-    # graph is destroyed would be captured into a freed graph, so their captures end first.
+    # The body builders of a capture, each as (a weak reference to it, its Stream): a body
+    # still capturing when the graph is destroyed would be captured into a freed graph, so
+    # their captures end first, through the stream where the builder is being collected.
     cdef list _bodies
 
 
@@ -57,6 +59,9 @@ cdef class GraphNode:
 
 cdef _GraphStore new_store(CUgraph owned)
 cdef int end_body_captures(_GraphStore store) except -1
+# End the capture in progress on ``stream``, if any (its graph is not destroyed: a body's is
+# its node's); nothing on a closed stream.
+cdef int end_capture_on(Stream stream) except -1
 # ``graph`` (of ``store``'s hierarchy) holds ``uses`` (a list of objects; None or empty: nothing)
 # for as long as it, a clone or copy of it, or an executable graph made from one lives, and
 # their launches run: through the hierarchy's user object.

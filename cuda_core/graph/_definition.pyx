@@ -104,14 +104,32 @@ cdef class _GraphStore(Resource):
 
 cdef int end_body_captures(_GraphStore store) except -1:
     """End the capture of every body builder of ``store`` still capturing (before its graph,
-    which holds their body graphs, is destroyed). None (a builder never set up): nothing."""
+    which holds their body graphs, is destroyed). None (a builder never set up): nothing.
+
+    A body collected in the same reference cycle as the graph's owner has lost its weak
+    reference (the collector clears those before it runs any finalizer) and may not have run
+    its own finalizer yet: its capture is ended through its stream, which the store holds."""
     if store is None:
         return 0
     bodies, store._bodies = store._bodies, None
-    for ref in bodies or ():
+    for ref, stream in bodies or ():
         body = ref()
         if body is not None:
             body._end_capture()
+        else:
+            end_capture_on(<Stream>stream)
+    return 0
+
+
+cdef int end_capture_on(Stream stream) except -1:
+    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    cdef CUgraph ignored = NULL
+    if stream._closed:
+        return 0
+    with nogil:
+        if cydriver.cuStreamIsCapturing(stream._handle, &status) == CUDA_SUCCESS and \
+                status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+            cydriver.cuStreamEndCapture(stream._handle, &ignored)
     return 0
 
 
