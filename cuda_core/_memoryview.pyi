@@ -2,7 +2,8 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy
 
-from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._stream import Stream
 from cuda_core._strided_layout import _StridedLayout
 
 if TYPE_CHECKING:
@@ -55,6 +56,12 @@ class StridedMemoryView:
     def __dlpack__(self, *, stream: int | None = ..., max_version: tuple[int, int] | None = ...,
                    dl_device: tuple[int, int] | None = ...,
                    copy: bool | None = ...) -> Any: ...
+    __dlpack_c_exchange_api__: Any
+    __c_dlpack_exchange_api__: Any
+    def copy_from(self, other: StridedMemoryView, stream: Stream | Any | None,
+                  allocator: MemoryResource | None = ..., blocking: bool | None = ...) -> None: ...
+    def copy_to(self, other: StridedMemoryView, stream: Stream | Any | None = ...,
+                allocator: MemoryResource | None = ..., blocking: bool | None = ...) -> None: ...
     def view(self, layout: _StridedLayout | None = ...,
              dtype: numpy.dtype[Any] | Any | None = ...) -> StridedMemoryView: ...
     def as_tensor_map(self, box_dim: tuple[int, ...] | None = ..., *,

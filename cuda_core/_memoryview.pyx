@@ -42,6 +42,8 @@ from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_c
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
+from cuda_core._view_copy cimport CopySide, copy_views
+from cuda_core._view_exchange cimport exchange_capsule
 from cuda_core._strided_layout cimport (
     MAX_DIMS, _StridedLayout, byte_bounds, check_bounds, check_span, dense_in_order,
     fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides, span_ok)
@@ -55,6 +57,7 @@ __all__ = ["StridedMemoryView"]
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    object PyCapsule_New(void* pointer, const char* name, void* destructor)
 
 
 # The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
@@ -120,11 +123,14 @@ cdef class StridedMemoryView:
     through the driver). ``-1`` opts out of stream ordering; ``None`` is refused as
     ambiguous.
 
-    Notes
-    -----
-    ``copy_from``, ``copy_to`` and the DLPack re-export (``__dlpack__``) of cuda.core 1.2 are
-    not provided yet.
+    A view is a DLPack producer too: :meth:`__dlpack__` and :meth:`__dlpack_device__`, and
+    the DLPack C exchange table ``__dlpack_c_exchange_api__`` (also spelled
+    ``__c_dlpack_exchange_api__``), a capsule named ``"dlpack_exchange_api"``.
     """
+
+    # The DLPack C exchange API (DLPack 1.3), under both names cuda.core gives it.
+    __dlpack_c_exchange_api__ = exchange_capsule(_fill_exchange, _wrap_exchange)
+    __c_dlpack_exchange_api__ = __dlpack_c_exchange_api__
 
     def __cinit__(self):
         self._shape = self._inline
@@ -447,6 +453,53 @@ cdef class StridedMemoryView:
                                    self._strides if self._has_strides else NULL, code, bits,
                                    self._readonly, self, versioned)
 
+    # -- copies ----------------------------------------------------------------------------------
+
+    def copy_from(self, StridedMemoryView other not None, stream, allocator=None,
+                  blocking=None):
+        """Copy the elements of ``other`` into this view, each to the element of the same
+        index, whatever the two layouts.
+
+        Host-to-device, device-to-host and device-to-device (one device) copies are queued on
+        ``stream`` (``cuMemcpy2DAsync``, one for each row that the two layouts do not share: a
+        pair of C-contiguous views is one copy, a transpose one copy per row); a copy between
+        two views of pageable host memory is made at once, on the host.
+
+        Parameters
+        ----------
+        other : StridedMemoryView
+            The source: the same shape and element type (dtype, or itemsize for views made
+            with an itemsize only), any strides, negative and zero (broadcast) ones included.
+        stream : Stream or an object with ``__cuda_stream__``
+            The stream the copy is queued on; required unless both views are of pageable host
+            memory (then None is taken).
+        allocator : MemoryResource, optional
+            For temporary buffers; no copy needs one (every layout is copied in place).
+        blocking : bool or None
+            True: ``stream`` is synchronized before returning. False: the call returns once
+            the copy is queued (a copy from or to pageable host memory may still wait, as the
+            driver's do). None (default): True when one side is pageable host memory, False
+            otherwise.
+
+        Raises
+        ------
+        TypeError
+            ``other`` is not a StridedMemoryView; ``stream`` is missing where needed;
+            ``allocator`` is not a MemoryResource; ``blocking`` is not a bool or None.
+        ValueError
+            The shapes or element types differ; this view is read-only; its elements may
+            overlap (a zero stride, say); the two views' bytes overlap; the views are on two
+            different devices.
+        CUDAError
+            The driver refused a copy.
+        """
+        _copy(self, other, stream, allocator, blocking, "StridedMemoryView.copy_from()")
+
+    def copy_to(self, StridedMemoryView other not None, stream=None, allocator=None,
+                blocking=None):
+        """Copy the elements of this view into ``other``; see :meth:`copy_from`."""
+        _copy(other, self, stream, allocator, blocking, "StridedMemoryView.copy_to()")
+
     # -- derived views and export ---------------------------------------------------------------
 
     def view(self, layout=None, dtype=None):
@@ -534,6 +587,67 @@ cdef class StridedMemoryView:
                           swizzle, l2_promotion, oob_fill)
 
 
+# -- copies and the C exchange table --------------------------------------------------------------
+
+cdef inline void _side(StridedMemoryView v, CopySide* side) noexcept:
+    side.ptr = v._ptr
+    side.ndim = v._ndim
+    side.shape = v._shape
+    side.strides = v._strides
+    side.itemsize = v._itemsize
+    side.dl_type = v._dl_type
+    side.device_id = v._device_id
+    side.device_accessible = v._device_accessible
+    side.readonly = v._readonly
+
+
+cdef int _copy(StridedMemoryView dst, StridedMemoryView src, object stream, object allocator,
+               object blocking, str who) except -1:
+    cdef CopySide d, s
+    _side(dst, &d)
+    _side(src, &s)
+    return copy_views(&d, &s, dst._dtype, src._dtype, stream, allocator, blocking, who)
+
+
+cdef int _fill_exchange(object obj, DLTensor* t, bint* readonly) except -1:
+    """The exchange table's borrowed tensor of a view: its own shape and strides arrays
+    (strides always, as DLPack 1.2 and later require)."""
+    cdef StridedMemoryView v
+    if not isinstance(obj, StridedMemoryView):
+        raise TypeError(f"py_object must be a StridedMemoryView, not {type(obj).__name__}")
+    v = <StridedMemoryView>obj
+    code, bits = _dl_code(v._dtype, "StridedMemoryView: DLPack C exchange")
+    t.data = <void*>v._ptr
+    t.device.device_type = v._dl_type
+    t.device.device_id = 0 if v._dl_type == kDLCPU or v._dl_type == kDLCUDAHost else v._device_id
+    t.ndim = v._ndim
+    t.dtype.code = code
+    t.dtype.bits = bits
+    t.dtype.lanes = 1
+    t.shape = v._shape if v._ndim > 0 else NULL
+    t.strides = v._strides if v._ndim > 0 else NULL
+    t.byte_offset = 0
+    readonly[0] = v._readonly
+    return 0
+
+
+cdef object _wrap_exchange(DLManagedTensorVersioned* tensor):
+    """A view that owns ``tensor`` (the exchange table's to-object function); the deleter runs
+    when the view is freed, or now when the tensor is refused."""
+    cdef StridedMemoryView v
+    try:
+        v = StridedMemoryView.__new__(StridedMemoryView)
+    except BaseException:
+        delete_tensor(tensor, True)
+        raise
+    v._managed = tensor
+    v._versioned = True
+    _read_versioned(v, tensor, "StridedMemoryView: DLPack C exchange")
+    # What cuda.core names as the exporter: the used capsule of the tensor (the view owns it).
+    v._exporting_obj = PyCapsule_New(tensor, b"used_dltensor_versioned", NULL)
+    return v
+
+
 # -- dims and bounds ----------------------------------------------------------------------------
 
 cdef inline void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noexcept:
@@ -598,7 +712,8 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
             return 0
         stream = None
     else:
-        api = exchange_api(obj)
+        # A view's own table gives nothing __dlpack__ does not: it has no stream to order.
+        api = exchange_api(obj) if type(obj) is not StridedMemoryView else NULL
         if api != NULL:
             return _init_exchange(v, obj, api, stream, sval, who)
     if sval == 0:

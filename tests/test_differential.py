@@ -203,6 +203,24 @@ SCENARIOS = [
         sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY.T, stream_ptr=-1)).tolist()),
     Scenario("StridedMemoryView complex64", lambda m: str(sub(m, "utils").StridedMemoryView
              .from_dlpack(np.zeros(3, dtype=np.complex64), stream_ptr=-1).dtype)),
+    Scenario("StridedMemoryView.copy_from(None)", lambda m: sub(m, "utils").StridedMemoryView
+             .from_dlpack(np.zeros(3), stream_ptr=-1).copy_from(None, None)),
+    Scenario("StridedMemoryView.copy_to(blocking='yes')", lambda m: (lambda v: v.copy_to(
+        v, None, blocking="yes"))(sub(m, "utils").StridedMemoryView.from_dlpack(
+            np.zeros(3), stream_ptr=-1))),
+    Scenario("StridedMemoryView.copy_from() between host views", lambda m: (lambda a: (
+        sub(m, "utils").StridedMemoryView.from_dlpack(a, stream_ptr=-1).copy_from(
+            sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY.T, stream_ptr=-1), None),
+        a.tolist())[1])(np.zeros((4, 3), np.float32)),
+             differs="Strided memory views", ours_raises=None),
+    Scenario("StridedMemoryView's C exchange capsule", lambda m: exchange_capsule(m)),
+    Scenario("C exchange: the managed tensor of a strided view",
+             lambda m: exchange_tensor(m, ARRAY[:, ::2])),
+    Scenario("C exchange: the managed tensor of a read-only view",
+             lambda m: exchange_tensor(m, np.frombuffer(bytes(16), np.int32))),
+    Scenario("C exchange: a tensor back to a view", lambda m: exchange_round_trip(m)),
+    Scenario("C exchange: the current work stream", lambda m: exchange_stream(m)),
+    Scenario("C exchange: a tensor of an ndarray", lambda m: exchange_tensor(m, ARRAY, raw=True)),
     # -- program caches ------------------------------------------------------------------------
     Scenario("InMemoryProgramCache() is empty",
              lambda m: len(sub(m, "utils").InMemoryProgramCache())),
@@ -225,6 +243,68 @@ SCENARIOS = [
     Scenario("TextureObjectOptions(normalized_coords=None)", lambda m: bool(
         sub(m, "texture").TextureObjectOptions(normalized_coords=None).normalized_coords)),
 ]
+
+
+def _exchange_table(m):
+    import test_view_copy as t
+
+    cls = sub(m, "utils").StridedMemoryView
+    return t, t.ExchangeAPI.from_address(t._get_pointer(cls.__dlpack_c_exchange_api__,
+                                                        b"dlpack_exchange_api"))
+
+
+def exchange_capsule(m):
+    import test_view_copy as t
+
+    cls = sub(m, "utils").StridedMemoryView
+    api = _exchange_table(m)[1]
+    return (cls.__c_dlpack_exchange_api__ is cls.__dlpack_c_exchange_api__,
+            t._get_name(cls.__dlpack_c_exchange_api__), api.header.version.major,
+            api.header.version.minor, bool(api.header.prev_api))
+
+
+def exchange_tensor(m, array, raw=False):
+    """What a C consumer reads of a view's managed tensor (not its version's minor number)."""
+    import ctypes
+
+    t, api = _exchange_table(m)
+    v = array if raw else sub(m, "utils").StridedMemoryView.from_dlpack(array, stream_ptr=-1)
+    out = ctypes.POINTER(t.ManagedTensor)()
+    rc = t.FROM_PY(api.managed_tensor_from_py_object_no_sync)(v, ctypes.byref(out))
+    mt = out.contents
+    d = mt.dl_tensor
+    got = (rc, mt.version.major, mt.flags, d.device.device_type, d.device.device_id, d.ndim,
+           (d.dtype.code, d.dtype.bits, d.dtype.lanes), t._ints(d.shape, d.ndim),
+           t._ints(d.strides, d.ndim), d.data == array.ctypes.data, d.byte_offset)
+    mt.deleter(out)
+    return got
+
+
+def exchange_round_trip(m):
+    import ctypes
+
+    t, api = _exchange_table(m)
+    a = np.arange(10, dtype=np.float64)[::3]
+    out = ctypes.POINTER(t.ManagedTensor)()
+    t.FROM_PY(api.managed_tensor_from_py_object_no_sync)(
+        sub(m, "utils").StridedMemoryView.from_dlpack(a, stream_ptr=-1), ctypes.byref(out))
+    obj = ctypes.py_object()
+    rc = t.TO_PY(api.managed_tensor_to_py_object_no_sync)(out, ctypes.byref(obj))
+    w = t.take(obj)
+    return (rc, type(w).__name__, w.shape, w.strides, str(w.dtype), w.ptr == a.ctypes.data,
+            w.device_id, w.readonly, type(w.exporting_obj).__name__, np.from_dlpack(w).tolist())
+
+
+def exchange_stream(m):
+    import ctypes
+
+    t, api = _exchange_table(m)
+    found = []
+    for device_type in (1, 2, 13):
+        s = ctypes.c_void_p(0x1234)
+        found.append((t.STREAM(api.current_work_stream)(device_type, 0, ctypes.byref(s)),
+                      s.value))
+    return found
 
 
 def test_scenario_names_are_unique():

@@ -50,8 +50,6 @@ NOT_YET = {
         "get_supported_event_types", "inforom", "is_auto_boosted_clocks_enabled",
         "is_c2c_enabled", "is_display_active", "is_display_connected", "mig", "num_fans",
         "register_events", "repair_status", "supported_pstates")),
-    *(f"utils.StridedMemoryView.{name}" for name in (
-        "__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__", "copy_from", "copy_to")),
 }
 
 # cuda.core's NVML errors are cuda.bindings.nvml's own classes, made from a status alone; ours

@@ -6,6 +6,9 @@ from cuda_core._stream cimport Stream
 
 cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
                          int32_t device_id, object keepalive, bint versioned)
+cdef void* make_tensor(void* data, int32_t device_type, int32_t device_id, int ndim,
+                       const int64_t* shape, const int64_t* strides, uint8_t code, uint8_t bits,
+                       bint readonly, object keepalive, bint versioned) except NULL
 cdef object make_tensor_capsule(void* data, int32_t device_type, int32_t device_id, int ndim,
                                 const int64_t* shape, const int64_t* strides, uint8_t code,
                                 uint8_t bits, bint readonly, object keepalive, bint versioned)

@@ -132,14 +132,16 @@ cdef object make_capsule(CUdeviceptr data, size_t nbytes, int32_t device_type,
                                kDLInt, 8, False, keepalive, versioned)
 
 
-cdef object make_tensor_capsule(void* data, int32_t device_type, int32_t device_id, int ndim,
-                                const int64_t* shape, const int64_t* strides, uint8_t code,
-                                uint8_t bits, bint readonly, object keepalive, bint versioned):
-    """A new DLPack capsule of an ``ndim``-dimensional tensor at ``data`` (``strides`` in
+cdef void* make_tensor(void* data, int32_t device_type, int32_t device_id, int ndim,
+                       const int64_t* shape, const int64_t* strides, uint8_t code, uint8_t bits,
+                       bint readonly, object keepalive, bint versioned) except NULL:
+    """A new managed tensor (``DLManagedTensorVersioned*`` when ``versioned``, else
+    ``DLManagedTensor*``) of an ``ndim``-dimensional tensor at ``data`` (``strides`` in
     elements, NULL for C order; one lane of ``code``/``bits`` elements) that keeps
-    ``keepalive`` alive. Read-only is a flag of the versioned struct only."""
-    cdef DLManagedTensorVersioned* vt = NULL
-    cdef DLManagedTensor* lt = NULL
+    ``keepalive`` alive until its deleter runs. Read-only is a flag of the versioned struct
+    only."""
+    cdef DLManagedTensorVersioned* vt
+    cdef DLManagedTensor* lt
     cdef DLTensor* t
     cdef int i
     # One block: the managed tensor, then its shape and strides.
@@ -176,15 +178,24 @@ cdef object make_tensor_capsule(void* data, int32_t device_type, int32_t device_
     t.shape = dims if ndim > 0 else NULL
     t.strides = dims + ndim if strides != NULL and ndim > 0 else NULL
     t.byte_offset = 0
+    return block
+
+
+cdef object make_tensor_capsule(void* data, int32_t device_type, int32_t device_id, int ndim,
+                                const int64_t* shape, const int64_t* strides, uint8_t code,
+                                uint8_t bits, bint readonly, object keepalive, bint versioned):
+    """A new DLPack capsule of the tensor ``make_tensor`` makes of these arguments."""
+    cdef void* block = make_tensor(data, device_type, device_id, ndim, shape, strides, code,
+                                   bits, readonly, keepalive, versioned)
     try:
         if versioned:
             return PyCapsule_New(block, _NAME_VERSIONED, _capsule_versioned_destructor)
         return PyCapsule_New(block, _NAME_LEGACY, _capsule_legacy_destructor)
     except BaseException:
         if versioned:
-            _delete_versioned(vt)
+            _delete_versioned(<DLManagedTensorVersioned*>block)
         else:
-            _delete_legacy(lt)
+            _delete_legacy(<DLManagedTensor*>block)
         raise
 
 

@@ -77,22 +77,35 @@ cdef struct DLManagedTensorVersioned:
 
 # The C exchange API (DLPack 1.3): a producer type's ``__dlpack_c_exchange_api__`` capsule,
 # named "dlpack_exchange_api", points to a DLPackExchangeAPI that lives as long as the process.
-# Only the members a consumer calls are typed; the others are placeholders of pointer size.
+# Every function returns 0, or -1 with the error reported (a Python exception set; the
+# allocator reports through ``set_error`` instead). None may raise a C++ exception.
+
+cdef enum:
+    # The version of the DLPack specification that defines the exchange table.
+    DLPACK_EXCHANGE_API_MINOR_VERSION = 3
 
 cdef struct DLPackExchangeAPIHeader:
     DLPackVersion version
+    # An older table of the same producer, for consumers of an older major version; or NULL.
     DLPackExchangeAPIHeader* prev_api
 
+ctypedef void (*DLPackSetError)(void* error_ctx, const char* kind, const char* message) noexcept nogil
 
 cdef struct DLPackExchangeAPI:
     DLPackExchangeAPIHeader header
-    void* managed_tensor_allocator
-    # A new owning 1.x tensor of a Python object (no stream ordering); -1 with an exception set.
+    # A new owning tensor shaped as ``prototype`` (dtype, ndim, shape, device), allocated by
+    # the producer; may be called without the GIL.
+    int (*managed_tensor_allocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                    void* error_ctx, DLPackSetError set_error) noexcept nogil
+    # A new owning 1.x tensor of a Python object (no stream ordering).
     int (*managed_tensor_from_py_object_no_sync)(void* py_object,
                                                  DLManagedTensorVersioned** out) noexcept
-    void* managed_tensor_to_py_object_no_sync
+    # A new Python object of the producer's type that takes over ``tensor`` (stolen, also on
+    # failure).
+    int (*managed_tensor_to_py_object_no_sync)(DLManagedTensorVersioned* tensor,
+                                               void** out_py_object) noexcept
     # A borrowed tensor filled in place, valid until the caller returns; may be NULL.
     int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out) noexcept
-    # The producer's current stream on a device; -1 with an exception set.
+    # The producer's current stream on a device (NULL for the host).
     int (*current_work_stream)(int32_t device_type, int32_t device_id,
                                void** out_stream) noexcept
