@@ -42,30 +42,11 @@ if sys.version_info < (3, 12):
     CONSTRUCTION |= {"__buffer__", "__release_buffer__"}
 
 # Known gaps, each an open part of issue 27: this list only shrinks.
-NOT_YET = {
-    "system.register_events",
-    *(f"system.Device.{name}" for name in (
-        "addressing_mode", "attributes", "clear_field_values", "compute_running_processes",
-        "cooler", "dynamic_pstates_info", "get_fan", "get_field_values",
-        "get_supported_event_types", "inforom", "is_auto_boosted_clocks_enabled",
-        "is_c2c_enabled", "is_display_active", "is_display_connected", "mig", "num_fans",
-        "register_events", "repair_status", "supported_pstates")),
-}
+NOT_YET: set[str] = set()
 
-# cuda.core's NVML errors are cuda.bindings.nvml's own classes, made from a status alone; ours
-# are cuda_core's, made from a message and a status (issue 27, part 5, makes them theirs).
-NOT_YET_PARAMS = {
-    f"system.{name}()" for name in (
-        "NvmlError", "UninitializedError", "InvalidArgumentError", "NotSupportedError",
-        "NoPermissionError", "AlreadyInitializedError", "NotFoundError",
-        "InsufficientSizeError", "InsufficientPowerError", "DriverNotLoadedError",
-        "TimeoutError", "IrqIssueError", "LibraryNotFoundError", "FunctionNotFoundError",
-        "CorruptedInforomError", "GpuIsLostError", "ResetRequiredError", "OperatingSystemError",
-        "LibRmVersionMismatchError", "InUseError", "MemoryError", "NoDataError",
-        "VgpuEccNotSupportedError", "InsufficientResourcesError", "FreqNotSupportedError",
-        "ArgumentVersionMismatchError", "DeprecatedError", "NotReadyError", "GpuNotFoundError",
-        "InvalidStateError", "ResetTypeNotSupportedError", "UnknownError")
-}
+# Parameters whose names still differ from cuda.core's (none now: the NVML errors are
+# cuda.bindings.nvml's own classes, as in cuda.core).
+NOT_YET_PARAMS: set[str] = set()
 
 
 def _public(module):

@@ -64,49 +64,73 @@ def test_bindings_compatibility_flag():
     assert system.CUDA_BINDINGS_NVML_IS_COMPATIBLE is expected
 
 
-def test_error_classes():
-    assert issubclass(system.NvmlError, RuntimeError)
-    names = [n for n in system.exceptions.__all__ if n != "NvmlError"]
-    assert len(names) == 31
-    for name in names:
-        cls = getattr(system, name)
-        assert issubclass(cls, system.NvmlError), name
-    # Each class stands for one nvmlReturn_t code; cuda.bindings.nvml has a class of each name.
+def test_error_classes_are_cuda_bindings_own():
+    # As in cuda.core: each error is cuda.bindings.nvml's class of that name (made from a
+    # status alone), so `except cuda.bindings.nvml.X` and `except system.X` are the same.
+    import inspect
+
     from cuda.bindings import nvml
 
+    names = system.exceptions.__all__
+    assert len(names) == 32 and "NvmlError" in names
     for name in names:
-        assert issubclass(getattr(nvml, name), nvml.NvmlError), name
+        assert name in system.__all__ and name in dir(system), name
+        assert getattr(system, name) is getattr(nvml, name), name
+        assert getattr(system.exceptions, name) is getattr(nvml, name), name
+        assert issubclass(getattr(system, name), nvml.NvmlError), name
+    assert list(inspect.signature(system.NotSupportedError).parameters) == ["status"]
+    assert not issubclass(system.NvmlError, RuntimeError)  # as cuda.core's
     assert system.NotSupportedError is not NotImplementedError
     assert system.MemoryError is not MemoryError
+    with pytest.raises(AttributeError, match="no attribute 'NopeError'"):
+        system.NopeError
 
 
-def test_error_pickles_with_status():
-    err = system.NotSupportedError("device_get_fan_speed failed: Not Supported", 3)
+def test_error_classes_are_cuda_cores():
+    ref = pytest.importorskip("cuda.core.system", reason="cuda.core is the reference")
+    for name in system.exceptions.__all__:
+        assert getattr(system, name) is getattr(ref, name), name
+
+
+def test_unavailable_error_is_library_not_found_and_runtime_error():
+    from cuda.bindings import nvml
+
+    from cuda.pathfinder import DynamicLibNotFoundError
+
+    cls = system.exceptions.NvmlUnavailableError
+    assert issubclass(cls, nvml.LibraryNotFoundError) and issubclass(cls, RuntimeError)
+    assert issubclass(cls, DynamicLibNotFoundError)  # what cuda.core lets through
+    assert "NvmlUnavailableError" in dir(system.exceptions)
+    err = cls("NVML cannot be loaded: no driver")
+    assert err.status == 12 and str(err) == "NVML cannot be loaded: no driver"
     back = pickle.loads(pickle.dumps(err))
-    assert type(back) is system.NotSupportedError
-    assert back.status == 3 and str(back) == str(err)
+    assert type(back) is cls and back.status == 12 and str(back) == str(err)
 
 
-def test_errors_from_bindings_are_translated():
-    # An error as cuda.bindings.nvml raises it, without calling NVML: its class is found by
-    # name where it carries no code.
-    from cuda_core.system._nvml import translate
+def test_nvml_errors_pass_through_with_a_note(monkeypatch):
+    # An error cuda.bindings.nvml raises comes out as that very object (made here without
+    # calling NVML, whose text for a code needs the library), with a note naming the call.
+    from cuda.bindings import nvml
 
-    class NotFoundError(Exception):
-        pass
+    from cuda_core.system import _nvml
 
-    err = translate(NotFoundError("Not Found"), "device_get_handle_by_uuid")
-    assert type(err) is system.NotFoundError
-    assert "device_get_handle_by_uuid failed: Not Found" in str(err)
+    err = nvml.NotSupportedError.__new__(nvml.NotSupportedError)
+    Exception.__init__(err, "Not Supported")
+    err.status = 3
 
-    class Coded(Exception):
-        status = 3
+    def device_get_fan_speed_v2(handle, fan):
+        raise err
 
-    err = translate(Coded("x"), "f")
-    assert type(err) is system.NotSupportedError and err.status == 3
-    coded = Coded("y")
-    coded.status = 12345
-    assert type(translate(coded, "f")) is system.NvmlError
+    fake = type("FakeNvml", (), {"NvmlError": nvml.NvmlError,
+                                 "device_get_fan_speed_v2": staticmethod(device_get_fan_speed_v2)})
+    monkeypatch.setitem(_nvml._state, "module", fake)
+    with pytest.raises(nvml.NotSupportedError) as info:
+        system.FanInfo(0x1234, 0).speed
+    assert info.value is err and info.value.status == 3
+    assert isinstance(info.value, system.NotSupportedError)
+    if hasattr(err, "__notes__"):
+        assert info.value.__notes__ == [
+            "(raised by cuda.bindings.nvml.device_get_fan_speed_v2, called by cuda_core.system)"]
 
 
 _ENUMS = {
@@ -260,6 +284,231 @@ def test_affinity_masks_unpack():
     assert _bits(np.zeros(4, dtype=np.uint64)) == []
 
 
+# -- CPU: the members of issue 27 (events, fans, field values, MIG, ...) without NVML ----------
+
+def test_nvml_codes_match_the_bindings():
+    # Our tables of nvml.h codes against cuda.bindings.nvml's enumerations, name by name.
+    from cuda.bindings import nvml
+
+    from cuda_core.system import _device, _system_events
+
+    for event, bit in _device._EVENT_TYPE_BITS.items():
+        assert int(getattr(nvml.EventType, event.name)) == bit, event
+    assert len(_device._EVENT_TYPE_BITS) == len(st.EventType)
+    for bit, target in _device._COOLER_TARGET_BITS:
+        assert int(getattr(nvml.CoolerTarget, target.name)) == bit, target
+    for code, control in _device._COOLER_CONTROL.items():
+        assert int(getattr(nvml.CoolerControl, control.name)) == code, control
+    assert int(nvml.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW) == 0
+    assert int(nvml.FanControlPolicy.MANUAL) == 1
+    for obj, code in _device._INFOROM_OBJECT.items():
+        assert int(getattr(nvml.InforomObject, obj.name)) == code, obj
+    for code, mode in _device._ADDRESSING_MODE.items():
+        assert int(getattr(nvml.DeviceAddressingModeType, mode.name)) == code, mode
+    assert int(nvml.SystemEventType.GPU_DRIVER_UNBIND) == 1
+    assert int(nvml.SystemEventType.GPU_DRIVER_BIND) == 2
+    assert _system_events._SYSTEM_EVENT_BITS == {st.SystemEventType.UNBIND: 1,
+                                                 st.SystemEventType.BIND: 2}
+    for code, (member, _) in _device._VALUE_MEMBERS.items():
+        assert member in nvml.field_value_dtype["value"].names, member
+    assert int(nvml.ValueType.DOUBLE) == 0 and int(nvml.ValueType.UNSIGNED_SHORT) == 6
+    assert int(nvml.EnableState.ENABLED) == _device._ENABLED
+    assert int(nvml.Pstates.PSTATE_UNKNOWN) == _device._PSTATE_UNKNOWN
+
+
+def test_pci_bus_id_of_a_system_event():
+    from cuda_core.system._system_events import _pci_bus_id_from_gpu_id as bus_id
+
+    cases = {0: "00000000:00:00.0", 0x1B00: "00000000:1B:00.0",
+             0x12345678: "00001234:56:78.0", (1 << 32) | 0x0800: "00000000:08:00.0"}
+    for gpu_id, expected in cases.items():
+        assert bus_id(gpu_id) == expected
+    ref = pytest.importorskip("cuda.core.system._system_events",
+                              reason="cuda.core is the reference")
+    for gpu_id in (*cases, 0xABCD00001B08, 0xFFFFFFFF):
+        assert bus_id(gpu_id) == ref._pci_bus_id_from_gpu_id(gpu_id)
+
+
+def test_event_arguments_checked_before_nvml():
+    dev = system.Device._from_handle(0x1234)  # never reaches NVML: the arguments are refused
+    for use in (system.register_events, dev.register_events):
+        with pytest.raises(TypeError, match="events must be"):
+            use(("bind",))
+        with pytest.raises(TypeError, match="events must be"):
+            use(3)
+    with pytest.raises(ValueError, match="events must be one of"):
+        system.register_events("pstate")
+    with pytest.raises(ValueError, match="events must be one of"):
+        system.register_events(["bind", "nope"])
+    with pytest.raises(ValueError, match="events must be one of"):
+        dev.register_events([st.EventType.PSTATE, "bind"])
+
+
+def test_field_value_arguments_checked_before_nvml():
+    dev = system.Device._from_handle(0x1234)
+    for use in (dev.get_field_values, dev.clear_field_values):
+        with pytest.raises(TypeError, match="field_ids must be a list"):
+            use(1)
+        with pytest.raises(TypeError, match="field id"):
+            use(["1"])
+        with pytest.raises(ValueError, match="field id"):
+            use([-1])
+        with pytest.raises(ValueError, match="pair"):
+            use([(1, 2, 3)])
+        with pytest.raises(TypeError, match="scope id"):
+            use([(1, 1.5)])
+    # An empty request asks NVML nothing (NVML refuses it), as in cuda.core.
+    assert len(dev.get_field_values([])) == 0
+    assert dev.get_field_values([]).get_all_values() == []
+    assert dev.clear_field_values([]) is None
+
+
+def test_other_new_arguments_checked_before_nvml():
+    dev = system.Device._from_handle(0x1234)
+    with pytest.raises(ValueError, match="inforom must be one of"):
+        dev.inforom.get_version("rom")
+    with pytest.raises(TypeError):
+        dev.inforom.get_version(0)
+    with pytest.raises(ValueError, match="index"):
+        dev.mig.get_device_by_index(-1)
+    with pytest.raises(TypeError, match="mode must be a bool"):
+        dev.mig.mode = "on"
+    with pytest.raises(TypeError, match="fan"):
+        dev.get_fan("0")
+    with pytest.raises(ValueError, match="speed"):
+        system.FanInfo(dev._handle, 0).speed = -1
+    with pytest.raises(TypeError, match="device must be a cuda_core.system.Device"):
+        system.InforomInfo(0)
+    with pytest.raises(TypeError, match="device must be a cuda_core.system.Device"):
+        system.MigInfo(None)
+
+
+def test_event_set_release_never_raises():
+    # The finalizer of DeviceEvents / RegisteredSystemEvents: a failed free is a warning.
+    from cuda_core.system._device import release_event_set
+
+    class Gone(Exception):
+        pass
+
+    freed = []
+    release_event_set(freed.append, 5, Gone)
+    assert freed == [5]
+
+    def fails(handle):
+        raise Gone("GPU is lost")
+
+    with pytest.warns(cuda_core.CUDAWarning, match="GPU is lost.*leaked"):
+        release_event_set(fails, 5, Gone)
+
+def _field_values(rows):
+    from cuda.bindings import nvml
+
+    data = np.zeros(len(rows), dtype=nvml.field_value_dtype)
+    for i, (field_id, value_type, member, value, status) in enumerate(rows):
+        data[i]["field_id"], data[i]["scope_id"] = field_id, i
+        data[i]["timestamp"], data[i]["latency_usec"] = 1000 + i, 7
+        data[i]["value_type"], data[i]["nvml_return"] = value_type, status
+        data[i]["value"][member] = value
+    return nvml.FieldValue.from_data(data)
+
+
+def test_field_values_decode(monkeypatch):
+    # check_status(0) does not call NVML, so the bindings serve uninitialized here.
+    from cuda.bindings import nvml
+
+    from cuda_core.system import _nvml
+
+    monkeypatch.setitem(_nvml._state, "module", nvml)
+    values = system.FieldValues(_field_values([
+        (1, 0, "d_val", 2.5, 0), (2, 1, "ui_val", 7, 0), (83, 4, "sll_val", -5, 0),
+        (194, 6, "us_val", 65535, 0), (3, 3, "ull_val", 2**64 - 1, 0)]))
+    assert len(values) == 5
+    assert values.get_all_values() == [2.5, 7, -5, 65535, 2**64 - 1]
+    assert isinstance(values[0].value, float) and isinstance(values[1].value, int)
+    assert values[-1].value == 2**64 - 1
+    first = values[0]
+    assert first.field_id is nvml.FieldId.DEV_ECC_CURRENT and first.field_id == 1
+    assert (first.scope_id, first.timestamp, first.latency_usec) == (0, 1000, 7)
+    assert values[2].field_id is st.FieldId.DEV_TOTAL_ENERGY_CONSUMPTION
+    values.validate()
+    with pytest.raises(IndexError):
+        values[5]
+    with pytest.raises(IndexError):
+        values[-6]
+    assert [v.value for v in values] == values.get_all_values()  # iterable as a sequence
+
+
+def test_field_value_of_unknown_type_is_refused(monkeypatch):
+    from cuda.bindings import nvml
+
+    from cuda_core.system import _nvml
+
+    monkeypatch.setitem(_nvml._state, "module", nvml)
+    values = system.FieldValues(_field_values([(1, 7, "ui_val", 1, 0)]))
+    with pytest.raises(ValueError, match="unknown type 7"):
+        values[0].value
+
+
+def test_bit_lists():
+    from cuda_core.system import _device
+
+    assert _device._bit_members(0, _device._COOLER_TARGET_BITS, "t") == []
+    assert _device._bit_members(0b1110, _device._COOLER_TARGET_BITS, "t") == [
+        st.CoolerTarget.GPU, st.CoolerTarget.MEMORY, st.CoolerTarget.POWER_SUPPLY]
+    with pytest.raises(ValueError, match="unknown t bit: 16"):
+        _device._bit_members(0b10001, _device._COOLER_TARGET_BITS, "t")
+    events = _device._bit_members((1 << 3) | (1 << 15), _device._EVENT_OF_BIT.items(), "e")
+    assert events == [st.EventType.XID_CRITICAL_ERROR, st.EventType.GPU_RECOVERY_ACTION]
+    assert _device._event_mask("pstate") == 4
+    assert _device._event_mask([st.EventType.CLOCK, "xid_critical_error"]) == 16 | 8
+    assert _device._event_mask([]) == 0
+
+
+def test_event_data_and_system_events_decode():
+    from cuda.bindings import nvml
+
+    data = np.zeros(1, dtype=nvml.event_data_dtype)
+    data[0]["device_"], data[0]["event_type"], data[0]["event_data"] = 0x5678, 8, 79
+    data[0]["gpu_instance_id"], data[0]["compute_instance_id"] = 1, 2
+    event = system.EventData(nvml.EventData.from_data(data))
+    assert event.event_type is st.EventType.XID_CRITICAL_ERROR
+    assert (event.event_data, event.gpu_instance_id, event.compute_instance_id) == (79, 1, 2)
+    assert event.device == system.Device._from_handle(0x5678)
+    data[0]["event_type"] = 4
+    event = system.EventData(nvml.EventData.from_data(data))
+    assert event.event_type is st.EventType.PSTATE
+    for name in ("event_data", "gpu_instance_id", "compute_instance_id"):
+        with pytest.raises(ValueError, match="only available for Xid critical error events"):
+            getattr(event, name)
+    sysdata = np.zeros(2, dtype=nvml.system_event_data_v1_dtype)
+    sysdata["event_type"], sysdata["gpu_id"] = [1, 2], [0x1B00, 0x0800]
+    events = system.SystemEvents(nvml.SystemEventData_v1.from_data(sysdata))
+    assert len(events) == 2 and bool(events)
+    assert [e.event_type for e in events] == [st.SystemEventType.UNBIND, st.SystemEventType.BIND]
+    assert events[1].gpu_id == 0x0800 and events[-1].gpu_id == 0x0800
+    with pytest.raises(IndexError):
+        events[2]
+
+
+def test_dynamic_pstates_and_processes_decode():
+    from cuda.bindings import nvml
+
+    data = np.zeros(1, dtype=nvml.gpu_dynamic_pstates_info_dtype)
+    data[0]["utilization"][2] = (1, 40, 60, 30)
+    info = system.GpuDynamicPstatesInfo(nvml.GpuDynamicPstatesInfo.from_data(data))
+    assert len(info) == 8
+    domain = info[2]
+    assert (domain.is_present, domain.percentage, domain.inc_threshold,
+            domain.dec_threshold) == (True, 40, 60, 30)
+    assert not info[0].is_present
+    with pytest.raises(IndexError):
+        info[8]
+    procs = np.zeros(1, dtype=nvml.process_info_dtype)
+    procs[0]["pid"], procs[0]["used_gpu_memory"] = 4321, 2**33
+    proc = system.ProcessInfo(system.Device._from_handle(1), nvml.ProcessInfo.from_data(procs))
+    assert (proc.pid, proc.used_gpu_memory, proc.gpu_instance_id) == (4321, 2**33, 0)
+
+
 @needs_no_nvml
 @pytest.mark.parametrize("use", [
     system.get_kernel_mode_driver_version,
@@ -271,6 +520,19 @@ def test_affinity_masks_unpack():
     lambda: system.Device(pci_bus_id="0000:01:00.0"),
     system.Device.get_device_count,
     system.Device.get_all_devices,
+    lambda: system.register_events(["bind", "unbind"]),
+    *(lambda name=name: getattr(system.Device._from_handle(1), name) for name in (
+        "addressing_mode", "attributes", "compute_running_processes", "cooler",
+        "dynamic_pstates_info", "is_auto_boosted_clocks_enabled", "is_c2c_enabled",
+        "is_display_active", "is_display_connected", "num_fans", "repair_status",
+        "supported_pstates")),
+    lambda: system.Device._from_handle(1).get_fan(0),
+    lambda: system.Device._from_handle(1).get_field_values([st.FieldId.DEV_ECC_CURRENT]),
+    lambda: system.Device._from_handle(1).clear_field_values([(1, 0)]),
+    lambda: system.Device._from_handle(1).get_supported_event_types(),
+    lambda: system.Device._from_handle(1).register_events("xid_critical_error"),
+    lambda: system.Device._from_handle(1).inforom.image_version,
+    lambda: system.Device._from_handle(1).mig.mode,
 ])
 def test_without_nvml_each_call_names_the_cause(use):
     with pytest.raises(system.LibraryNotFoundError, match="NVML .*cannot be loaded") as info:
@@ -558,3 +820,258 @@ def test_set_and_clear_cpu_affinity():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# -- GPU: the members of issue 27, compared with cuda.core on the same machine -----------------
+
+def _reference_devices():
+    """(ours, cuda.core's) for each GPU NVML sees, looked up by UUID."""
+    ref = pytest.importorskip("cuda.core.system", reason="cuda.core is the reference")
+    return [(dev, ref.Device(uuid=dev.uuid)) for dev in system.Device.get_all_devices()]
+
+
+def _outcome(get):
+    """What ``get()`` gives: ("value", its value) or ("error", the NVML error's class); any
+    other exception propagates (it is a test failure)."""
+    from cuda.bindings import nvml
+
+    try:
+        return ("value", get())
+    except nvml.NvmlError as exc:
+        return ("error", type(exc))
+
+
+def _same(ours, theirs, convert=lambda v: v):
+    a, b = _outcome(ours), _outcome(theirs)
+    assert a[0] == b[0], (a, b)
+    if a[0] == "error":
+        assert a[1] is b[1], (a, b)
+        return None
+    assert convert(a[1]) == convert(b[1]), (a, b)
+    return a[1]
+
+
+def _enum_value(member):
+    return None if member is None else str(getattr(member, "value", member))
+
+
+@pytest.mark.gpu
+def test_new_device_members_match_cuda_core():
+    for dev, ref in _reference_devices():
+        mode = _same(lambda: dev.addressing_mode, lambda: ref.addressing_mode, _enum_value)
+        assert mode is None or isinstance(mode, st.AddressingMode)
+        for name in ("is_c2c_enabled", "is_display_connected", "is_display_active"):
+            value = _same(lambda: getattr(dev, name), lambda: getattr(ref, name))
+            assert value is None or type(value) is bool, name
+        boost = _same(lambda: dev.is_auto_boosted_clocks_enabled,
+                      lambda: ref.is_auto_boosted_clocks_enabled, tuple)
+        assert boost is None or (len(boost) == 2 and all(type(b) is bool for b in boost))
+        pstates = _same(lambda: dev.supported_pstates, lambda: ref.supported_pstates, list)
+        if pstates is not None:
+            assert pstates and all(0 <= p <= 15 for p in pstates)
+        events = _same(lambda: dev.get_supported_event_types(),
+                       lambda: ref.get_supported_event_types(),
+                       lambda v: [_enum_value(e) for e in v])
+        assert events is None or all(isinstance(e, st.EventType) for e in events)
+
+
+_ATTRIBUTES = ("multiprocessor_count", "shared_copy_engine_count", "shared_decoder_count",
+               "shared_encoder_count", "shared_jpeg_count", "shared_ofa_count",
+               "gpu_instance_slice_count", "compute_instance_slice_count", "memory_size_mb")
+
+
+@pytest.mark.gpu
+def test_attributes_cooler_repair_status_match_cuda_core(dev):
+    for sysdev, ref in _reference_devices():
+        attrs = _same(lambda: sysdev.attributes, lambda: ref.attributes,
+                      lambda a: tuple(getattr(a, n) for n in _ATTRIBUTES))
+        if attrs is not None:
+            assert isinstance(attrs, system.DeviceAttributes) and attrs.memory_size_mb > 0
+            if sysdev == dev.to_system_device():  # a whole GPU, seen by CUDA too
+                assert attrs.multiprocessor_count == dev.properties.multiprocessor_count
+        cooler = _same(lambda: sysdev.cooler, lambda: ref.cooler,
+                       lambda c: (_enum_value(c.signal_type),
+                                  [_enum_value(t) for t in c.target]))
+        assert cooler is None or all(isinstance(t, st.CoolerTarget) for t in cooler.target)
+        repair = _same(lambda: sysdev.repair_status, lambda: ref.repair_status,
+                       lambda r: (r.channel_repair_pending, r.tpc_repair_pending))
+        assert repair is None or type(repair.tpc_repair_pending) is bool
+
+
+@pytest.mark.gpu
+def test_fans_match_cuda_core():
+    for dev, ref in _reference_devices():
+        count = _same(lambda: dev.num_fans, lambda: ref.num_fans)
+        if count is None:  # NVML does not count fans here: get_fan fails as cuda.core's does
+            _same(lambda: dev.get_fan(0), lambda: ref.get_fan(0))
+            continue
+        with pytest.raises(ValueError, match="out of range"):
+            dev.get_fan(count)
+        for fan in range(count):
+            ours, theirs = dev.get_fan(fan), ref.get_fan(fan)
+            _same(lambda: ours.min_max_speed, lambda: theirs.min_max_speed, tuple)
+            _same(lambda: ours.control_policy, lambda: theirs.control_policy, _enum_value)
+            for name in ("speed", "speed_rpm", "target_speed"):  # change between reads
+                value = _same(lambda: getattr(ours, name), lambda: getattr(theirs, name),
+                              lambda v: type(v))
+                assert value is None or value >= 0
+
+
+@pytest.mark.gpu
+def test_field_values_match_cuda_core():
+    F = st.FieldId
+    stable = [F.DEV_ECC_CURRENT, F.DEV_ECC_PENDING, (F.DEV_TEMPERATURE_SLOWDOWN_TLIMIT, 0),
+              F.DEV_TEMPERATURE_SHUTDOWN_TLIMIT]
+    for dev, ref in _reference_devices():
+        ours, theirs = dev.get_field_values(stable), ref.get_field_values(stable)
+        assert isinstance(ours, system.FieldValues) and len(ours) == len(theirs) == len(stable)
+        for i in range(len(stable)):
+            assert ours[i].field_id == theirs[i].field_id
+            assert isinstance(ours[i].field_id, F)
+            assert ours[i].scope_id == theirs[i].scope_id == 0
+            assert ours[i].timestamp > 0 and ours[i].latency_usec >= 0
+            _same(lambda: ours[i].value, lambda: theirs[i].value)
+        _same(ours.validate, theirs.validate)
+        _same(ours.get_all_values, theirs.get_all_values)
+        # A counter that only grows: ours, read first, is not above cuda.core's.
+        energy = [F.DEV_TOTAL_ENERGY_CONSUMPTION]
+        first = _outcome(lambda: dev.get_field_values(energy).get_all_values()[0])
+        second = _outcome(lambda: ref.get_field_values(energy).get_all_values()[0])
+        assert first[0] == second[0]
+        if first[0] == "value":
+            assert 0 < first[1] <= second[1]
+        # Clearing: nothing for an empty list; the same outcome as cuda.core for a field that
+        # holds no counter to clear.
+        assert dev.clear_field_values([]) is None
+        _same(lambda: dev.clear_field_values([F.DEV_ECC_CURRENT]),
+              lambda: ref.clear_field_values([F.DEV_ECC_CURRENT]))
+
+
+@pytest.mark.gpu
+def test_inforom_matches_cuda_core():
+    for dev, ref in _reference_devices():
+        ours, theirs = dev.inforom, ref.inforom
+        assert isinstance(ours, system.InforomInfo)
+        for name in ("image_version", "configuration_checksum", "bbx_flush_time",
+                     "board_part_number"):
+            _same(lambda: getattr(ours, name), lambda: getattr(theirs, name))
+        for obj in st.InforomObject:
+            _same(lambda: ours.get_version(obj), lambda: theirs.get_version(obj.value))
+        _same(ours.validate, theirs.validate)
+
+
+@pytest.mark.gpu
+def test_mig_matches_cuda_core():
+    for dev, ref in _reference_devices():
+        ours, theirs = dev.mig, ref.mig
+        assert isinstance(ours, system.MigInfo)
+        for name in ("is_mig_device", "mode", "pending_mode", "device_count"):
+            value = _same(lambda: getattr(ours, name), lambda: getattr(theirs, name))
+            assert value is None or type(value) is (int if name == "device_count" else bool)
+        _same(lambda: ours.parent.uuid, lambda: theirs.parent.uuid)
+        _same(lambda: [d.uuid for d in ours.get_all_devices()],
+              lambda: [d.uuid for d in theirs.get_all_devices()])
+        if _outcome(lambda: ours.mode) == ("value", True):
+            for mig_dev in ours.get_all_devices():
+                assert mig_dev.mig.is_mig_device and mig_dev.mig.parent == dev
+
+
+@pytest.mark.gpu
+def test_dynamic_pstates_and_processes_match_cuda_core(dev):
+    # This process holds a context on device 0, so NVML lists it (by host pid, which may
+    # differ from os.getpid() in a container); the lists are read back to back.
+    dev.sync()
+    for sysdev, ref in _reference_devices():
+        info = _same(lambda: sysdev.dynamic_pstates_info, lambda: ref.dynamic_pstates_info,
+                     lambda i: [i[k].is_present for k in range(len(i))])
+        if info is not None:
+            assert len(info) == 8
+            for k in range(8):
+                assert 0 <= info[k].percentage <= 100 and info[k].inc_threshold >= 0
+        for attempt in range(3):  # processes come and go: agree on one of three reads
+            a = _outcome(lambda: sorted(p.pid for p in sysdev.compute_running_processes))
+            b = _outcome(lambda: sorted(p.pid for p in ref.compute_running_processes))
+            if a == b:
+                break
+        assert a == b
+        if a[0] == "value":
+            for proc in sysdev.compute_running_processes:
+                assert isinstance(proc, system.ProcessInfo) and proc.pid > 0
+                assert proc.used_gpu_memory >= 0
+
+
+@pytest.mark.gpu
+def test_device_events_match_cuda_core():
+    from cuda.bindings import nvml
+
+    for dev, ref in _reference_devices():
+        supported = dev.get_supported_event_types()
+        if not supported:
+            _same(lambda: dev.register_events("xid_critical_error"),
+                  lambda: ref.register_events("xid_critical_error"), lambda v: None)
+            continue
+        kind = (st.EventType.XID_CRITICAL_ERROR if st.EventType.XID_CRITICAL_ERROR in supported
+                else supported[0])
+        # Registering may need privileges NVML does not grant here: then both refuse alike.
+        events = _same(lambda: dev.register_events([kind]),
+                       lambda: ref.register_events([kind.value]), lambda v: None)
+        if events is not None:
+            assert isinstance(events, system.DeviceEvents)
+            try:
+                event = events.wait(timeout_ms=1)
+            except nvml.TimeoutError as exc:  # the usual outcome: no such event in 1 ms
+                assert isinstance(exc, system.TimeoutError) and exc.status == 10
+            else:  # one happened: it is of the kind registered, on this device
+                assert event.event_type == kind and event.device == dev
+            with pytest.raises(ValueError, match="timeout_ms"):
+                events.wait(timeout_ms=-1)
+            del events  # frees the event set
+        unsupported = [e for e in st.EventType if e not in supported and e != st.EventType.NONE]
+        if unsupported:
+            _same(lambda: dev.register_events(unsupported[:1]),
+                  lambda: ref.register_events([unsupported[0].value]), lambda v: None)
+
+
+@pytest.mark.gpu
+def test_system_events_match_cuda_core():
+    from cuda.bindings import nvml
+
+    ref = pytest.importorskip("cuda.core.system", reason="cuda.core is the reference")
+    ours = _outcome(lambda: system.register_events(["bind", "unbind"]))
+    theirs = _outcome(lambda: ref.register_events(["bind", "unbind"]))
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "error":
+        assert ours[1] is theirs[1]
+        return
+    assert isinstance(ours[1], system.RegisteredSystemEvents)
+    try:
+        events = ours[1].wait(timeout_ms=1, buffer_size=4)
+    except nvml.TimeoutError:  # no GPU was bound or unbound in that millisecond
+        pass
+    else:
+        assert 1 <= len(events) <= 4
+        assert all(isinstance(e.event_type, st.SystemEventType) for e in events)
+    with pytest.raises(ValueError, match="buffer_size"):
+        ours[1].wait(timeout_ms=1, buffer_size=0)
+
+
+@pytest.mark.gpu
+def test_nvml_errors_are_the_bindings_own():
+    # A query NVML refuses raises cuda.bindings.nvml's class, caught by either name, with the
+    # status, NVML's text and a note naming the call; it pickles as the bindings' errors do.
+    from cuda.bindings import nvml
+
+    uuid = "GPU-00000000-0000-0000-0000-000000000000"
+    with pytest.raises(nvml.NotFoundError) as info:
+        system.Device(uuid=uuid)
+    err = info.value
+    assert type(err) is system.NotFoundError and isinstance(err, system.NvmlError)
+    assert err.status == 6 and str(err) == str(nvml.NotFoundError(6))
+    if hasattr(err, "__notes__"):
+        assert err.__notes__ == [
+            "(raised by cuda.bindings.nvml.device_get_handle_by_uuid, called by cuda_core.system)"]
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is system.NotFoundError and back.status == 6
+    ref = pytest.importorskip("cuda.core.system", reason="cuda.core is the reference")
+    with pytest.raises(system.NotFoundError):
+        ref.Device(uuid=uuid)

@@ -9,21 +9,37 @@ branch and process names.
 
 Nothing is loaded at import: NVML is initialized on the first call that needs it, once per
 process, under a lock. Where NVML cannot be used, each such call raises
-:class:`LibraryNotFoundError` (an :class:`NvmlError`, a ``RuntimeError``) that names the cause;
-NVML's own failures raise the :class:`NvmlError` subclass of their code. The enumerations
-are in :mod:`cuda_core.system.typing`.
+:class:`LibraryNotFoundError` (also a ``RuntimeError``) that names the cause; NVML's own
+failures raise the :class:`NvmlError` subclass of their code. The error classes are
+``cuda.bindings.nvml``'s own, as in ``cuda.core`` (:mod:`cuda_core.system.exceptions`), looked
+up on first use. The enumerations are in :mod:`cuda_core.system.typing`.
 """
 
-from cuda_core.system import typing  # noqa: F401 - the cuda_core.system.typing namespace
+from typing import Any
+
+from cuda_core.system import exceptions, typing  # noqa: F401 - the sub-namespaces
 # The info classes are reachable here for isinstance checks and docs, but are not in __all__
 # (cuda.core does not list them either).
 from cuda_core.system._device import (  # noqa: F401
     BAR1MemoryInfo,
     ClockInfo,
+    CoolerInfo,
     Device,
+    DeviceAttributes,
+    DeviceEvents,
+    EventData,
+    FanInfo,
+    FieldValue,
+    FieldValues,
+    GpuDynamicPstatesInfo,
+    GpuDynamicPstatesUtilization,
+    InforomInfo,
     MemoryInfo,
+    MigInfo,
     NvlinkInfo,
     PciInfo,
+    ProcessInfo,
+    RepairStatus,
     Temperature,
     Utilization,
     get_p2p_status,
@@ -39,7 +55,12 @@ from cuda_core.system._system import (
     get_process_name,
     get_user_mode_driver_version,
 )
-from cuda_core.system.exceptions import *  # noqa: F401,F403
+from cuda_core.system._system_events import (  # noqa: F401
+    RegisteredSystemEvents,
+    SystemEvent,
+    SystemEvents,
+    register_events,
+)
 from cuda_core.system.exceptions import __all__ as _exceptions_all
 
 __all__ = [
@@ -55,5 +76,20 @@ __all__ = [
     "get_process_name",
     "get_topology_common_ancestor",
     "get_user_mode_driver_version",
+    "register_events",
     *_exceptions_all,
 ]
+
+_ERROR_NAMES = frozenset(_exceptions_all)
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the error classes are cuda.bindings.nvml's, which `import cuda_core.system`
+    # does not import (about 60 ms); the import system's lock makes the first use thread-safe.
+    if name in _ERROR_NAMES:
+        return getattr(exceptions, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_ERROR_NAMES])

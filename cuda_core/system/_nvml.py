@@ -8,10 +8,10 @@ Rules of this layer:
   once per process; the initialized module is then published in ``_state`` and read without
   the lock. A failed initialization is not remembered: the next call tries again.
 * Where NVML cannot be used (``cuda.bindings`` without NVML bindings, no ``libnvidia-ml``),
-  every NVML-backed call raises :class:`~cuda_core.system.LibraryNotFoundError` (an
-  :class:`~cuda_core.system.NvmlError`, itself a ``RuntimeError``) that names the cause.
-* Every error ``cuda.bindings.nvml`` raises is re-raised as cuda_core's class of the same name
-  (:mod:`cuda_core.system.exceptions`), with the same ``status``.
+  every NVML-backed call raises :class:`~cuda_core.system.exceptions.NvmlUnavailableError` (a
+  ``cuda.bindings.nvml.LibraryNotFoundError`` and a ``RuntimeError``) that names the cause.
+* An error ``cuda.bindings.nvml`` raises is raised as it is (``cuda_core.system``'s error
+  classes are the bindings' own), with a note naming the NVML call.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from __future__ import annotations
 import re
 import threading
 
-from cuda_core.system.exceptions import LibraryNotFoundError, NvmlError, error_for_status
 
-__all__ = ["CUDA_BINDINGS_NVML_IS_COMPATIBLE", "call", "nvml"]
+__all__ = ["CUDA_BINDINGS_NVML_IS_COMPATIBLE", "call", "nvml", "unavailable"]
 
 
 def _bindings_version() -> tuple[int, ...]:
@@ -58,23 +57,36 @@ _lock = threading.Lock()
 _state: dict = {}
 
 
+def unavailable(message: str):
+    """The error for NVML that cannot be used, ``message`` naming why."""
+    from cuda_core.system._unavailable import NvmlUnavailableError
+
+    return NvmlUnavailableError(message)
+
+
+def _note(exc: BaseException, name: str) -> None:
+    if hasattr(exc, "add_note"):  # Python 3.11 and later
+        exc.add_note(f"(raised by cuda.bindings.nvml.{name}, called by cuda_core.system)")
+
+
 def _initialize():
     if not CUDA_BINDINGS_NVML_IS_COMPATIBLE:
         version = ".".join(map(str, _bindings_version())) or "(unknown version)"
-        raise LibraryNotFoundError(
+        raise unavailable(
             f"cuda_core.system needs NVML bindings: cuda-bindings {version} has none usable "
-            f"(12.9.6 or later is needed on CUDA 12, 13.2.0 or later on CUDA 13)", 12)
+            f"(12.9.6 or later is needed on CUDA 12, 13.2.0 or later on CUDA 13)")
     from cuda.bindings import nvml as module
 
     try:
         module.init_v2()
     except module.NvmlError as exc:
-        raise translate(exc, "NVML initialization (nvmlInit_v2)") from None
+        _note(exc, "init_v2")
+        raise
     except (RuntimeError, OSError) as exc:
         # cuda.pathfinder's DynamicLibNotFoundError (a RuntimeError): no libnvidia-ml.
-        raise LibraryNotFoundError(
+        raise unavailable(
             f"NVML (libnvidia-ml.so.1, part of the NVIDIA driver) cannot be loaded, so "
-            f"cuda_core.system cannot query devices through it: {exc}", 12) from None
+            f"cuda_core.system cannot query devices through it: {exc}") from None
     return module
 
 
@@ -91,26 +103,12 @@ def nvml():
     return module
 
 
-def translate(exc: BaseException, what: str) -> NvmlError:
-    """cuda_core's exception for an error ``cuda.bindings.nvml`` raised in ``what``."""
-    status = getattr(exc, "status", None)
-    if status is None and exc.args and isinstance(exc.args[0], int):
-        status = exc.args[0]
-    message = f"{what} failed: {exc}"
-    if status is None:
-        # No code to go by: the class of the same name, where there is one.
-        from cuda_core.system import exceptions
-
-        cls = getattr(exceptions, type(exc).__name__, None)
-        if isinstance(cls, type) and issubclass(cls, NvmlError):
-            return cls(message, None)
-    return error_for_status(None if status is None else int(status), message)
-
-
 def call(name: str, *args):
-    """``cuda.bindings.nvml.<name>(*args)``, with NVML initialized and its errors translated."""
+    """``cuda.bindings.nvml.<name>(*args)``, with NVML initialized; an NVML error is raised as
+    the bindings raised it, with a note naming the call."""
     module = nvml()
     try:
         return getattr(module, name)(*args)
     except module.NvmlError as exc:
-        raise translate(exc, name) from None
+        _note(exc, name)
+        raise
