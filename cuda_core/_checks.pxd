@@ -7,7 +7,7 @@ from cuda.bindings.cydriver cimport CUdeviceptr
 
 cpdef object check_bool(object value, str what, bint allow_none=*)
 cpdef object check_int(object value, str what, object minimum=*, object maximum=*,
-                       bint allow_none=*)
+                       bint allow_none=*, object error=*)
 cpdef object check_choice(object value, str what, tuple allowed, bint allow_none=*)
 cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=*)
 cpdef size_t check_size(object value, str what) except? 0

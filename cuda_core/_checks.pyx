@@ -60,23 +60,36 @@ cdef inline object _as_int(object value, str what, str expected):
     return int(result)
 
 
+# The spellings of "false" that distutils' strtobool knew: each is a true str, so cuda.core
+# would switch the flag on where the caller wrote it off.
+_FALSE_WORDS = frozenset(("n", "no", "f", "false", "off", "0"))
+
+
 cpdef object check_bool(object value, str what, bint allow_none=False):
-    """A flag: a bool (NumPy's too) or an int, as cuda.core takes them (an int is its truth
-    value), and None when ``allow_none``; anything else (a str, a float) is refused."""
+    """A flag: a bool (NumPy's too), an int or a str, as cuda.core takes them (by truth value),
+    and None when ``allow_none``. Refused: a str that spells false ("no", "False", "0", ...:
+    cuda.core would switch the flag on) and anything else (a float)."""
     if type(value) is bool or (allow_none and value is None):
         return value
     if _is_bool(value):
         return bool(value)
     if hasattr(type(value), "__index__"):  # an int, by its truth value
         return bool(_as_int(value, what, "a bool or an int"))
+    if isinstance(value, str):
+        if value.strip().lower() in _FALSE_WORDS:
+            raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not the "
+                            f"str {value!r}: a non-empty str is true, so it would switch the "
+                            f"option on; pass False")
+        return bool(value)
     raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
                     f"{_type_name(value)}")
 
 
 cpdef object check_int(object value, str what, object minimum=None, object maximum=None,
-                       bint allow_none=False):
+                       bint allow_none=False, object error=None):
     """``value`` as an int in [minimum, maximum] (a bound of None is open); None passes
-    through when ``allow_none``."""
+    through when ``allow_none``. ``error``, where given, is the class of the out-of-range
+    error (a subclass of ValueError)."""
     if value is None and allow_none:
         return None
     value = _as_int(value, what, "an int or None" if allow_none else "an int")
@@ -87,7 +100,7 @@ cpdef object check_int(object value, str what, object minimum=None, object maxim
             bound = f"<= {maximum}"
         else:
             bound = f"between {minimum} and {maximum}"
-        raise ValueError(f"{what} must be {bound}, got {value}")
+        raise (ValueError if error is None else error)(f"{what} must be {bound}, got {value}")
     return value
 
 

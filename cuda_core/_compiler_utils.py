@@ -22,8 +22,9 @@ from cuda_core._errors import NVRTCError
 _ARCH_RE = re.compile(r"^(sm|compute)_(\d{2,3})([af]?)$")
 
 
-def check_text(item: Any, what: str, pathlike: bool = False) -> str:
-    """``item`` as a non-empty str without NUL (a path-like as its str where ``pathlike``)."""
+def check_text(item: Any, what: str, pathlike: bool = False, allow_empty: bool = False) -> str:
+    """``item`` as a non-empty str without NUL (a path-like as its str where ``pathlike``; an
+    empty str where ``allow_empty``)."""
     if pathlike and isinstance(item, os.PathLike):
         item = os.fspath(item)
         if isinstance(item, bytes):
@@ -32,7 +33,7 @@ def check_text(item: Any, what: str, pathlike: bool = False) -> str:
         kinds = "a str or path-like" if pathlike else "a str"
         raise TypeError(f"{what} must be {kinds} (or a list of them), not "
                         f"{type(item).__name__}")
-    if not item:
+    if not item and not allow_empty:
         raise ValueError(f"{what} must not be empty")
     if "\0" in item:
         raise ValueError(f"{what} must not contain NUL characters")
@@ -50,17 +51,46 @@ def str_list(value: Any, what: str, pathlike: bool = False) -> list[str]:
 
 
 def int_list(value: Any, what: str) -> list[int]:
-    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int. An
-    empty sequence means none, as None does."""
+    """``value`` (None, one int, or a list/tuple of ints, each >= 0) as a list of int; a
+    number may be a str of its decimal digits, as cuda.core passes it on. An empty sequence
+    means none, as None does."""
     if value is None:
         return []
+    if isinstance(value, str) and len(value) > 1:
+        # cuda.core iterates a bare str: "12" would be the numbers 1 and 2.
+        raise ValueError(f"{what}={value!r}: a str is taken character by character, each a "
+                         f"number of its own; pass an int or a list ({value!r} -> "
+                         f"[{value!r}])")
     items = value if isinstance(value, (list, tuple)) else [value]
     out = []
     for v in items:
+        if isinstance(v, str):
+            if not (v.isascii() and v.isdigit()):
+                raise ValueError(f"{what} must be numbers, got {v!r}")
+            v = int(v)
         if not hasattr(v, "__index__"):
             raise TypeError(f"{what} must be an int or a list of ints, not {type(v).__name__}")
         out.append(check_int(v, what, 0))
     return out
+
+
+def file_name(value: Any) -> str:
+    """A file option's value as the file name the compiler gets: a path-like's str, and an
+    int as its decimal str (cuda.core formats the value into the flag)."""
+    if type(value) is not bool and not isinstance(value, (str, os.PathLike)) \
+            and hasattr(type(value), "__index__"):
+        return str(check_int(value, "file name"))
+    return os.fsdecode(os.fspath(value))
+
+
+def check_file_name(value: Any, what: str) -> str:
+    """A file option: a str or path-like (checked as ``check_text`` does), or an int (a file
+    named by its digits, as cuda.core writes it). A bool is refused: cuda.core would write a
+    file named ``True``."""
+    if type(value) is not bool and not isinstance(value, (str, os.PathLike)) \
+            and hasattr(type(value), "__index__"):
+        return file_name(value)
+    return check_text(value, what, True)
 
 
 @functools.lru_cache(maxsize=128)
@@ -161,8 +191,8 @@ def value_flag(flag: str):
 
 
 def path_flag(flag: str):
-    """``flag=path`` for a str or path-like."""
-    return lambda v: (f"{flag}={os.fspath(v)}",)
+    """``flag=path`` for a str, path-like or int (see ``file_name``)."""
+    return lambda v: (f"{flag}={file_name(v)}",)
 
 
 def each_flag(flag: str, items):

@@ -60,6 +60,15 @@ class CUDALaunchError(CUDAError, ValueError):
     found."""
 
 
+class InvalidValueError(CUDAError, ValueError):
+    """An option value that the driver refuses with ``CUDA_ERROR_INVALID_VALUE`` where
+    cuda.core passes it on, refused here before any driver call: a :class:`CUDAError` with that
+    code and name, as cuda.core's, and a :class:`ValueError`, as ours are."""
+
+    def __init__(self, message, code=1, name="CUDA_ERROR_INVALID_VALUE", explanation=None):
+        super().__init__(message, code, name, explanation)
+
+
 class NVRTCError(CUDAError):
     """A run-time compilation or link failed; ``log`` holds the compiler's full log."""
 

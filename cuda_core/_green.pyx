@@ -193,12 +193,12 @@ cdef class SMResource:
                                       CUdevResource* remainder) except? 0:
         """``cuDevSmResourceSplitByCount`` into ``out`` (one slot per group): the number of
         groups made, all that were asked for (else ValueError)."""
+        # A count of 0 (or None) goes to the driver as minCount 0, as cuda.core passes it: the
+        # driver makes groups of its smallest size.
         for g in groups:
-            if g[0] == 0:
-                _require(_SPLIT, "SMResource.split() with count=None (discovery)")
-            if g[1]:
+            if g[1] is not None:
                 _require(_SPLIT, "SMResource.split() with coscheduled_sm_count")
-            if g[2]:
+            if g[2] is not None:
                 _require(_SPLIT, "SMResource.split() with preferred_coscheduled_sm_count")
             if g[3]:
                 _require(_SPLIT, "SMResource.split() with backfill")
@@ -229,8 +229,8 @@ cdef class SMResource:
         for i in range(n):
             count, cosched, preferred, backfill = groups[i]
             params[i].smCount = count
-            params[i].coscheduledSmCount = cosched
-            params[i].preferredCoscheduledSmCount = preferred
+            params[i].coscheduledSmCount = cosched or 0
+            params[i].preferredCoscheduledSmCount = preferred or 0
             params[i].flags = cydriver.CU_DEV_SM_RESOURCE_GROUP_BACKFILL if backfill else 0
         check_call(cydriver.cuDevSmResourceSplit(out, n, &self._res, remainder, 0,
                                                  params.data()),

@@ -44,7 +44,8 @@ def _per_group(value, what, check):
 
 
 def _count(value, what):
-    return check_int(value, what, minimum=1, maximum=_U32_MAX, allow_none=True)
+    # 0 is the driver's "unset", as None is (cuda.core passes both as 0).
+    return check_int(value, what, minimum=0, maximum=_U32_MAX, allow_none=True)
 
 
 @dataclasses.dataclass
@@ -58,15 +59,15 @@ class SMResourceOptions:
     Attributes
     ----------
     count : int, sequence of int or None, optional
-        The SMs each group asks for (>= 1). None lets the driver choose (discovery: needs a
-        CUDA 13.1 driver). The driver may round a count up to its granularity; read
-        :attr:`SMResource.sm_count` of the result.
+        The SMs each group asks for. None or 0 lets the driver choose (discovery on a CUDA
+        13.1 driver; before it, the driver's smallest group). The driver may round a count up
+        to its granularity; read :attr:`SMResource.sm_count` of the result.
     coscheduled_sm_count : int, sequence of int or None, optional
         The least number of SMs of each group that are guaranteed to run together (needs a
-        CUDA 13.1 driver).
+        CUDA 13.1 driver; 0 there is the driver's default, as None).
     preferred_coscheduled_sm_count : int, sequence of int or None, optional
         A larger co-scheduled size to use where the device allows it (needs a CUDA 13.1
-        driver).
+        driver; 0 there is the driver's default, as None).
     backfill : bool or sequence of bool, optional
         Let the driver relax co-scheduling to meet a count (needs a CUDA 13.1 driver).
         Default False.
@@ -92,14 +93,14 @@ class SMResourceOptions:
             setattr(self, name, value)
 
     def _groups(self):
-        """One ``(count, coscheduled, preferred, backfill)`` per group; None becomes 0."""
+        """One ``(count, coscheduled, preferred, backfill)`` per group; a count of None is 0,
+        the co-scheduling sizes stay None where unset (an older driver refuses only those)."""
         groups = len(self.count) if isinstance(self.count, tuple) else 1
 
         def at(value, i):
-            v = value[i] if isinstance(value, tuple) else value
-            return 0 if v is None else v
+            return value[i] if isinstance(value, tuple) else value
 
-        return [(at(self.count, i), at(self.coscheduled_sm_count, i),
+        return [(at(self.count, i) or 0, at(self.coscheduled_sm_count, i),
                  at(self.preferred_coscheduled_sm_count, i),
                  bool(at(self.backfill, i))) for i in range(groups)]
 

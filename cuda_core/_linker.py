@@ -37,6 +37,8 @@ def __getattr__(name: str) -> Any:
     # PEP 562: NvJitLinkError derives from cuda.bindings.nvjitlink's class, whose module is
     # imported only once nvJitLink is used (importing it costs about a millisecond); the class
     # is made once, under a lock, on first use, and is found here again by pickle.
+    if name in ("CompilerOptionError", "CompilerOptionTypeError"):
+        return _compiler_option_errors()[name == "CompilerOptionTypeError"]
     if name != "NvJitLinkError":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _NVJITLINK_ERROR_LOCK:
@@ -62,6 +64,43 @@ def __getattr__(name: str) -> Any:
     return cls
 
 
+def _compiler_option_errors() -> tuple[type, type]:
+    """``(CompilerOptionError, CompilerOptionTypeError)``, made once on first use (after
+    NvJitLinkError, their base)."""
+    base = __getattr__("NvJitLinkError")
+    with _NVJITLINK_ERROR_LOCK:
+        found = globals().get("CompilerOptionError")
+        if found is None:
+            class CompilerOptionError(base, ValueError):  # type: ignore[valid-type,misc]
+                """A compiler or linker option refused when the options are built, where
+                cuda.core passes it on and NVRTC or nvJitLink refuses it at compile or link:
+                an :class:`NVRTCError` and nvJitLink's ``nvJitLinkError`` (cuda.core's classes
+                there: ProgramOptions go to NVRTC, or to nvJitLink for PTX), and a
+                ``ValueError``, as ours are."""
+
+            class CompilerOptionTypeError(CompilerOptionError, TypeError):
+                """A :class:`CompilerOptionError` for a value of the wrong type: also a
+                ``TypeError``, as ours are."""
+
+            for cls in (CompilerOptionError, CompilerOptionTypeError):
+                cls.__qualname__ = cls.__name__
+                globals()[cls.__name__] = cls
+            found = CompilerOptionError
+    return found, globals()["CompilerOptionTypeError"]
+
+
+def refused_by_compiler(check: Any) -> Any:
+    """``check`` (a function of the value) raising, in place of its TypeError or ValueError,
+    the CompilerOptionError of that kind with the same message."""
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            error, type_error = _compiler_option_errors()
+            raise (type_error if isinstance(exc, TypeError) else error)(str(exc)) from None
+    return checked
+
+
 def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
     """The error to raise for ``exc``, an nvJitLinkError of cuda.bindings."""
     status = getattr(exc, "status", None)
@@ -85,7 +124,7 @@ class LinkerOptions:
         Target, ``"sm_XX"`` (or ``"compute_XX"``, ``"sm_XXa"``, ``"sm_XXf"``). Defaults to the
         device of the current context; without one it must be given.
     max_register_count : int, optional
-        Most registers per thread (``-maxrregcount=N``).
+        Most registers per thread (``-maxrregcount=N``); 0 or less is no limit.
     time : bool, optional
         Timing information into the info log (``-time``).
     verbose : bool, optional
@@ -151,22 +190,24 @@ class LinkerOptions:
         if self.name is None:
             self.name = "<default linker>"
         _cu.check_text(self.name, "LinkerOptions.name")
-        _cu.check_arch(self.arch, "LinkerOptions.arch")
+        # Refused values that cuda.core passes on, which nvJitLink then refuses: the same
+        # class (CompilerOptionError) here, before any link.
+        refused_by_compiler(_cu.check_arch)(self.arch, "LinkerOptions.arch")
+        # Any int, as cuda.core passes it (nvJitLink takes 0 and negative counts: no limit).
         self.max_register_count = check_int(self.max_register_count,
-                                            "LinkerOptions.max_register_count", 1,
-                                            allow_none=True)
-        self.optimization_level = check_choice(self.optimization_level,
-                                               "LinkerOptions.optimization_level", (0, 3),
-                                               allow_none=True)
-        self.split_compile = check_int(self.split_compile, "LinkerOptions.split_compile", 0,
-                                       allow_none=True)
+                                            "LinkerOptions.max_register_count", allow_none=True)
+        self.optimization_level = refused_by_compiler(check_choice)(
+            self.optimization_level, "LinkerOptions.optimization_level", (0, 3), allow_none=True)
+        self.split_compile = refused_by_compiler(check_int)(
+            self.split_compile, "LinkerOptions.split_compile", 0, allow_none=True)
         self.split_compile_extended = check_int(self.split_compile_extended,
                                                 "LinkerOptions.split_compile_extended", 0,
                                                 allow_none=True)
         for field in _BOOL_FIELDS:
             check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
-        for field in ("kernels_used", "variables_used", "ptxas_options"):
+        for field in ("kernels_used", "variables_used"):
             _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
+        refused_by_compiler(_cu.str_list)(self.ptxas_options, "LinkerOptions.ptxas_options")
         if self.ptx and not self.link_time_optimization:
             raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
                              "nvJitLink emits PTX only from LTO IR")
@@ -225,7 +266,7 @@ class LinkerOptions:
         options = []
         for field, option, convert in _DRIVER_OPTIONS:
             value = getattr(self, field)
-            if value is not None:
+            if value is not None and not (field == "max_register_count" and value <= 0):
                 options.append((JIT_OPTIONS[option], convert(value)))
         return options
 
@@ -271,6 +312,8 @@ def _jit_target(arch: str) -> int:
 # is not None.
 _DRIVER_OPTIONS = (
     ("arch", "target", _jit_target),
+    # nvJitLink takes a count <= 0 as no limit; the driver's unsigned option is then left out
+    # (see _driver_options).
     ("max_register_count", "max_registers", int),
     ("verbose", "log_verbose", int),
     ("optimization_level", "optimization_level", int),

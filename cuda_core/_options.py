@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cuda_core._checks import check_bool, check_int
+from cuda_core._checks import ArgumentTypeError, check_bool, check_int
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -55,6 +55,11 @@ class StreamOptions:
     def __post_init__(self):
         # An int by its truth value, None as False: as cuda.core reads the flag.
         self.nonblocking = bool(check_bool(self.nonblocking, "StreamOptions.nonblocking", True))
+        if isinstance(self.priority, float):
+            # cuda.core truncates it (-1.5 becomes -1) and raises ValueError at creation for
+            # one out of range; a TypeError here, and a ValueError too.
+            raise ArgumentTypeError(f"StreamOptions.priority must be an int or None, not float "
+                                    f"({self.priority!r})")
         self.priority = check_int(self.priority, "StreamOptions.priority", allow_none=True)
 
 

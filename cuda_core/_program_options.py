@@ -20,7 +20,7 @@ from cuda_core._compiler_utils import path_flag as _path
 from cuda_core._compiler_utils import switch_flag as _flag
 from cuda_core._compiler_utils import value_flag as _value
 from cuda_core._checks import check_bool, check_int
-from cuda_core._linker import LinkerOptions
+from cuda_core._linker import LinkerOptions, refused_by_compiler
 from cuda_core.typing import CompilerBackendType
 
 __all__ = ["ProgramOptions"]
@@ -162,7 +162,8 @@ class ProgramOptions:
         NVRTC takes only True; False is a ValueError there (``debug=True`` turns device
         optimization off).
     ptxas_options : str or list of str [``--ptxas-options=``; nvJitLink ``-Xptxas=``]
-    max_register_count : int [``--maxrregcount=``; nvJitLink ``-maxrregcount=``]
+    max_register_count : int [``--maxrregcount=``; nvJitLink ``-maxrregcount=``]: 0 or less
+        is no limit.
     ftz : bool [``--ftz=``; NVVM ``-ftz=1|0``; nvJitLink ``-ftz=``]
     prec_sqrt : bool [``--prec-sqrt=``; NVVM ``-prec-sqrt=``; nvJitLink ``-prec-sqrt=``]
     prec_div : bool [``--prec-div=``; NVVM ``-prec-div=``; nvJitLink ``-prec-div=``]
@@ -193,9 +194,13 @@ class ProgramOptions:
     optimization_info : str [``--optimization-info=``]: ``"inline"``.
     no_display_error_number : bool [``--no-display-error-number``]
     diag_error, diag_suppress, diag_warn : int or list of int
-        [``--diag-error=``, ``--diag-suppress=``, ``--diag-warn=``, comma-separated]
+        [``--diag-error=``, ``--diag-suppress=``, ``--diag-warn=``, comma-separated]. A
+        number may be a str of its digits (``"1"``, ``["12", 34]``); a bare str of more than
+        one character is refused (cuda.core would take each character as a number).
     brief_diagnostics : bool [``--brief-diagnostics=``]
-    time : str or path-like [``--time=``]: a CSV file for per-phase timings.
+    time : str or path-like [``--time=``]: a CSV file for per-phase timings. This and the
+        other file fields (``fdevice_time_trace``, ``create_pch``, ``use_pch``, ``pch_dir``)
+        take an int as its decimal str (a file named ``1``), as cuda.core writes it.
     split_compile : int [``--split-compile=``]: threads; 0 for all processors.
     fdevice_syntax_only : bool [``--fdevice-syntax-only``]
     minimal : bool [``--minimal``]
@@ -466,13 +471,18 @@ def _frandom_seed_check(value: Any) -> None:
 
 # field -> the check of a value set (None, "unset", is never checked). Each names the field.
 _CHECKS: dict[str, Any] = {
-    "name": lambda v: _cu.check_text(v, "ProgramOptions.name"),
-    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else _cu.check_arch(
-        v, "ProgramOptions.arch"),
-    # allow_none: the messages say that None (unset) is allowed too.
-    "max_register_count": lambda v: check_int(v, "ProgramOptions.max_register_count", 1, None,
-                                              True),
-    "split_compile": lambda v: check_int(v, "ProgramOptions.split_compile", 0, None, True),
+    # NVRTC takes an empty program name, as cuda.core passes it.
+    "name": lambda v: _cu.check_text(v, "ProgramOptions.name", allow_empty=True),
+    # Values cuda.core passes on and the compiler refuses: refused here with the compiler's
+    # class (CompilerOptionError, an NVRTCError and nvJitLinkError).
+    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else refused_by_compiler(
+        _cu.check_arch)(v, "ProgramOptions.arch"),
+    # allow_none: the messages say that None (unset) is allowed too. Any int: NVRTC and
+    # nvJitLink take 0 and negative counts (no limit), as cuda.core passes them.
+    "max_register_count": lambda v: check_int(v, "ProgramOptions.max_register_count", None,
+                                              None, True),
+    "split_compile": lambda v: refused_by_compiler(check_int)(
+        v, "ProgramOptions.split_compile", 0, None, True),
     "define_macro": _macro_list,
     "frandom_seed": _frandom_seed_check,
     "extra_sources": extra_source_list,
@@ -486,17 +496,18 @@ def _field_check(check: Any, field: str, *args: Any):
 
 for _f in _BOOL_FIELDS:
     _CHECKS[_f] = _field_check(check_bool, _f, True)
-for _f in ("ptxas_options", "undefine_macro"):
-    _CHECKS[_f] = _field_check(_cu.str_list, _f)
+_CHECKS["ptxas_options"] = refused_by_compiler(_field_check(_cu.str_list, "ptxas_options"))
+_CHECKS["undefine_macro"] = _field_check(_cu.str_list, "undefine_macro")
 for _f in ("include_path", "pre_include"):
     _CHECKS[_f] = _field_check(_cu.str_list, _f, True)
 for _f, _choices in (("std", _STD_VALUES), ("optimization_info", _OPTIMIZATION_INFO_VALUES),
                      ("ofast_compile", _OFAST_VALUES)):
-    _CHECKS[_f] = _field_check(_cu.enum_value, _f, _choices)
+    _CHECKS[_f] = refused_by_compiler(_field_check(_cu.enum_value, _f, _choices))
 for _f in ("diag_error", "diag_suppress", "diag_warn"):
-    _CHECKS[_f] = _field_check(_cu.int_list, _f)
+    # cuda.core passes what is not a number on, and NVRTC refuses it.
+    _CHECKS[_f] = refused_by_compiler(_field_check(_cu.int_list, _f))
 for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
-    _CHECKS[_f] = _field_check(_cu.check_text, _f, True)
+    _CHECKS[_f] = _field_check(_cu.check_file_name, _f)
 assert set(_CHECKS) == set(_FIELD_ORDER), set(_FIELD_ORDER) ^ set(_CHECKS)
 
 # help(ProgramOptions) and inspect.signature show the fields, as for a generated __init__.
@@ -635,6 +646,8 @@ _PRESENCE_FIELDS = frozenset((
     "device_float128", "pch", "numba_debug", "use_libdevice",
 ))
 _KEY_NORM: dict[str, Any] = dict.fromkeys(_PRESENCE_FIELDS, _key_flag)
+# The other bool fields by truth value ("yes" and True are one key).
+_KEY_NORM.update(dict.fromkeys(set(_BOOL_FIELDS) - _PRESENCE_FIELDS, bool))
 _KEY_NORM.update({
     "name": lambda v: _SKIP if v == "default_program" else v,
     "arch": _SKIP,
@@ -651,7 +664,7 @@ _KEY_NORM.update({
     "extra_sources": _key_extra_sources,
 })
 for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
-    _KEY_NORM[_f] = lambda v: os.fsdecode(os.fspath(v))
+    _KEY_NORM[_f] = _cu.file_name
 
 
 # The fields that each code type takes without a closer look (_check_backend): Program and

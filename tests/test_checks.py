@@ -68,7 +68,11 @@ PY_CASES = [
     case("check_bool", "Index(0)", "O.flag", ok(False)),
     case("check_bool", "np.bool_(True)", "O.flag", ok(True)),
     case("check_bool", "1.0", "O.flag", refused(TypeError, r"O.flag must be a bool, not float")),
-    case("check_bool", "'yes'", "O.flag", refused(TypeError, r"O.flag must be a bool, not str")),
+    # A str by its truth value, as cuda.core takes it, unless it spells false.
+    case("check_bool", "'yes'", "O.flag", ok(True)),
+    case("check_bool", "''", "O.flag", ok(False)),
+    case("check_bool", "' Off'", "O.flag", refused(TypeError, r"O.flag must be a bool, not the str ' Off'.*")),
+    case("check_bool", "'False'", "O.flag", refused(TypeError, r"O.flag must be a bool, not the str 'False'.*")),
 
     case("check_int", "5", "n", ok(5)),
     case("check_int", "-(2**70)", "n", ok(-(2**70))),

@@ -116,7 +116,7 @@ def test_attributes(dev, stream):
     attrs.reuse_allow_opportunistic = False
     assert attrs.reuse_allow_opportunistic is False
     with pytest.raises(TypeError, match="reuse_allow_opportunistic must be a bool"):
-        attrs.reuse_allow_opportunistic = "yes"
+        attrs.reuse_allow_opportunistic = "no"
     with pytest.raises(AttributeError):
         attrs.used_mem_current = 0
     mr.close()

@@ -13,6 +13,8 @@ import pytest
 
 from helpers.differential import Scenario, agree, migrating_sections, outcome
 
+from cuda_core import CUDAError, NVRTCError
+
 pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extra installs it) "
                                         "is the reference")
 
@@ -20,6 +22,7 @@ FLAGS = "Flags, integers and list options"
 ARRAY = np.arange(12, dtype=np.float32).reshape(3, 4)
 LAUNCH = "Launch configuration"
 COMPILE = "Compilation and the program cache"
+SMALLER = "Smaller differences"
 
 
 def sub(m, name):
@@ -61,6 +64,8 @@ SCENARIOS = [
              differs=FLAGS, ours_raises=TypeError),
     Scenario("StreamOptions(priority=True)", lambda m: m.StreamOptions(priority=True).priority),
     Scenario("StreamOptions(priority=-1)", lambda m: m.StreamOptions(priority=-1).priority),
+    Scenario("StreamOptions(priority=-1.5)", lambda m: m.StreamOptions(priority=-1.5),
+             differs=FLAGS, ours_raises=ValueError),
     Scenario("EventOptions()", lambda m: tuple(bool(v) for v in fields(
         m.EventOptions(), "timing_enabled", "blocking_sync", "ipc_enabled"))),
     Scenario("EventOptions(blocking_sync=None, timing_enabled=None)", lambda m: fields(
@@ -114,6 +119,12 @@ SCENARIOS = [
              lambda m: m.DeviceMemoryResourceOptions(max_size=True).max_size),
     Scenario("PinnedMemoryResourceOptions(ipc_enabled=None)",
              lambda m: bool(m.PinnedMemoryResourceOptions(ipc_enabled=None).ipc_enabled)),
+    Scenario("DeviceMemoryResourceOptions(max_size=1.5)",
+             lambda m: m.DeviceMemoryResourceOptions(max_size=1.5),
+             differs=FLAGS, ours_raises=TypeError),
+    Scenario("VirtualMemoryResourceOptions(addr_align=3)",
+             lambda m: m.VirtualMemoryResourceOptions(addr_align=3),
+             differs=SMALLER, ours_raises=CUDAError),
     Scenario("PinnedMemoryResourceOptions(numa_id=True)",
              lambda m: m.PinnedMemoryResourceOptions(numa_id=True).numa_id),
     Scenario("VirtualMemoryResourceOptions(gpu_direct_rdma=None)", lambda m: bool(
@@ -132,6 +143,11 @@ SCENARIOS = [
     Scenario("Host(numa_id=-1)", lambda m: m.Host(numa_id=-1)),
     Scenario("Host(numa_id='0')", lambda m: m.Host(numa_id="0")),
     # -- green contexts ------------------------------------------------------------------------
+    Scenario("SMResourceOptions(count=0)", lambda m: m.SMResourceOptions(count=0).count),
+    Scenario("SMResourceOptions(count=(0,))",
+             lambda m: tuple(m.SMResourceOptions(count=(0,)).count)),
+    Scenario("SMResourceOptions(count=8, coscheduled_sm_count=0)", lambda m: m.SMResourceOptions(
+        count=8, coscheduled_sm_count=0).coscheduled_sm_count),
     Scenario("SMResourceOptions(count=True)",
              lambda m: m.SMResourceOptions(count=True).count),
     Scenario("SMResourceOptions(backfill=1)",
@@ -141,9 +157,13 @@ SCENARIOS = [
         sub(m, "graph").GraphCompleteOptions(auto_free_on_launch=1).auto_free_on_launch)),
     Scenario("GraphCompleteOptions(device_launch=None)", lambda m: bool(
         sub(m, "graph").GraphCompleteOptions(device_launch=None).device_launch)),
-    Scenario("GraphCompleteOptions(use_node_priority='yes')",
-             lambda m: sub(m, "graph").GraphCompleteOptions(use_node_priority="yes"),
+    Scenario("GraphCompleteOptions(use_node_priority='yes')", lambda m: bool(
+        sub(m, "graph").GraphCompleteOptions(use_node_priority="yes").use_node_priority)),
+    Scenario("GraphCompleteOptions(use_node_priority='no')",
+             lambda m: sub(m, "graph").GraphCompleteOptions(use_node_priority="no"),
              differs=FLAGS, ours_raises=TypeError),
+    Scenario("GraphDebugPrintOptions(verbose='x')", lambda m: bool(
+        sub(m, "graph").GraphDebugPrintOptions(verbose="x").verbose)),
     Scenario("GraphDebugPrintOptions(verbose=1)", lambda m: bool(
         sub(m, "graph").GraphDebugPrintOptions(verbose=1).verbose)),
     # -- linking -------------------------------------------------------------------------------
@@ -172,8 +192,41 @@ SCENARIOS = [
     Scenario("Linker(options=LinkerOptions(arch='sm_10'))", lambda m: m.Linker(
         m.ObjectCode.from_ptx(b".version 8.0\n.target sm_90\n.address_size 64\n"),
         options=m.LinkerOptions(arch="sm_10"))),
-    Scenario("LinkerOptions(verbose='yes')", lambda m: m.LinkerOptions(verbose="yes"),
+    Scenario("LinkerOptions(verbose='yes')",
+             lambda m: bool(m.LinkerOptions(verbose="yes").verbose)),
+    Scenario("LinkerOptions(verbose='False')", lambda m: m.LinkerOptions(verbose="False"),
              differs=FLAGS, ours_raises=TypeError),
+    Scenario("LinkerOptions(max_register_count=-1) flags", lambda m: [
+        f for f in m.LinkerOptions(arch="sm_90", max_register_count=-1).as_bytes()
+        if b"maxrreg" in f]),
+    Scenario("LinkerOptions(max_register_count=0) flags", lambda m: [
+        f for f in m.LinkerOptions(arch="sm_90", max_register_count=0).as_bytes()
+        if b"maxrreg" in f]),
+    # Refused when built with the class cuda.core's link raises (nvJitLinkError, ours also an
+    # NVRTCError); cuda.core builds them.
+    Scenario("LinkerOptions(arch='bogus')", lambda m: m.LinkerOptions(arch="bogus"),
+             differs=SMALLER, ours_raises=NVRTCError),
+    Scenario("LinkerOptions(optimization_level=5)",
+             lambda m: m.LinkerOptions(optimization_level=5),
+             differs=SMALLER, ours_raises=NVRTCError),
+    # -- program options (the flags cuda.core passes NVRTC) -------------------------------------
+    Scenario("ProgramOptions(name='')", lambda m: m.ProgramOptions(arch="sm_90", name="").name),
+    Scenario("ProgramOptions(diag_suppress='1') flags", lambda m: [
+        f for f in m.ProgramOptions(arch="sm_90", diag_suppress="1").as_bytes("nvrtc")
+        if b"diag" in f]),
+    Scenario("ProgramOptions(diag_suppress='12')",
+             lambda m: m.ProgramOptions(arch="sm_90", diag_suppress="12"),
+             differs=FLAGS, ours_raises=ValueError),
+    Scenario("ProgramOptions(fdevice_time_trace=1) flags", lambda m: [
+        f for f in m.ProgramOptions(arch="sm_90", fdevice_time_trace=1).as_bytes("nvrtc")
+        if b"trace" in f]),
+    Scenario("ProgramOptions(ftz='yes') flags", lambda m: [
+        f for f in m.ProgramOptions(arch="sm_90", ftz="yes").as_bytes("nvrtc") if b"ftz" in f]),
+    Scenario("ProgramOptions(max_register_count=-1) flags", lambda m: [
+        f for f in m.ProgramOptions(arch="sm_90", max_register_count=-1).as_bytes("nvrtc")
+        if b"maxrreg" in f]),
+    Scenario("ProgramOptions(std='c++99')", lambda m: m.ProgramOptions(std="c++99"),
+             differs=SMALLER, ours_raises=NVRTCError),
     # -- system ---------------------------------------------------------------------------------
     Scenario("system.NvlinkInfo.max_links warns", lambda m: sub(m, "system").NvlinkInfo.max_links),
     # -- StridedMemoryView over host arrays (cuda.core's from_array_interface needs a driver) --
@@ -226,6 +279,12 @@ SCENARIOS = [
              lambda m: len(sub(m, "utils").InMemoryProgramCache())),
     Scenario("InMemoryProgramCache(max_size_bytes=0)",
              lambda m: sub(m, "utils").InMemoryProgramCache(max_size_bytes=0)),
+    Scenario("InMemoryProgramCache(max_size_bytes=1.5) keeps one byte", lambda m: (
+        lambda c: (c.__setitem__(b"a", b"x"), c.get(b"a"))[1])(
+            sub(m, "utils").InMemoryProgramCache(max_size_bytes=1.5))),
+    Scenario("InMemoryProgramCache(max_size_bytes=1.5) keeps no two bytes", lambda m: (
+        lambda c: (c.__setitem__(b"a", b"xy"), c.get(b"a"))[1])(
+            sub(m, "utils").InMemoryProgramCache(max_size_bytes=1.5))),
     Scenario("InMemoryProgramCache().get(missing)",
              lambda m: sub(m, "utils").InMemoryProgramCache().get(b"k")),
     Scenario("InMemoryProgramCache()[missing]",

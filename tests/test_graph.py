@@ -92,7 +92,7 @@ def test_complete_options_fields_and_defaults():
 
 
 @pytest.mark.parametrize("field", ["auto_free_on_launch", "device_launch", "use_node_priority"])
-@pytest.mark.parametrize("value", ["yes", 1.5])
+@pytest.mark.parametrize("value", ["no", 1.5])
 def test_complete_options_flags_must_be_bool(field, value):
     with pytest.raises(TypeError, match=field):
         GraphCompleteOptions(**{field: value})
@@ -131,7 +131,9 @@ def test_debug_print_options_fields_and_defaults():
 @pytest.mark.parametrize("field", DEBUG_FIELDS)
 def test_debug_print_options_must_be_bool(field):
     with pytest.raises(TypeError, match=field):
-        GraphDebugPrintOptions(**{field: "yes"})
+        GraphDebugPrintOptions(**{field: "off"})
+    # Any other str by its truth value, as cuda.core takes it.
+    assert GraphDebugPrintOptions(**{field: "x"}) == GraphDebugPrintOptions(**{field: True})
     assert GraphDebugPrintOptions(**{field: 1}) == GraphDebugPrintOptions(**{field: True})
 
 

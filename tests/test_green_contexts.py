@@ -42,29 +42,33 @@ def test_public_names():
 def test_sm_options_scalars_and_sequences():
     opts = SMResourceOptions(count=8)
     assert opts.count == 8 and opts.backfill is False
-    assert opts._groups() == [(8, 0, 0, False)]
+    assert opts._groups() == [(8, None, None, False)]
     opts = SMResourceOptions(count=[8, None], coscheduled_sm_count=4, backfill=[True, False])
     assert opts.count == (8, None)
     assert opts.backfill == (True, False)
-    assert opts._groups() == [(8, 4, 0, True), (0, 4, 0, False)]
-    assert SMResourceOptions()._groups() == [(0, 0, 0, False)]
+    assert opts._groups() == [(8, 4, None, True), (0, 4, None, False)]
+    assert SMResourceOptions()._groups() == [(0, None, None, False)]
+    # 0 is the driver's "unset", as cuda.core passes it (a count of 0 is the driver's choice).
+    assert SMResourceOptions(count=0)._groups() == [(0, None, None, False)]
+    assert SMResourceOptions(count=(0,), coscheduled_sm_count=0)._groups() == \
+        [(0, 0, None, False)]
     assert SMResourceOptions(count=np.int32(16)).count == 16
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"count": 0}, ValueError, r"SMResourceOptions\.count must be between 1 and"),
+    ({"count": -1}, ValueError, r"SMResourceOptions\.count must be between 0 and"),
     ({"count": -4}, ValueError, r"SMResourceOptions\.count"),
     ({"count": np.True_}, TypeError, r"SMResourceOptions\.count"),
     ({"count": 2.0}, TypeError, r"SMResourceOptions\.count"),
     ({"count": "8"}, TypeError, r"SMResourceOptions\.count"),
-    ({"count": [8, 0]}, ValueError, r"SMResourceOptions\.count\[1\]"),
+    ({"count": [8, -1]}, ValueError, r"SMResourceOptions\.count\[1\]"),
     ({"count": []}, ValueError, "empty"),
     ({"count": 2**32}, ValueError, r"SMResourceOptions\.count"),
     ({"count": [8, 8], "coscheduled_sm_count": [4]}, ValueError,
      r"coscheduled_sm_count has 1 entries, but count asks for 2 groups"),
     ({"count": 8, "backfill": [True, False]}, ValueError, r"backfill has 2 entries"),
-    ({"count": 8, "backfill": "yes"}, TypeError, r"SMResourceOptions\.backfill"),
-    ({"count": 8, "preferred_coscheduled_sm_count": 0}, ValueError,
+    ({"count": 8, "backfill": "no"}, TypeError, r"SMResourceOptions\.backfill"),
+    ({"count": 8, "preferred_coscheduled_sm_count": -1}, ValueError,
      r"preferred_coscheduled_sm_count"),
 ])
 def test_sm_options_refused(kwargs, error, match):
@@ -208,7 +212,7 @@ def test_split_refusals(dev):
                                         r"SMResourceOptions"):
         sm.split(8)
     with pytest.raises(TypeError, match=r"SMResource\.split\(\): dry_run"):
-        sm.split({"count": 8}, dry_run="yes")
+        sm.split({"count": 8}, dry_run="no")
     with pytest.raises(TypeError, match="unknown field"):
         sm.split({"counts": 8})
 
@@ -225,13 +229,23 @@ def test_split_of_different_counts_needs_cuda_13_1_or_works(dev):
     if driver_version() < (13, 1):
         with pytest.raises(RuntimeError, match=r"different counts needs a CUDA 13\.1 driver"):
             sm.split(SMResourceOptions(count=[a, b]))
-        with pytest.raises(RuntimeError, match=r"discovery\) needs a CUDA 13\.1 driver"):
-            sm.split(SMResourceOptions())
         with pytest.raises(RuntimeError, match=r"backfill needs a CUDA 13\.1 driver"):
             sm.split(SMResourceOptions(count=a, backfill=True))
     else:
         parts, _ = sm.split(SMResourceOptions(count=[a, b]))
         assert [p.sm_count >= c for p, c in zip(parts, (a, b))] == [True, True]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("count", [None, 0, (0,)])
+def test_split_of_count_zero_is_the_drivers_choice(dev, count):
+    # As cuda.core: 0 (or None) goes to the driver, which picks the group's size (discovery on
+    # CUDA 13.1; before it, cuDevSmResourceSplitByCount's smallest group).
+    sm = dev.resources.sm
+    parts, remainder = sm.split(SMResourceOptions(count=count), dry_run=True)
+    assert len(parts) == 1
+    assert 0 < parts[0].sm_count <= sm.sm_count
+    assert parts[0].sm_count + remainder.sm_count == sm.sm_count
 
 
 @pytest.mark.gpu

@@ -50,7 +50,7 @@ def test_cluster_keeps_grid_in_clusters():
     ({"grid": 2**31, "block": 1, "cluster": 2}, ValueError, "more than 2\\*\\*32 - 1 blocks"),
     ({"grid": 1, "block": 1, "shmem_size": -1}, ValueError, "LaunchConfig.shmem_size must be"),
     ({"grid": 1, "block": 1, "shmem_size": 1.5}, TypeError, "LaunchConfig.shmem_size must be"),
-    ({"grid": 1, "block": 1, "is_cooperative": "yes"}, TypeError, "LaunchConfig.is_cooperative"),
+    ({"grid": 1, "block": 1, "is_cooperative": "no"}, TypeError, "LaunchConfig.is_cooperative"),
     ({"grid": 1, "block": 1, "programmatic_stream_serialization": None}, TypeError,
      "LaunchConfig.programmatic_stream_serialization"),
 ])

@@ -11,6 +11,7 @@ import pytest
 import cuda_core._linker as linker_module
 from helpers import skip_if_driver_cannot_jit
 from cuda_core import Linker, LinkerOptions, NVRTCError, ObjectCode, Program, ProgramOptions
+from cuda_core._linker import CompilerOptionError, CompilerOptionTypeError
 from cuda_core.typing import CompilerBackendType
 
 ARCH = "sm_90"
@@ -90,14 +91,17 @@ def test_numba_debug_is_a_deprecated_no_op():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"arch": "90"}, ValueError, "LinkerOptions.arch"),
-    ({"max_register_count": 0}, ValueError, "LinkerOptions.max_register_count"),
-    ({"optimization_level": 2}, ValueError, "LinkerOptions.optimization_level must be one of 0, 3"),
-    ({"optimization_level": "3"}, TypeError, "LinkerOptions.optimization_level"),
-    ({"verbose": "yes"}, TypeError, "LinkerOptions.verbose must be a bool"),
+    ({"arch": "90"}, CompilerOptionError, "LinkerOptions.arch"),
+    ({"arch": 90}, CompilerOptionTypeError, "LinkerOptions.arch"),
+    ({"max_register_count": 1.5}, TypeError, "LinkerOptions.max_register_count"),
+    ({"optimization_level": 2}, CompilerOptionError,
+     "LinkerOptions.optimization_level must be one of 0, 3"),
+    ({"optimization_level": "3"}, CompilerOptionTypeError, "LinkerOptions.optimization_level"),
+    ({"verbose": "no"}, TypeError, "LinkerOptions.verbose must be a bool"),
     ({"kernels_used": [1]}, TypeError, "LinkerOptions.kernels_used"),
     ({"ptxas_options": ""}, ValueError, "LinkerOptions.ptxas_options"),
-    ({"split_compile": -1}, ValueError, "LinkerOptions.split_compile"),
+    ({"split_compile": -1}, CompilerOptionError, "LinkerOptions.split_compile"),
+    ({"ptxas_options": [1]}, CompilerOptionTypeError, "LinkerOptions.ptxas_options"),
     ({"split_compile_extended": 1.0}, TypeError, "LinkerOptions.split_compile_extended"),
     ({"ptx": True}, ValueError, "LinkerOptions.ptx=True needs link_time_optimization=True"),
     ({"name": 5}, TypeError, "LinkerOptions.name"),
@@ -314,3 +318,11 @@ def test_driver_fallback_reports_unresolved_symbols(dev, monkeypatch):
         with pytest.raises(NVRTCError) as info:  # at cuLinkAddData or at cuLinkComplete
             Linker(caller, options={"arch": arch}).link("cubin")
     assert "lto_helper" in info.value.log
+
+
+@pytest.mark.parametrize("count", [0, -1])
+def test_max_register_count_of_no_limit(count):
+    # cuda.core passes it to nvJitLink, which links; the driver's linker gets no limit.
+    opts = LinkerOptions(arch="sm_90", max_register_count=count)
+    assert opts.as_bytes() == [b"-arch=sm_90", f"-maxrregcount={count}".encode()]
+    assert [v for _, v in opts._driver_options()] == [90]

@@ -35,7 +35,7 @@ def test_repr():
     ({"numa_id": "0"}, TypeError, "numa_id must be an int or None"),
     ({"numa_id": 1.0}, TypeError, "not float"),
     ({"numa_id": 1, "is_numa_current": True}, ValueError, "not both"),
-    ({"is_numa_current": "yes"}, TypeError, "is_numa_current must be a bool"),
+    ({"is_numa_current": "no"}, TypeError, "is_numa_current must be a bool"),
 ])
 def test_checked(kwargs, exc, match):
     with pytest.raises(exc, match=match):

@@ -36,7 +36,7 @@ def test_location_arguments_checked():
                                         "or a Host, not str"):
         buf.prefetch("gpu", stream=LEGACY_DEFAULT_STREAM)
     with pytest.raises(TypeError, match="read_mostly must be a bool"):
-        buf.read_mostly = "yes"
+        buf.read_mostly = "no"
     with pytest.raises(TypeError, match="stream is required"):
         buf.discard(stream=None)
 

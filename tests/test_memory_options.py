@@ -7,6 +7,8 @@ import pytest
 
 from cuda_core import (DeviceMemoryResourceOptions, ManagedMemoryResourceOptions,
                        PinnedMemoryResourceOptions, VirtualMemoryResourceOptions)
+from cuda_core._checks import SizeOverflowError
+from cuda_core._errors import InvalidValueError
 from cuda_core._options import check_or_create_options
 from cuda_core.typing import (ManagedMemoryLocationType, VirtualMemoryAccessType,
                               VirtualMemoryAllocationType, VirtualMemoryGranularityType,
@@ -27,7 +29,7 @@ def test_device_options_defaults_and_coercion():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"ipc_enabled": "yes"}, TypeError, "DeviceMemoryResourceOptions.ipc_enabled must be a bool"),
+    ({"ipc_enabled": "no"}, TypeError, "DeviceMemoryResourceOptions.ipc_enabled must be a bool"),
     ({"max_size": -1}, ValueError, "DeviceMemoryResourceOptions.max_size must be >= 0"),
     ({"max_size": 1.5}, TypeError, "DeviceMemoryResourceOptions.max_size must be an int"),
     ({"max_size": np.True_}, TypeError, "max_size must be an int"),
@@ -102,6 +104,8 @@ def test_vmm_options_normalize():
     assert opts.location_type == "host_numa" and opts.handle_type is None
     assert opts.peers == (1, 2)
     assert opts.self_access == "r" and opts.peer_access is None
+    # 0 is the driver's default alignment, as None.
+    assert VirtualMemoryResourceOptions(addr_align=0).addr_align == 0
     assert str(opts.granularity) == "minimum"
     assert dataclasses.replace(opts, addr_hint=0x1000).addr_hint == 0x1000
 
@@ -113,12 +117,12 @@ def test_vmm_options_normalize():
     ({"handle_type": "dmabuf"}, ValueError, "handle_type must be one of 'posix_fd', "
                                             "'win32_kmt', 'fabric', None"),
     ({"granularity": None}, ValueError, "granularity must be one of"),
-    ({"gpu_direct_rdma": "yes"}, TypeError, "gpu_direct_rdma must be a bool"),
+    ({"gpu_direct_rdma": "false"}, TypeError, "gpu_direct_rdma must be a bool"),
     ({"addr_hint": -4096}, ValueError, "addr_hint must be >= 0"),
-    ({"addr_align": 3000}, ValueError, "addr_align must be a power of two, got 3000"),
-    ({"addr_align": 0}, ValueError, "addr_align must be >= 1"),
+    ({"addr_align": 3000}, InvalidValueError, "addr_align must be a power of two, got 3000"),
+    ({"addr_align": -1}, SizeOverflowError, "addr_align must be >= 0"),
     ({"peers": 1}, TypeError, "peers must be an iterable of devices"),
-    ({"peers": [-1]}, ValueError, "peers\\[0\\] must be >= 0, got -1"),
+    ({"peers": [-1]}, InvalidValueError, "peers\\[0\\] must be >= 0, got -1"),
     ({"peers": [0, np.True_]}, TypeError, "peers\\[1\\] must be an int, not numpy.bool"),
     ({"self_access": "w"}, ValueError, "self_access must be one of 'rw', 'r', None"),
 ])

@@ -40,7 +40,7 @@ def test_wrong_options_type_is_named():
 
 
 @pytest.mark.parametrize("kwargs, field", [
-    ({"nonblocking": "yes"}, "nonblocking"),
+    ({"nonblocking": "no"}, "nonblocking"),
     ({"nonblocking": 1.0}, "nonblocking"),
     ({"priority": 1.5}, "priority"),
     ({"priority": np.True_}, "priority"),
@@ -84,3 +84,10 @@ def test_stream_options_flag_takes_what_cuda_core_does(value, nonblocking):
     # An int by its truth value, None as False (cuda.core reads the flag so, even though its
     # default is True), NumPy's bool as a bool.
     assert bool(StreamOptions(nonblocking=value).nonblocking) is nonblocking
+
+
+def test_stream_priority_float_is_also_a_value_error():
+    # cuda.core truncates it and raises ValueError at creation when out of range.
+    with pytest.raises(ValueError, match="StreamOptions.priority must be an int or None, not "
+                                         "float"):
+        StreamOptions(priority=-1.5)

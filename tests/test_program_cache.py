@@ -602,7 +602,8 @@ def test_context_manager_and_close(make_cache):
 
 
 @pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1, ValueError), ("10", TypeError),
-                                      (np.True_, TypeError), (1.5, TypeError)])
+                                      (np.True_, TypeError), (0.0, ValueError),
+                                      (float("nan"), ValueError)])
 def test_max_size_bytes_is_checked(make_cache, bad, exc):
     with pytest.raises(exc, match="max_size_bytes"):
         make_cache(max_size_bytes=bad)
@@ -1104,3 +1105,12 @@ def test_two_processes_evicting_one_directory(tmp_path):
             assert mp_check(got, i), i
             hits += 1
     assert hits == len(entries)  # every file left is a complete, valid record
+
+
+def test_float_max_size_bytes_compares_as_given():
+    # As cuda.core: 1.5 keeps an entry of one byte, not one of two.
+    cache = InMemoryProgramCache(max_size_bytes=1.5)
+    cache[b"a"] = b"x"
+    cache[b"b"] = b"xy"
+    assert cache.get(b"a") == b"x" and cache.get(b"b") is None
+    assert cache.max_size_bytes == 1.5

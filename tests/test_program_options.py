@@ -3,11 +3,13 @@ checked at construction (CPU)."""
 
 import dataclasses
 import pathlib
+import pickle
 
 import numpy as np
 import pytest
 
 from cuda_core import NVRTCError, Program, ProgramOptions
+from cuda_core._linker import CompilerOptionError, CompilerOptionTypeError
 from cuda_core.typing import CompilerBackendType
 
 KERNEL = 'extern "C" __global__ void k(float* a) { a[threadIdx.x] *= 2.0f; }\n'
@@ -209,35 +211,36 @@ def test_as_bytes_rejects_other_backends(backend):
     ({"arch": "90"}, ValueError, r"ProgramOptions.arch must look like.*did you mean 'sm_90'"),
     ({"arch": "sm90"}, ValueError, "ProgramOptions.arch"),
     ({"arch": "gfx90a"}, ValueError, "ProgramOptions.arch"),
-    ({"arch": 90}, TypeError, "ProgramOptions.arch must be a str"),
-    ({"std": "c++98"}, ValueError, "ProgramOptions.std must be one of"),
-    ({"std": 17}, TypeError, "ProgramOptions.std"),
-    ({"device_code_optimize": "on"}, TypeError,
+    ({"arch": 90}, CompilerOptionTypeError, "ProgramOptions.arch must be a str"),
+    ({"std": "c++98"}, CompilerOptionError, "ProgramOptions.std must be one of"),
+    ({"std": 17}, CompilerOptionTypeError, "ProgramOptions.std"),
+    ({"device_code_optimize": "off"}, TypeError,
      "ProgramOptions.device_code_optimize must be a bool"),
-    ({"debug": "yes"}, TypeError, "ProgramOptions.debug must be a bool"),
-    ({"max_register_count": 0}, ValueError, "ProgramOptions.max_register_count must be >= 1"),
-    ({"max_register_count": -4}, ValueError, "ProgramOptions.max_register_count"),
+    ({"debug": "no"}, TypeError, "ProgramOptions.debug must be a bool"),
     ({"max_register_count": 32.0}, TypeError, "ProgramOptions.max_register_count must be an int"),
     ({"max_register_count": np.True_}, TypeError, "ProgramOptions.max_register_count"),
-    ({"split_compile": -1}, ValueError, "ProgramOptions.split_compile"),
+    ({"split_compile": -1}, CompilerOptionError, "ProgramOptions.split_compile"),
     ({"ofast_compile": "fast"}, ValueError, "ProgramOptions.ofast_compile must be one of"),
     ({"optimization_info": "all"}, ValueError, "ProgramOptions.optimization_info"),
-    ({"diag_error": [1, "2"]}, TypeError, "ProgramOptions.diag_error"),
-    ({"diag_warn": -1}, ValueError, "ProgramOptions.diag_warn"),
-    ({"ptxas_options": ["-v", 3]}, TypeError, "ProgramOptions.ptxas_options"),
+    ({"diag_error": [1, 2.0]}, CompilerOptionTypeError, "ProgramOptions.diag_error"),
+    ({"diag_error": [1, "x"]}, CompilerOptionError, "ProgramOptions.diag_error"),
+    ({"diag_suppress": "12"}, ValueError, "character by character"),
+    ({"diag_warn": -1}, CompilerOptionError, "ProgramOptions.diag_warn"),
+    ({"ptxas_options": ["-v", 3]}, CompilerOptionTypeError, "ProgramOptions.ptxas_options"),
     ({"include_path": ""}, ValueError, "ProgramOptions.include_path must not be empty"),
     ({"include_path": 5}, TypeError, "ProgramOptions.include_path"),
     ({"define_macro": ("A", 1)}, TypeError, "ProgramOptions.define_macro"),
     ({"define_macro": [("A", "1", "2")]}, ValueError, "ProgramOptions.define_macro"),
     ({"undefine_macro": "A\0B"}, ValueError, "ProgramOptions.undefine_macro"),
-    ({"time": 3}, TypeError, "ProgramOptions.time"),
+    ({"time": True}, TypeError, "ProgramOptions.time"),
+    ({"time": 3.0}, TypeError, "ProgramOptions.time"),
     ({"frandom_seed": 1.5}, TypeError, "ProgramOptions.frandom_seed"),
     ({"pch_dir": ""}, ValueError, "ProgramOptions.pch_dir"),
     ({"name": 3}, TypeError, "ProgramOptions.name"),
     ({"extra_sources": [("a",)]}, TypeError, "ProgramOptions.extra_sources"),
     ({"extra_sources": [("a", 3)]}, TypeError, "ProgramOptions.extra_sources"),
     ({"extra_sources": "x"}, TypeError, "ProgramOptions.extra_sources"),
-    ({"use_libdevice": "yes"}, TypeError, "ProgramOptions.use_libdevice"),
+    ({"use_libdevice": "off"}, TypeError, "ProgramOptions.use_libdevice"),
 ])
 def test_validation_names_the_field(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -405,7 +408,7 @@ def test_assignment_is_checked():
     assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--device-debug",
                                       b"--define-macro=A", b"--define-macro=B=1"]
     with pytest.raises(TypeError, match="ProgramOptions.debug must be a bool"):
-        opts.debug = "yes"
+        opts.debug = "False"
     with pytest.raises(ValueError, match="ProgramOptions.arch must look like"):
         opts.arch = "90"
     with pytest.raises(AttributeError, match="ProgramOptions has no field 'degub'"):
@@ -436,3 +439,35 @@ def test_dataclass_helpers_copy_and_pickle():
     assert opts != ProgramOptions(arch="sm_90")
     with pytest.raises(TypeError, match="unhashable"):
         hash(opts)
+
+
+@pytest.mark.parametrize("kwargs, flags", [
+    ({"name": ""}, []),
+    ({"diag_suppress": "1"}, [b"--diag-suppress=1"]),
+    ({"diag_suppress": ["12", 34]}, [b"--diag-suppress=12,34"]),
+    ({"fdevice_time_trace": 1}, [b"--fdevice-time-trace=1"]),
+    ({"ftz": "yes"}, [b"--ftz=true"]),
+    ({"ftz": ""}, [b"--ftz=false"]),
+    ({"max_register_count": -1}, [b"--maxrregcount=-1"]),
+    ({"max_register_count": 0}, [b"--maxrregcount=0"]),
+])
+def test_values_cuda_core_takes_are_taken(kwargs, flags):
+    # Each is what cuda.core 1.2.2 passes NVRTC for the value (its compile succeeds).
+    opts = ProgramOptions(arch="sm_90", **kwargs)
+    assert opts.as_bytes("nvrtc")[1:] == flags
+    assert ProgramOptions(**kwargs).name == kwargs.get("name", "default_program")
+
+
+def test_compiler_option_error_is_the_compilers_class():
+    from cuda.bindings import nvjitlink
+
+    with pytest.raises(CompilerOptionError) as info:
+        ProgramOptions(arch="bogus")
+    exc = info.value
+    assert isinstance(exc, NVRTCError) and isinstance(exc, nvjitlink.nvJitLinkError)
+    assert isinstance(exc, ValueError) and not isinstance(exc, TypeError)
+    again = pickle.loads(pickle.dumps(exc))
+    assert type(again) is CompilerOptionError and str(again) == str(exc)
+    with pytest.raises(CompilerOptionTypeError) as info:
+        ProgramOptions(ptxas_options=[1])
+    assert isinstance(info.value, TypeError) and isinstance(info.value, CompilerOptionError)

@@ -421,7 +421,9 @@ def test_program_and_linker_options():
             ("float", "3.5", raises(TypeError, bad, "not float")),
             ("generator", "(x for x in (1, 2))", raises(TypeError, bad, "not generator")),
             ("list", "[1, 2]", OK),
-            ("str", "'1'", raises(TypeError, bad, "not str")),
+            ("str", "'1'", OK),  # one number, as cuda.core passes it
+            ("long str", "'12'", raises(ValueError, "character by character")),
+            ("str items", "('12', 3)", OK),
             ("bool item", "(1, True)", OK),
         ])
     macro = "ProgramOptions.define_macro"

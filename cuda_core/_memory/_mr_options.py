@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from cuda_core._checks import check_bool, check_enum, check_int, check_size
+from cuda_core._checks import SizeOverflowError, check_bool, check_enum, check_int, check_size
+from cuda_core._errors import InvalidValueError
 from cuda_core._enum import StrEnum as _StrEnum
 
 __all__ = [
@@ -81,7 +82,9 @@ def _device_ordinals(values: Iterable[Any], what: str) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{what} must be an iterable of devices (Device or int), not "
                         f"{type(values).__name__}")
-    return tuple(dict.fromkeys(check_int(v, f"{what}[{i}]", 0) for i, v in enumerate(values)))
+    # A negative ordinal: cuda.core passes it to the driver (CUDA_ERROR_INVALID_VALUE).
+    return tuple(dict.fromkeys(check_int(v, f"{what}[{i}]", 0, error=InvalidValueError)
+                               for i, v in enumerate(values)))
 
 
 @dataclasses.dataclass
@@ -191,7 +194,7 @@ class VirtualMemoryResourceOptions:
     addr_hint : int
         A preferred start address for the reservation (0: none).
     addr_align : int or None
-        Alignment of the reservation, a power of two; None for the granularity.
+        Alignment of the reservation, a power of two; None (or 0) for the granularity.
     peers : iterable of Device or int
         Other devices that get ``peer_access`` to the memory.
     self_access, peer_access : {"rw", "r"} or None
@@ -222,12 +225,15 @@ class VirtualMemoryResourceOptions:
         self.gpu_direct_rdma = bool(check_bool(self.gpu_direct_rdma, f"{owner}.gpu_direct_rdma",
                                                True))
         self.addr_hint = check_size(self.addr_hint, f"{owner}.addr_hint")
-        align = check_int(self.addr_align, f"{owner}.addr_align", 1, allow_none=True)
+        # The reservation's alignment is a size_t (cuda.core: OverflowError from the
+        # conversion) and a power of two (cuda.core: CUDA_ERROR_INVALID_VALUE from the driver).
+        align = check_int(self.addr_align, f"{owner}.addr_align", 0, allow_none=True,
+                          error=SizeOverflowError)
         if align is not None:
-            # The reservation's alignment is a size_t: a power of two that fits in 64 bits.
             check_size(align, f"{owner}.addr_align")
-            if align & (align - 1):
-                raise ValueError(f"{owner}.addr_align must be a power of two, got {align}")
+            if align & (align - 1):  # 0 is the driver's default alignment, as None
+                raise InvalidValueError(f"{owner}.addr_align must be a power of two, got "
+                                        f"{align}")
         self.addr_align = align
         self.peers = _device_ordinals(self.peers, f"{owner}.peers")
         self.self_access = check_enum(self.self_access, f"{owner}.self_access",

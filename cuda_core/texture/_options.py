@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Any, cast
 
-from cuda_core._checks import check_bool, check_enum, check_int
+from cuda_core._checks import SizeOverflowError, check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
 from cuda_core.texture._fast_checks import texture_options_ready
 
@@ -291,7 +291,11 @@ class TextureObjectOptions:
                                                     f"{name}.seamless_cubemap", True))
         value = self.max_anisotropy
         if type(value) is not int or not 0 <= value <= 16:
-            self.max_anisotropy = check_int(value, f"{name}.max_anisotropy", 0, 16)
+            value = check_int(value, f"{name}.max_anisotropy", None, 16)
+            if value < 0:  # cuda.core's unsigned int conversion raises OverflowError
+                raise SizeOverflowError(f"{name}.max_anisotropy must be between 0 and 16, got "
+                                        f"{value}")
+            self.max_anisotropy = value
         # Finite floats pass as they are (inf - inf and nan - nan are nan).
         value = self.mipmap_level_bias
         if type(value) is not float or value - value != 0.0:

@@ -166,7 +166,7 @@ class FileStreamProgramCache(_ProgramCache):
         (``~/.cache/cuda-python/program-cache`` when ``XDG_CACHE_HOME`` is unset or not an
         absolute path), or ``%LOCALAPPDATA%\\cuda-python\\program-cache`` on Windows. The
         directory is created, with mode ``0o700``, the first time an entry is stored.
-    max_size_bytes : int or None, keyword-only
+    max_size_bytes : int, float or None, keyword-only
         The most bytes the entry files may take together on disk; None (the default) means no
         limit. After each store this process deletes the least-recently-used files until the
         total fits; a single entry larger than the limit is not stored (and any earlier entry
@@ -195,7 +195,7 @@ class FileStreamProgramCache(_ProgramCache):
     __slots__ = ("_path", "_prefix")
 
     def __init__(self, path: str | os.PathLike | None = None, *,
-                 max_size_bytes: int | None = None):
+                 max_size_bytes: int | float | None = None):
         if path is None:
             path = _default_cache_dir()
         elif isinstance(path, (str, os.PathLike)):

@@ -15,7 +15,7 @@ class InMemoryProgramCache(_ProgramCache):
 
     Parameters
     ----------
-    max_size_bytes : int or None, keyword-only
+    max_size_bytes : int, float or None, keyword-only
         The most bytes of code the entries may hold together; None (the default) means no
         limit. Storing an entry evicts least-recently-used entries until the total fits; an
         entry larger than the whole limit is not stored (any earlier entry under its key is
@@ -31,7 +31,7 @@ class InMemoryProgramCache(_ProgramCache):
 
     __slots__ = ("_entries", "_size", "_lock")
 
-    def __init__(self, *, max_size_bytes: int | None = None):
+    def __init__(self, *, max_size_bytes: int | float | None = None):
         super().__init__(max_size_bytes)
         self._entries: collections.OrderedDict[bytes, tuple] = collections.OrderedDict()
         self._size = 0

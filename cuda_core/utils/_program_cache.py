@@ -160,13 +160,20 @@ class _ProgramCache(ProgramCacheResource):
 
     __slots__ = ("_max", "_closed")
 
-    def __init__(self, max_size_bytes: int | None):
-        self._max = check_int(max_size_bytes, "max_size_bytes", 1, allow_none=True)
+    def __init__(self, max_size_bytes: int | float | None):
+        if isinstance(max_size_bytes, float):
+            # A limit compares with sizes as it is, as in cuda.core (1.5 keeps one byte, inf
+            # none out); NaN compares with nothing, so it would never evict.
+            if not max_size_bytes > 0:
+                raise ValueError(f"max_size_bytes must be > 0, got {max_size_bytes!r}")
+            self._max: Any = max_size_bytes
+        else:
+            self._max = check_int(max_size_bytes, "max_size_bytes", 1, allow_none=True)
         self._closed = False
 
     @property
-    def max_size_bytes(self) -> int | None:
-        """The size limit in bytes, or None."""
+    def max_size_bytes(self) -> int | float | None:
+        """The size limit in bytes (as given: an int or a float), or None."""
         return self._max
 
     @property

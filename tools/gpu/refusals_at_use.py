@@ -29,9 +29,12 @@ GRAPH = ("(lambda b: (b.begin_building(), b.end_building(), "
          "type(b.complete(opts)).__name__)[2])(dev.create_graph_builder())")
 DOT = ("(lambda b: (b.begin_building(), b.end_building(), "
        "b.debug_dot_print('/tmp/refusals.dot', opts), 'written')[3])(dev.create_graph_builder())")
-TEXTURE = ("dev.create_texture_object(resource=dev.create_opaque_array("
-           "sub('texture').OpaqueArrayOptions((64,), 'float32', 1)), options=opts).handle > 0")
-CACHE = "(lambda c: (c.__setitem__(b'k', m.ObjectCode.from_ptx(PTX)), b'k' in c)[1])(opts)"
+TEXTURE = ("dev.create_texture_object(resource=sub('texture').ResourceDescriptor"
+           ".from_opaque_array(dev.create_opaque_array(sub('texture').OpaqueArrayOptions("
+           "(64,), 'float32', 1))), options=opts).handle > 0")
+# get, not ``in``: cuda.core's caches have no __contains__.
+CACHE = ("(lambda c: (c.__setitem__(b'k', m.ObjectCode.from_ptx(PTX)), "
+         "c.get(b'k') is not None)[1])(opts)")
 
 # (label, the options class as an expression of the package m, arguments every case of the
 # group passes, the use, the argument each case adds)
