@@ -362,6 +362,10 @@ _ADDRESSING_MODE = {1: AddressingMode.HMM, 2: AddressingMode.ATS}
 _COOLER_CONTROL = {1: CoolerControl.TOGGLE, 2: CoolerControl.VARIABLE}
 _COOLER_TARGET_BITS = ((1, CoolerTarget.NONE), (2, CoolerTarget.GPU), (4, CoolerTarget.MEMORY),
                        (8, CoolerTarget.POWER_SUPPLY))
+# nvmlGpuDynamicPstatesInfo_t (nvml.h): NVML_MAX_GPU_UTILIZATIONS utilization domains, each
+# four unsigned ints.
+_MAX_GPU_UTILIZATIONS = 8
+_PSTATES_UTILIZATION_SIZE = 16
 _FAN_CONTROL_POLICY = {0: FanControlPolicy.TEMPERATURE_CONTROLLED, 1: FanControlPolicy.MANUAL}
 _INFOROM_OBJECT = {InforomObject.OEM: 0, InforomObject.ECC: 1, InforomObject.POWER: 2,
                    InforomObject.DEN: 3}
@@ -429,7 +433,9 @@ def release_event_set(free, handle: int, error: type[BaseException]) -> None:
 
 def _field_ids(field_ids) -> list:
     """``field_ids`` checked: a list of field ids (ints, e.g. ``FieldId`` members) or
-    ``(field id, scope id)`` pairs, as plain ints."""
+    ``(field id, scope id)`` pairs, as ``(field id, scope id)`` pairs of plain ints, a bare
+    field id with scope 0. Always pairs: cuda-bindings before 13.5 leaves the scope id of a bare
+    field id uninitialized, and NVML reads it (and hands it back as the value's scope)."""
     if not isinstance(field_ids, (list, tuple)):
         raise TypeError(f"field_ids must be a list of field ids or (field id, scope id) pairs, "
                         f"not {type(field_ids).__name__}")
@@ -442,7 +448,7 @@ def _field_ids(field_ids) -> list:
             out.append((check_int(item[0], "field id", 0, _U32_MAX),
                         check_int(item[1], "scope id", 0, _U32_MAX)))
         else:
-            out.append(check_int(item, "field id", 0, _U32_MAX))
+            out.append((check_int(item, "field id", 0, _U32_MAX), 0))
     return out
 
 
@@ -805,8 +811,16 @@ class GpuDynamicPstatesInfo:
 
     def __init__(self, gpu_dynamic_pstates_info):
         domains = gpu_dynamic_pstates_info.utilization
-        self._domains = tuple(GpuDynamicPstatesUtilization(domains[i])
-                              for i in range(len(domains)))
+        if hasattr(type(domains), "__len__"):
+            items = [domains[i] for i in range(len(domains))]
+        else:
+            # cuda-bindings before 13.5 gives only the array's first element; the others follow
+            # it in nvml.h's layout (NVML_MAX_GPU_UTILIZATIONS elements of four unsigned ints).
+            pod = type(domains)
+            items = [pod.from_ptr(domains.ptr + i * _PSTATES_UTILIZATION_SIZE, readonly=True,
+                                  owner=gpu_dynamic_pstates_info)
+                     for i in range(_MAX_GPU_UTILIZATIONS)]
+        self._domains = tuple(GpuDynamicPstatesUtilization(item) for item in items)
 
     def __len__(self) -> int:
         return len(self._domains)
