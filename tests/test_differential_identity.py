@@ -111,8 +111,8 @@ GPU_SCENARIOS = [
 
 def protocols(make):
     """What a user sees of an object's protocols: == to itself and to another made alike, hash
-    consistent with ==, and copy.copy, copy.deepcopy and a pickle round trip (the copy is the same
-    object, an equal one or another; or the exception class raised)."""
+    consistent with ==, copy.copy, copy.deepcopy and a pickle round trip (the copy is the same
+    object, an equal one or another; or the exception class raised), and the kind of repr."""
     def run(m):
         obj = make(m)
         other = make(m)
@@ -129,6 +129,9 @@ def protocols(make):
                 continue
             seen.append(("same object" if got is obj else "equal" if got == obj else
                          "another object", type(got).__name__))
+        text = repr(obj)  # the same kind of repr: dataclass-like fields, or <...>
+        seen.append("fields" if text.startswith(type(obj).__name__ + "(") else
+                    "angle brackets" if text.startswith("<") else "other")
         return tuple(seen)
     return run
 
