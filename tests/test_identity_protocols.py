@@ -223,3 +223,16 @@ def test_refused_copies_name_the_class(make):
     for action in (pickle.dumps, copy.copy, copy.deepcopy):
         with pytest.raises(TypeError, match=f"cannot pickle '{type(obj).__name__}' object"):
             action(obj)
+
+
+def test_device_properties_copy_and_pickle_as_cuda_cores():
+    """Reached through ``Device.properties`` only (no public name): both packages' class, made
+    without a device. Ours failed to copy (IndexError) once an attribute was left unread."""
+    seen = []
+    for module in ("cuda.core._device", "cuda_core._device"):
+        cls = importlib.import_module(module).DeviceProperties
+        props = cls.__new__(cls)
+        seen.append(tuple((type(other).__name__, other is props, other == props)
+                          for other in (copy.copy(props), copy.deepcopy(props),
+                                        pickle.loads(pickle.dumps(props)))))
+    assert seen[1] == seen[0]
