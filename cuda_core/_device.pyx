@@ -56,6 +56,12 @@ cdef class _DeviceAttributes:
     cdef object _get_bool(self, cydriver.CUdevice_attribute attr):
         return self._value(attr) != 0
 
+    def __reduce__(self):
+        # As cuda.core: copy.copy, copy.deepcopy and pickle give another DeviceProperties of
+        # the same device, which reads the driver again. (Cython's own pickle lost the cache's
+        # zero bytes, and the copy failed with an IndexError.)
+        return (_properties_of, (<int>self._dev,))
+
 
 # cdef class DeviceProperties(_DeviceAttributes): one property per CU_DEVICE_ATTRIBUTE_*.
 include "_device_properties.pxi"
@@ -66,6 +72,11 @@ cdef DeviceProperties _new_properties(int device_id):
     props._dev = device_id
     memset(props._have, 0, sizeof(props._have))
     return props
+
+
+def _properties_of(device_id):
+    """The DeviceProperties of ``device_id`` that ``DeviceProperties.__reduce__`` gives."""
+    return _new_properties(check_ordinal(device_id, "DeviceProperties: device_id"))
 
 
 # Devices are per-thread singletons: each thread's state dict holds a list with one slot per

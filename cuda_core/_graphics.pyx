@@ -299,6 +299,11 @@ cdef class GraphicsResource(Resource):
                            "GraphicsResource.from_gl_buffer() or "
                            "GraphicsResource.from_gl_image()")
 
+    def __reduce__(self):
+        # As cuda.core: a copy would unregister the registration twice; copy.copy,
+        # copy.deepcopy and pickle raise TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     @classmethod
     def from_gl_buffer(cls, gl_buffer, *, flags=None, stream=None):
         """Register an OpenGL buffer object (``GLuint``) for access by CUDA.

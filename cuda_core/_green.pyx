@@ -327,6 +327,11 @@ cdef class DeviceResources:
         raise RuntimeError("DeviceResources objects cannot be instantiated directly; use "
                            "Device.resources, Context.resources or Stream.resources")
 
+    def __reduce__(self):
+        # As cuda.core (it holds a context): copy.copy, copy.deepcopy and pickle raise
+        # TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     cdef int _get(self, CUdevResource* out, cydriver.CUdevResourceType kind) except -1:
         # Called after _require() (which initialized the driver), with the struct of a new
         # object (zeroed: Cython zeroes an object's C attributes when it allocates it).

@@ -237,8 +237,9 @@ cdef class LaunchConfig:
                 f"programmatic_stream_serialization={bool(self._pss)})")
 
     def __reduce__(self):
-        return (LaunchConfig, (self.grid, self.cluster, self.block, self._shmem_size,
-                               bool(self._is_cooperative), bool(self._pss)))
+        # As cuda.core 1.2.2, whose LaunchConfig holds C launch attributes: copy.copy,
+        # copy.deepcopy and pickle raise TypeError (a config is immutable: share it).
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
 
 # Constructing a LaunchConfig per launch is common, so LaunchConfig(...) is served by a

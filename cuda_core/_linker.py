@@ -611,3 +611,8 @@ class Linker:
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else str(self._backend)
         return f"<Linker {self._options.name!r} {state}>"
+
+    def __reduce__(self) -> Any:
+        # As cuda.core: it owns a linker handle; copy.copy, copy.deepcopy and pickle raise
+        # TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")

@@ -280,6 +280,11 @@ class Program:
         state = " closed" if self.is_closed else ""
         return f"<Program {self._options.name!r} {self._code_type}{state}>"
 
+    def __reduce__(self) -> Any:
+        # As cuda.core: it owns a compiler handle; copy.copy, copy.deepcopy and pickle raise
+        # TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     # -- compile ----------------------------------------------------------------------------
 
     def compile(self, target_type: str, name_expressions: tuple | list = (), logs: Any = None,

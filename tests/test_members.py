@@ -35,6 +35,7 @@ CONSTRUCTION = {
     "__dataclass_params__", "__qualname__", "__firstlineno__", "__static_attributes__",
     "__orig_bases__", "__parameters__", "__abstractmethods__", "__signature__",
     "__text_signature__", "__annotate_func__", "__annotations_cache__",
+    "__slotnames__",  # copyreg's cache, set on a class once one of its objects is copied
 }
 # Before Python 3.12 (PEP 688) the buffer protocol has no Python-level names: ours implements it
 # in C (memoryview(buf) works on every version, tests/test_buffer.py), cuda.core as methods.
@@ -156,4 +157,35 @@ def test_what_cuda_core_lets_you_weak_reference_ours_does():
     refused = [qual for qual, ref in theirs.items()
                if isinstance(ref, type) and ref.__weakrefoffset__
                and isinstance(ours.get(qual), type) and not ours[qual].__weakrefoffset__]
+    assert refused == []
+
+
+def _reachable(root):
+    """{(public namespace, class name): class} for the classes with a public name defined in any
+    module of package ``root``: also those only reached through an attribute or a return value
+    (``DeviceProperties``, ``AdjacencySetProxy``, ``KernelAttributes``, ...)."""
+    import pkgutil
+
+    package = importlib.import_module(root)
+    out = {}
+    for info in pkgutil.walk_packages(package.__path__, root + "."):
+        if any(part in info.name for part in (".cu12", ".cu13", ".tests", "__main__")):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception:  # a module of an optional dependency (NVML, OpenGL) not here
+            continue
+        for name, obj in vars(module).items():
+            if isinstance(obj, type) and not name.startswith("_") and \
+                    obj.__module__.startswith(root + "."):
+                area = obj.__module__[len(root) + 1:].split(".")[0]
+                out[("" if area.startswith("_") else area, name)] = obj
+    return out
+
+
+def test_what_cuda_core_lets_you_weak_reference_anywhere_ours_does():
+    theirs, ours = _reachable("cuda.core"), _reachable("cuda_core")
+    assert len(theirs) > 100  # the walk found cuda.core's modules
+    refused = [key for key, ref in theirs.items()
+               if ref.__weakrefoffset__ and key in ours and not ours[key].__weakrefoffset__]
     assert refused == []

@@ -52,6 +52,18 @@ cdef enum:
 
 # -- MemoryResource ---------------------------------------------------------------------------
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def new_subclass_instance(cls):
+    """An instance of ``cls``, a Python subclass of a memory resource, made without
+    ``__init__`` (pickle then restores its ``__dict__``): what ``__reduce__`` gives."""
+    if not (isinstance(cls, type) and issubclass(cls, MemoryResource)
+            and cls.__flags__ & _HEAPTYPE):
+        raise TypeError(f"{cls!r} is not a Python subclass of MemoryResource")
+    return cls.__new__(cls)
+
+
 cdef class MemoryResource(Resource):
     """Abstract base class of memory resources: what allocates and frees :class:`Buffer`\\ s.
 
@@ -133,6 +145,21 @@ cdef class MemoryResource(Resource):
     def close(self):
         """Give back what the resource owns; a resource that owns nothing (this base class,
         the synchronous resources) has nothing to close, and this does nothing."""
+
+    def __reduce__(self):
+        # As cuda.core: a Python subclass of this class copies and pickles as its __dict__
+        # (made again without __init__); a subclass of a built-in resource that holds a
+        # handle does not (TypeError), unless that resource says otherwise.
+        cls = type(self)
+        built_in = next(k for k in cls.__mro__ if not k.__flags__ & _HEAPTYPE)
+        if built_in is not MemoryResource:
+            raise TypeError(f"cannot pickle {cls.__name__!r} object")
+        return (new_subclass_instance, (cls,), getattr(self, "__dict__", None) or None)
+
+    def __setstate__(self, state):
+        """Restore a Python subclass's ``__dict__`` (what :meth:`__reduce__` gave)."""
+        if state:
+            self.__dict__.update(state)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         self.deallocate(ptr, size, stream=stream)

@@ -14,6 +14,7 @@ from cuda_core._memory._buffer cimport (Buffer, MemoryResource, _DeviceOnlyMemor
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
+from cuda_core._memory._buffer import new_subclass_instance
 
 __all__ = ["LegacyPinnedMemoryResource"]
 
@@ -109,6 +110,13 @@ cdef class LegacyPinnedMemoryResource(MemoryResource):
 
     def __repr__(self):
         return "<LegacyPinnedMemoryResource>"
+
+    def __reduce__(self):
+        # As cuda.core: it holds no handle, so copy.copy, copy.deepcopy and pickle give a new
+        # resource (a subclass's instance with its __dict__, made without __init__).
+        if type(self) is LegacyPinnedMemoryResource:
+            return (LegacyPinnedMemoryResource, ())
+        return (new_subclass_instance, (type(self),), getattr(self, "__dict__", None) or None)
 
 
 @cython.auto_pickle(False)

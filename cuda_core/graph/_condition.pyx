@@ -36,6 +36,20 @@ cdef class GraphCondition:
     def __repr__(self):
         return f"<GraphCondition handle={self._handle:#x}>"
 
+    def __reduce__(self):
+        # A value, as cuda.core's (copy, deepcopy and pickle give an equal condition): the
+        # handle and the address of the graph it was created for. It means something only to
+        # that graph, in this process; a conditional node of another graph refuses it.
+        return (_condition_from_state, (self._handle, <size_t>self._graph))
+
+
+def _condition_from_state(handle, graph):
+    """A GraphCondition from what ``GraphCondition.__reduce__`` gave."""
+    cdef GraphCondition cond = GraphCondition.__new__(GraphCondition)
+    cond._handle = handle
+    cond._graph = <CUgraph><size_t>graph
+    return cond
+
 
 cdef GraphCondition create_condition(CUgraph graph, CUcontext ctx, unsigned int default_value,
                                     bint assign_default):

@@ -14,6 +14,10 @@ cdef class _NodeRecord:
     # By node type: a conditional node's (GraphCondition, GraphConditionalType, tuple of body
     # CUgraph addresses); a child graph node's CUgraph address of its copy; else None.
     cdef object info
+    # A weak reference to the GraphNode object that stands for the node (None before the first
+    # is made): while that object lives, every lookup of the node returns it (_node_object).
+    # Read and written inside a critical section on the record.
+    cdef object obj_ref
 
 
 cdef class _GraphStore(Resource):

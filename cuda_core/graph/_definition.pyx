@@ -8,7 +8,8 @@ its operands, its event, its callback). A record's identity marks its node alive
 on a destroyed node or on a view of a destroyed body reaches the driver. A GraphDefinition
 object is the root (it owns the store) or a view (a body, a child's copy, a builder's graph);
 a GraphNode is a view: a node handle, its definition and its record. Any number of objects may
-stand for one graph or node; they compare equal.
+stand for one graph (they compare equal); a node has one object while that object lives (the
+record's weak reference to it; ``_node_object``).
 
 What the nodes use is owned by the driver's graphs, not by Python objects: one list per
 hierarchy (the store's bag), owned by a CUDA user object that each graph with a node of ours
@@ -23,6 +24,7 @@ graphs, changing one hierarchy from several threads at once needs the caller's l
 """
 
 cimport cython
+from cpython.weakref cimport PyWeakref_NewRef
 from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
@@ -278,7 +280,7 @@ cdef class GraphDefinition(Resource):
                 record.info = <size_t>copy
             # (two threads reading one graph: both get the record the first one stored)
             record = self._store._records.setdefault(<size_t>handle, record)
-        return _new_node(_class_of(kind, record), self, handle, record)
+        return _node_object(_class_of(kind, record), self, handle, record)
 
     @property
     def handle(self):

@@ -63,6 +63,11 @@ cdef class ExecutableGraphNode:
         hold_for_node(self._graph, self._node._handle, uses)
         return 0
 
+    def __reduce__(self):
+        # As cuda.core: a view of one Graph's node; copy.copy, copy.deepcopy and pickle raise
+        # TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     def __repr__(self):
         if self._node is None:
             return f"<{type(self).__name__} (not made by graph[node])>"

@@ -7,7 +7,9 @@ cdef class GraphNode:
     """A node of a :class:`GraphDefinition`. Its builder methods add a node that depends on it.
 
     Not constructible: nodes come from the builder methods and from
-    :meth:`GraphDefinition.nodes`. Two objects for the same node compare equal.
+    :meth:`GraphDefinition.nodes`. While a node's object lives, every lookup of the node
+    (builders, :meth:`GraphDefinition.nodes`, :meth:`GraphDefinition.edges`, :attr:`pred`,
+    :attr:`succ`) returns that same object.
     """
 
     def __init__(self, *args, **kwargs):
@@ -426,12 +428,40 @@ cdef class GraphNode:
                                 "GraphNode.switch()")
 
 
-cdef GraphNode _new_node(type cls, GraphDefinition graph, CUgraphNode handle,
-                         _NodeRecord record):
-    cdef GraphNode node = <GraphNode>cls.__new__(cls)
+cdef GraphNode _live_object(_NodeRecord record, type cls):
+    """The GraphNode object of ``record`` while it lives, of class ``cls`` and with an open
+    definition view; else None. The caller holds the record's critical section."""
+    if record.obj_ref is None:
+        return None
+    node = record.obj_ref()
+    if node is None or type(node) is not cls or (<GraphNode>node)._graph._closed:
+        return None  # (a view the user closed: the node gets an object of an open view)
+    return <GraphNode>node
+
+
+cdef GraphNode _node_object(type cls, GraphDefinition graph, CUgraphNode handle,
+                            _NodeRecord record):
+    """The one GraphNode object for the node of ``record`` (``handle`` in ``graph``): the one
+    that already stands for it while that object lives, else a new one. A record is the node's
+    for as long as it lives in its store (a destroyed node's record leaves the store, and a
+    node the driver gives the same address gets a new record), so an object is never shared
+    by two nodes. Free-threaded: the weak reference is read and set in a critical section on
+    the record, the object made outside it (making it may run finalizers)."""
+    cdef GraphNode node
+    with cython.critical_section(record):
+        node = _live_object(record, cls)
+    if node is not None:
+        return node
+    node = <GraphNode>cls.__new__(cls)
     node._handle = handle
     node._graph = graph
     node._record = record
+    ref = PyWeakref_NewRef(node, None)
+    with cython.critical_section(record):
+        existing = _live_object(record, cls)
+        if existing is not None:  # another thread made one first
+            return existing
+        record.obj_ref = ref
     return node
 
 
@@ -576,7 +606,7 @@ cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params
     graph._store._records[<size_t>node] = record
     if cls is None:
         cls = _node_class(params.type)
-    return _new_node(cls, graph, node, record)
+    return _node_object(cls, graph, node, record)
 
 
 cdef int _raise_add_error(CUresult err, CUgraphNodeType kind, str what) except -1:

@@ -835,6 +835,11 @@ cdef class _ViewObject(Resource):
     cdef bint _orphaned(self) noexcept:
         return context_gone(self._ctx)
 
+    def __reduce__(self):
+        # As cuda.core: a copy would destroy the handle twice; copy.copy, copy.deepcopy and
+        # pickle raise TypeError.
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
     cdef CUresult _create(self, unsigned long long* handle, const CUDA_RESOURCE_DESC* res,
                           const CUDA_TEXTURE_DESC* tex) noexcept nogil:
         return cydriver.CUDA_ERROR_NOT_SUPPORTED

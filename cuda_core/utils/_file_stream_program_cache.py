@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import zlib
+from typing import Any
 
 from cuda_core.utils._program_cache import _entry_from_value, _key_bytes, _ProgramCache
 
@@ -403,5 +404,21 @@ class FileStreamProgramCache(_ProgramCache):
         self._closed = True
 
     def __repr__(self) -> str:
-        return (f"FileStreamProgramCache({self._path!r}, max_size_bytes={self._max})"
-                + (" (closed)" if self._closed else ""))
+        return (f"<FileStreamProgramCache {self._path!r} max_size_bytes={self._max}"
+                + (" (closed)>" if self._closed else ">"))
+
+    # As cuda.core's (whose cache holds a lock): copy.copy shares the directory; pickle and
+    # copy.deepcopy raise TypeError.
+    def __copy__(self) -> FileStreamProgramCache:
+        cls = type(self)
+        other = cls.__new__(cls)
+        for klass in cls.__mro__:
+            for name in getattr(klass, "__slots__", ()):
+                if name != "__weakref__" and hasattr(self, name):
+                    setattr(other, name, getattr(self, name))
+        if hasattr(self, "__dict__"):  # (a subclass's attributes)
+            other.__dict__.update(self.__dict__)
+        return other
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
