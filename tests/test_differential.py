@@ -132,6 +132,11 @@ SCENARIOS = [
     Scenario("VirtualMemoryResourceOptions(gpu_direct_rdma=1)", lambda m: bool(
         m.VirtualMemoryResourceOptions(gpu_direct_rdma=1).gpu_direct_rdma)),
     # 1.2.2 added ClocksEventReasons.BOARD_LIMIT and RELIABILITY.
+    Scenario("MemoryResource()", lambda m: type(m.MemoryResource()).__name__),
+    Scenario("MemoryResource().allocate(8, stream=None)",
+             lambda m: m.MemoryResource().allocate(8, stream=None)),
+    Scenario("a MemoryResource subclass's device_id, not implemented",
+             lambda m: type("Incomplete", (m.MemoryResource,), {})().device_id),
     Scenario("every public enum's members, in order", lambda m: public_enums(m), since=(1, 2, 2)),
     Scenario("typing.VirtualMemoryAccessType members",
              lambda m: tuple((e.name, e.value) for e in sub(m, "typing").VirtualMemoryAccessType)),

@@ -64,6 +64,11 @@ def new_subclass_instance(cls):
     return cls.__new__(cls)
 
 
+class _NotImplementedByResource(NotImplementedError, TypeError):
+    """A member a MemoryResource subclass did not implement: a TypeError, as cuda.core raises,
+    and the NotImplementedError it is."""
+
+
 cdef class MemoryResource(Resource):
     """Abstract base class of memory resources: what allocates and frees :class:`Buffer`\\ s.
 
@@ -78,14 +83,9 @@ cdef class MemoryResource(Resource):
     A resource that owns a handle (an owned memory pool) gives it back on :meth:`close` or
     when it is garbage-collected; for the others :meth:`close` does nothing.
 
-    Instances of this base class itself cannot be created.
+    The base class itself can be instantiated, as in cuda.core, but implements none of them:
+    each raises a ``TypeError`` that is also a ``NotImplementedError``.
     """
-
-    def __cinit__(self, *args, **kwargs):
-        if type(self) is MemoryResource:
-            raise TypeError("MemoryResource is an abstract base class: subclass it and "
-                            "implement allocate() and deallocate(), or use one of the "
-                            "built-in resources (e.g. DeviceMemoryResource)")
 
     def allocate(self, size, *, stream=None):
         """Allocate ``size`` bytes and return them as a :class:`Buffer` owned by this resource.
@@ -101,8 +101,8 @@ cdef class MemoryResource(Resource):
         -------
         Buffer
         """
-        raise NotImplementedError(f"{type(self).__name__} must implement "
-                                  f"allocate(size, *, stream=None)")
+        raise _NotImplementedByResource(f"{type(self).__name__} must implement "
+                                        f"allocate(size, *, stream=None)")
 
     def deallocate(self, ptr, size, *, stream=None):
         """Free memory this resource allocated.
@@ -116,20 +116,20 @@ cdef class MemoryResource(Resource):
         stream : Stream or None
             The stream that orders the free; None when none is known.
         """
-        raise NotImplementedError(f"{type(self).__name__} must implement "
-                                  f"deallocate(ptr, size, *, stream=None)")
+        raise _NotImplementedByResource(f"{type(self).__name__} must implement "
+                                        f"deallocate(ptr, size, *, stream=None)")
 
     @property
     def is_device_accessible(self):
         """True if the GPU can access the memory this resource allocates."""
-        raise NotImplementedError(f"{type(self).__name__} must implement the "
-                                  f"is_device_accessible property")
+        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
+                                        f"is_device_accessible property")
 
     @property
     def is_host_accessible(self):
         """True if the CPU can access the memory this resource allocates."""
-        raise NotImplementedError(f"{type(self).__name__} must implement the "
-                                  f"is_host_accessible property")
+        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
+                                        f"is_host_accessible property")
 
     @property
     def is_managed(self):
@@ -139,8 +139,8 @@ cdef class MemoryResource(Resource):
     @property
     def device_id(self):
         """The ordinal of the device the memory belongs to; -1 for host memory."""
-        raise NotImplementedError(f"{type(self).__name__} must implement the device_id "
-                                  f"property")
+        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
+                                        f"device_id property")
 
     def close(self):
         """Give back what the resource owns; a resource that owns nothing (this base class,
