@@ -7,6 +7,7 @@ The CPU half is tests/test_identity_protocols.py.
 """
 
 import copy
+import ctypes
 import gc
 import importlib
 import pickle
@@ -171,10 +172,19 @@ def _graph(m):
     return d.instantiate()
 
 
-def _exec_node(m):
-    gpu(m)
+def _exec_node(m, kind="kernel"):
+    dev, stream, _ = gpu(m)
     d = _held_definition(m)
-    node = d.empty()
+    if kind == "kernel":
+        out = dev.allocate(4, stream=stream)
+        _HOLD.append(out)
+        node = d.launch(m.LaunchConfig(grid=1, block=1), _kernel(m), out, ctypes.c_int(1))
+    elif kind == "empty":
+        node = d.empty()
+    elif kind == "allocation":
+        node = d.allocate(1024)
+    else:  # a conditional node
+        node = d.if_then(d.create_condition(default_value=0))
     _HOLD.append(node)
     return d.instantiate()[node]
 
@@ -222,8 +232,13 @@ PROTOCOL_SCENARIOS = [
     Scenario("GraphCondition", protocols(_condition)),
     Scenario("GraphBuilder", protocols(lambda m: gpu(m)[0].create_graph_builder())),
     Scenario("Graph", protocols(_graph)),
-    Scenario("an ExecutableGraphNode", protocols(_exec_node)),
+    Scenario("an ExecutableKernelNode", protocols(_exec_node)),
 ]
+
+# Graph[node] of a node the driver cannot change in an executable graph: cuda.core refuses
+# EmptyNode with a TypeError ("... does not support executable updates").
+PROTOCOL_SCENARIOS += [Scenario(f"Graph[an {kind} node]", lambda m, kind=kind: (
+    type(_exec_node(m, kind)).__name__)) for kind in ("empty", "allocation", "conditional")]
 
 # The same node reached twice: equal and hashed alike (and, with identity, the same object).
 PROTOCOL_SCENARIOS.append(Scenario("a GraphNode reached through nodes()", lambda m: (
@@ -232,6 +247,12 @@ PROTOCOL_SCENARIOS.append(Scenario("a GraphNode reached through nodes()", lambda
 
 ALL = GPU_SCENARIOS + PROTOCOL_SCENARIOS
 
+# Known differences, open in issue 27 (strict: each fails the run once it agrees).
+OPEN = {
+    "ObjectCode": "cuda.core's ObjectCode compares as its loaded library (two loads of one "
+                  "cubin differ, and so does a copy); ours compares its code",
+}
+
 
 def test_scenario_names_are_unique():
     names = [s.name for s in ALL]
@@ -239,7 +260,9 @@ def test_scenario_names_are_unique():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("scenario", ALL, ids=[s.name for s in ALL])
+@pytest.mark.parametrize("scenario", [
+    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=OPEN[s.name]))
+    if s.name in OPEN else s for s in ALL], ids=[s.name for s in ALL])
 def test_same_outcome_as_cuda_core_on_the_gpu(scenario):
     # The shared setup runs outside the comparison: were it to fail in both packages alike,
     # every scenario would "agree" on that error and test nothing.

@@ -145,6 +145,7 @@ cdef class DeviceMemoryResource(_MemPool):
     def __reduce__(self):
         """An IPC-enabled resource pickles as its :attr:`uuid` (plain :mod:`pickle`: it
         unpickles where a mapped resource is registered under it) or as its allocation handle
-        (:mod:`multiprocessing`: it unpickles mapped and registered). Others raise TypeError."""
+        (:mod:`multiprocessing`: it unpickles mapped and registered). Others raise a
+        RuntimeError, as cuda.core does, that is also a TypeError."""
         from cuda_core._memory._ipc import reduce_resource
         return reduce_resource(self)

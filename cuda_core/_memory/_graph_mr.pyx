@@ -164,7 +164,9 @@ class GraphMemoryResource(_DeviceOnlyMemoryResource):
         return f"<GraphMemoryResource device {self.device_id}>"
 
     def __reduce__(self):
-        return (GraphMemoryResource, (self.device_id,))
+        # As cuda.core: the per-device resource is neither copied nor pickled.
+        raise TypeError("GraphMemoryResource cannot be pickled or copied: use "
+                        "GraphMemoryResource(device) where it is needed (one per device)")
 
 
 # The graph memory attributes of the counters, in _COUNTER_* order.

@@ -48,6 +48,17 @@ from cuda_core._memory._vmm_mr import VirtualMemoryResource
 __all__ = []
 
 
+# Pickling (and copying) what cannot be shared, in the classes cuda.core's callers catch.
+class _ResourceNotShareable(RuntimeError, TypeError):
+    """A resource that is not IPC-enabled: cuda.core raises a RuntimeError, and TypeError is
+    what pickle and copy raise for the unpicklable."""
+
+
+class _BufferNotShareable(RuntimeError, AttributeError):
+    """A buffer whose resource is not IPC-enabled: cuda.core raises a RuntimeError, or an
+    AttributeError for a resource that has no IPC at all (LegacyPinnedMemoryResource)."""
+
+
 # -- the virtual-memory half (registered by _vmm_ipc) ----------------------------------------
 
 cdef vmm_export_fn _vmm_export = NULL
@@ -234,11 +245,12 @@ cdef object _reduce(Buffer buf):
     if (isinstance(mr, _MemPool) and (<_MemPool>mr)._ipc) or _is_vmm_ipc(mr):
         _mp.ensure_reducers()
         return _rebuild_buffer, (mr, _export(buf))
-    # A RuntimeError, as cuda.core 1.2.2 raises: the buffer's resource is not IPC-enabled.
-    raise RuntimeError("Buffer.__reduce__: only buffers of an IPC-enabled memory resource can "
-                       "be pickled (DeviceMemoryResourceOptions(ipc_enabled=True), "
-                       "PinnedMemoryResourceOptions(ipc_enabled=True), or a "
-                       "VirtualMemoryResource with a handle_type)")
+    # The buffer's resource is not IPC-enabled (see _BufferNotShareable).
+    raise _BufferNotShareable(
+        "Buffer.__reduce__: only buffers of an IPC-enabled memory resource can be pickled "
+        "(DeviceMemoryResourceOptions(ipc_enabled=True), "
+        "PinnedMemoryResourceOptions(ipc_enabled=True), or a VirtualMemoryResource with a "
+        "handle_type)")
 
 
 def _rebuild_buffer(mr, desc):
@@ -348,7 +360,7 @@ def reduce_resource(mr):
     """A pool resource's ``__reduce__`` (plain :mod:`pickle`): its uuid, rebuilt from the
     registry of mapped resources where it is unpickled."""
     if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc:
-        raise TypeError(_not_ipc_pickle(mr))
+        raise _ResourceNotShareable(_not_ipc_pickle(mr))
     _mp.ensure_reducers()
     if mr.uuid is None:
         raise TypeError(f"{type(mr).__name__}.__reduce__: this mapped resource has no uuid (it "
@@ -366,7 +378,7 @@ def _reduce_mr_mp(mr):
     """A pool resource's multiprocessing reducer: its allocation handle (the file descriptor
     goes with it) and its device, by UUID."""
     if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc:
-        raise TypeError(_not_ipc_pickle(mr))
+        raise _ResourceNotShareable(_not_ipc_pickle(mr))
     handle = mr.allocation_handle  # RuntimeError if closed
     dev_id = (<_MemPool>mr)._dev_id
     return _rebuild_mapped_mr, (type(mr), device_uuid(dev_id) if dev_id >= 0 else None, handle)

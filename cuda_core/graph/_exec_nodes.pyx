@@ -264,8 +264,9 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
                    call, what)
 
 
-# The view of each node class (a node's class follows its type, so no driver call is needed);
-# any other class (empty, allocation, free and conditional nodes) gets ExecutableGraphNode.
+# The view of each node class (a node's class follows its type, so no driver call is needed).
+# The other classes (empty, allocation, free and conditional nodes) have none: the driver
+# changes nothing of theirs in an executable graph, and cuda.core refuses them (TypeError).
 cdef dict _VIEWS = {
     KernelNode: ExecutableKernelNode,
     MemsetNode: ExecutableMemsetNode,
@@ -286,7 +287,11 @@ cdef object _view_for(Graph graph, object node):
     if graph._store is None or n._graph._store is not graph._store():
         raise ValueError("Graph[node]: the node belongs to another GraphDefinition than the "
                          "one this Graph was instantiated (or last updated) from")
-    cls = _VIEWS.get(type(node), ExecutableGraphNode)
+    cls = _VIEWS.get(type(node))
+    if cls is None:
+        raise TypeError(f"Graph[node]: {type(node).__name__} does not support executable "
+                        f"updates (kernel, memset, memcpy, child graph, event and host callback "
+                        f"nodes do)")
     cdef ExecutableGraphNode view = <ExecutableGraphNode>cls.__new__(cls)
     view._graph = graph
     view._node = n
