@@ -448,7 +448,7 @@ class Program:
                                f"this NVRTC is {'.'.join(map(str, _cu.nvrtc_version()))}")
         if opts.fdevice_time_trace is not None:
             # NVRTC aborts the whole process when it cannot open the trace file.
-            trace = os.path.abspath(os.fspath(opts.fdevice_time_trace))
+            trace = os.path.abspath(_cu.file_name(opts.fdevice_time_trace))
             if os.path.isdir(trace) or not os.path.isdir(os.path.dirname(trace)):
                 raise ValueError(f"ProgramOptions.fdevice_time_trace={trace!r} must name a file "
                                  f"in an existing directory (NVRTC writes <name>.json)")

@@ -363,6 +363,14 @@ def test_std_values_reach_nvrtc():
         Program(src, "c++", ProgramOptions(arch="sm_90", std="c++17")).compile("ptx")
 
 
+def test_time_trace_named_by_an_int(tmp_path, monkeypatch):
+    # As cuda.core: an int is the file's name, in the working directory.
+    monkeypatch.chdir(tmp_path)
+    Program(KERNEL, "c++", ProgramOptions(arch="sm_90", fdevice_time_trace=1)).compile("cubin")
+    assert [p.name for p in tmp_path.iterdir()] and all(p.name.startswith("1")
+                                                        for p in tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("where", ["missing_dir/trace", "."])
 def test_time_trace_needs_an_existing_directory(tmp_path, where):
     # NVRTC would abort the process when it cannot open the file; we refuse first.
