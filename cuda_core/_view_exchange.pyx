@@ -103,6 +103,9 @@ ctypedef int (*_dltensor_t)(void*, DLTensor*) noexcept
 
 
 cdef object exchange_capsule(fill_tensor_fn fill, wrap_tensor_fn wrap):
+    # Called once, by StridedMemoryView's class body while _memoryview is imported (the
+    # import lock serializes it): the table is filled before any thread can read it, and is
+    # never written again.
     global _fill, _wrap, _capsule
     if _capsule is not None:
         return _capsule
