@@ -490,7 +490,7 @@ def test_event_data_and_system_events_decode():
     event = system.EventData(nvml.EventData.from_data(data))
     assert event.event_type is st.EventType.XID_CRITICAL_ERROR
     assert (event.event_data, event.gpu_instance_id, event.compute_instance_id) == (79, 1, 2)
-    assert event.device == system.Device._from_handle(0x5678)
+    assert event.device._handle == 0x5678
     data[0]["event_type"] = 4
     event = system.EventData(nvml.EventData.from_data(data))
     assert event.event_type is st.EventType.PSTATE
@@ -505,6 +505,12 @@ def test_event_data_and_system_events_decode():
     assert events[1].gpu_id == 0x0800 and events[-1].gpu_id == 0x0800
     with pytest.raises(IndexError):
         events[2]
+
+
+def test_device_objects_compare_as_objects():
+    # As cuda.core's: two objects for one GPU are not equal (their uuid or index is).
+    a, b = system.Device._from_handle(0x1234), system.Device._from_handle(0x1234)
+    assert a == a and a != b and len({a, b}) == 2
 
 
 def test_dynamic_pstates_and_processes_decode():
@@ -625,12 +631,12 @@ def test_devices_match_nvidia_smi():
 @pytest.mark.gpu
 def test_lookups_agree():
     for dev in system.Device.get_all_devices():
-        assert system.Device(index=dev.index) == dev
-        assert system.Device(uuid=dev.uuid) == dev
-        assert system.Device(uuid=dev.uuid_without_prefix) == dev
-        assert system.Device(uuid=dev.uuid.encode()) == dev
-        assert system.Device(pci_bus_id=dev.pci_bus_id) == dev
-        assert hash(system.Device(index=dev.index)) == hash(dev)
+        for again in (system.Device(index=dev.index), system.Device(uuid=dev.uuid),
+                      system.Device(uuid=dev.uuid_without_prefix),
+                      system.Device(uuid=dev.uuid.encode()),
+                      system.Device(pci_bus_id=dev.pci_bus_id)):
+            # The same GPU, and (as in cuda.core) another object that is not equal to it.
+            assert again.uuid == dev.uuid and again != dev
         assert repr(dev) == f"<cuda_core.system.Device index={dev.index} uuid={dev.uuid!r}>"
 
 

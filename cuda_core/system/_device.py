@@ -1411,13 +1411,8 @@ class Device:
 
     # -- object protocol -----------------------------------------------------------------------
 
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, Device):
-            return NotImplemented
-        return self._handle == other._handle
-
-    def __hash__(self) -> int:
-        return hash((Device, self._handle))
+    # Compared and hashed as objects, as cuda.core's: two lookups of one GPU are two objects,
+    # not equal (compare uuid or index for the GPU).
 
     def __repr__(self) -> str:
         try:
