@@ -163,11 +163,9 @@ cdef class LaunchConfig:
             if type(shmem_size) is int:  # the common case takes no Python-level call
                 shmem = PyLong_AsLongLongAndOverflow(shmem_size, &overflow)
             if type(shmem_size) is not int or overflow or not 0 <= shmem <= <long long>_UINT_MAX:
-                value = check_int(shmem_size, f"{where}.shmem_size")
-                if not 0 <= value <= _UINT_MAX:  # cuda.core: OverflowError at launch
-                    raise SizeOverflowError(f"{where}.shmem_size must be between 0 and "
-                                            f"{_UINT_MAX}, got {value}")
-                shmem = value
+                # Out of range: an OverflowError too, as cuda.core's at launch.
+                shmem = check_int(shmem_size, f"{where}.shmem_size", 0, _UINT_MAX, False,
+                                  SizeOverflowError)
         self._shmem_size = <unsigned int>shmem
         if type(is_cooperative) is not bool:
             check_bool(is_cooperative, f"{where}.is_cooperative")

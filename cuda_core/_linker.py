@@ -101,6 +101,13 @@ def refused_by_compiler(check: Any) -> Any:
     return checked
 
 
+# The checks of the options that nvJitLink refuses when cuda.core passes them on.
+compiler_check_arch = refused_by_compiler(_cu.check_arch)
+compiler_check_choice = refused_by_compiler(check_choice)
+compiler_check_int = refused_by_compiler(check_int)
+compiler_str_list = refused_by_compiler(_cu.str_list)
+
+
 def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
     """The error to raise for ``exc``, an nvJitLinkError of cuda.bindings."""
     status = getattr(exc, "status", None)
@@ -192,13 +199,13 @@ class LinkerOptions:
         _cu.check_text(self.name, "LinkerOptions.name")
         # Refused values that cuda.core passes on, which nvJitLink then refuses: the same
         # class (CompilerOptionError) here, before any link.
-        refused_by_compiler(_cu.check_arch)(self.arch, "LinkerOptions.arch")
+        compiler_check_arch(self.arch, "LinkerOptions.arch")
         # Any int, as cuda.core passes it (nvJitLink takes 0 and negative counts: no limit).
         self.max_register_count = check_int(self.max_register_count,
                                             "LinkerOptions.max_register_count", allow_none=True)
-        self.optimization_level = refused_by_compiler(check_choice)(
+        self.optimization_level = compiler_check_choice(
             self.optimization_level, "LinkerOptions.optimization_level", (0, 3), allow_none=True)
-        self.split_compile = refused_by_compiler(check_int)(
+        self.split_compile = compiler_check_int(
             self.split_compile, "LinkerOptions.split_compile", 0, allow_none=True)
         self.split_compile_extended = check_int(self.split_compile_extended,
                                                 "LinkerOptions.split_compile_extended", 0,
@@ -207,7 +214,7 @@ class LinkerOptions:
             check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
         for field in ("kernels_used", "variables_used"):
             _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
-        refused_by_compiler(_cu.str_list)(self.ptxas_options, "LinkerOptions.ptxas_options")
+        compiler_str_list(self.ptxas_options, "LinkerOptions.ptxas_options")
         if self.ptx and not self.link_time_optimization:
             raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
                              "nvJitLink emits PTX only from LTO IR")
@@ -266,8 +273,8 @@ class LinkerOptions:
         options = []
         for field, option, convert in _DRIVER_OPTIONS:
             value = getattr(self, field)
-            if value is not None and not (field == "max_register_count" and value <= 0):
-                options.append((JIT_OPTIONS[option], convert(value)))
+            if value is not None and (value := convert(value)) is not None:
+                options.append((JIT_OPTIONS[option], value))
         return options
 
 
@@ -308,13 +315,16 @@ def _jit_target(arch: str) -> int:
     return {"": 0, "a": 0x10000, "f": 0x20000}[suffix] + number
 
 
-# field -> (its key in the driver linker's JIT_OPTIONS, its value as an int), for a value that
-# is not None.
+def _register_limit(count: int) -> int | None:
+    """nvJitLink takes a count <= 0 as no limit: the driver's unsigned option is left out."""
+    return int(count) if count > 0 else None
+
+
+# field -> (its key in the driver linker's JIT_OPTIONS, its value as an int, or None to leave
+# the option out), for a value that is not None.
 _DRIVER_OPTIONS = (
     ("arch", "target", _jit_target),
-    # nvJitLink takes a count <= 0 as no limit; the driver's unsigned option is then left out
-    # (see _driver_options).
-    ("max_register_count", "max_registers", int),
+    ("max_register_count", "max_registers", _register_limit),
     ("verbose", "log_verbose", int),
     ("optimization_level", "optimization_level", int),
     ("debug", "generate_debug_info", int),

@@ -20,7 +20,8 @@ from cuda_core._compiler_utils import path_flag as _path
 from cuda_core._compiler_utils import switch_flag as _flag
 from cuda_core._compiler_utils import value_flag as _value
 from cuda_core._checks import check_bool, check_int
-from cuda_core._linker import LinkerOptions, refused_by_compiler
+from cuda_core._linker import (LinkerOptions, compiler_check_arch, compiler_check_int,
+                               refused_by_compiler)
 from cuda_core.typing import CompilerBackendType
 
 __all__ = ["ProgramOptions"]
@@ -475,14 +476,14 @@ _CHECKS: dict[str, Any] = {
     "name": lambda v: _cu.check_text(v, "ProgramOptions.name", allow_empty=True),
     # Values cuda.core passes on and the compiler refuses: refused here with the compiler's
     # class (CompilerOptionError, an NVRTCError and nvJitLinkError).
-    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else refused_by_compiler(
-        _cu.check_arch)(v, "ProgramOptions.arch"),
+    "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else compiler_check_arch(
+        v, "ProgramOptions.arch"),
     # allow_none: the messages say that None (unset) is allowed too. Any int: NVRTC and
     # nvJitLink take 0 and negative counts (no limit), as cuda.core passes them.
     "max_register_count": lambda v: check_int(v, "ProgramOptions.max_register_count", None,
                                               None, True),
-    "split_compile": lambda v: refused_by_compiler(check_int)(
-        v, "ProgramOptions.split_compile", 0, None, True),
+    "split_compile": lambda v: compiler_check_int(v, "ProgramOptions.split_compile", 0, None,
+                                                  True),
     "define_macro": _macro_list,
     "frandom_seed": _frandom_seed_check,
     "extra_sources": extra_source_list,
