@@ -301,30 +301,30 @@ def test_nvml_codes_match_the_bindings():
     # Our tables of nvml.h codes against cuda.bindings.nvml's enumerations, name by name.
     from cuda.bindings import nvml
 
-    from cuda_core.system import _device, _system_events
+    from cuda_core.system import _device, _device_info, _system_events
 
-    for event, bit in _device._EVENT_TYPE_BITS.items():
+    for event, bit in _device_info._EVENT_TYPE_BITS.items():
         assert int(getattr(nvml.EventType, event.name)) == bit, event
-    assert len(_device._EVENT_TYPE_BITS) == len(st.EventType)
-    for bit, target in _device._COOLER_TARGET_BITS:
+    assert len(_device_info._EVENT_TYPE_BITS) == len(st.EventType)
+    for bit, target in _device_info._COOLER_TARGET_BITS:
         assert _code(nvml.CoolerTarget, target.name, "THERMAL_") == bit, target
-    for code, control in _device._COOLER_CONTROL.items():
+    for code, control in _device_info._COOLER_CONTROL.items():
         assert _code(nvml.CoolerControl, control.name, "THERMAL_COOLER_SIGNAL_") == code, control
     assert int(nvml.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW) == 0
     assert int(nvml.FanControlPolicy.MANUAL) == 1
-    for obj, code in _device._INFOROM_OBJECT.items():
+    for obj, code in _device_info._INFOROM_OBJECT.items():
         assert _code(nvml.InforomObject, obj.name, "INFOROM_") == code, obj
-    for code, mode in _device._ADDRESSING_MODE.items():
+    for code, mode in _device_info._ADDRESSING_MODE.items():
         assert _code(nvml.DeviceAddressingModeType, mode.name,
                      "DEVICE_ADDRESSING_MODE_") == code, mode
     assert int(nvml.SystemEventType.GPU_DRIVER_UNBIND) == 1
     assert int(nvml.SystemEventType.GPU_DRIVER_BIND) == 2
     assert _system_events._SYSTEM_EVENT_BITS == {st.SystemEventType.UNBIND: 1,
                                                  st.SystemEventType.BIND: 2}
-    for code, (member, _) in _device._VALUE_MEMBERS.items():
+    for code, (member, _) in _device_info._VALUE_MEMBERS.items():
         assert member in nvml.field_value_dtype["value"].names, member
     assert int(nvml.ValueType.DOUBLE) == 0 and int(nvml.ValueType.UNSIGNED_SHORT) == 6
-    assert _code(nvml.EnableState, "ENABLED", "FEATURE_") == _device._ENABLED
+    assert _code(nvml.EnableState, "ENABLED", "FEATURE_") == _device_info._ENABLED
     assert int(nvml.Pstates.PSTATE_UNKNOWN) == _device._PSTATE_UNKNOWN
 
 
@@ -371,9 +371,9 @@ def test_field_value_arguments_checked_before_nvml():
             use([(1, 1.5)])
     # A bare field id is passed with scope 0: cuda-bindings before 13.5 would leave its scope
     # uninitialized (NVML reads it and hands it back).
-    from cuda_core.system import _device
+    from cuda_core.system import _device_info
 
-    assert _device._field_ids([1, (2, 3), st.FieldId.DEV_ECC_PENDING]) == [(1, 0), (2, 3), (2, 0)]
+    assert _device_info._field_ids([1, (2, 3), st.FieldId.DEV_ECC_PENDING]) == [(1, 0), (2, 3), (2, 0)]
     # An empty request asks NVML nothing (NVML refuses it), as in cuda.core.
     assert len(dev.get_field_values([])) == 0
     assert dev.get_field_values([]).get_all_values() == []
@@ -402,7 +402,7 @@ def test_other_new_arguments_checked_before_nvml():
 
 def test_event_set_release_never_raises():
     # The finalizer of DeviceEvents / RegisteredSystemEvents: a failed free is a warning.
-    from cuda_core.system._device import release_event_set
+    from cuda_core.system._device_info import release_event_set
 
     class Gone(Exception):
         pass
@@ -467,18 +467,18 @@ def test_field_value_of_unknown_type_is_refused(monkeypatch):
 
 
 def test_bit_lists():
-    from cuda_core.system import _device
+    from cuda_core.system import _device_info
 
-    assert _device._bit_members(0, _device._COOLER_TARGET_BITS, "t") == []
-    assert _device._bit_members(0b1110, _device._COOLER_TARGET_BITS, "t") == [
+    assert _device_info._bit_members(0, _device_info._COOLER_TARGET_BITS, "t") == []
+    assert _device_info._bit_members(0b1110, _device_info._COOLER_TARGET_BITS, "t") == [
         st.CoolerTarget.GPU, st.CoolerTarget.MEMORY, st.CoolerTarget.POWER_SUPPLY]
     with pytest.raises(ValueError, match="unknown t bit: 16"):
-        _device._bit_members(0b10001, _device._COOLER_TARGET_BITS, "t")
-    events = _device._bit_members((1 << 3) | (1 << 15), _device._EVENT_OF_BIT.items(), "e")
+        _device_info._bit_members(0b10001, _device_info._COOLER_TARGET_BITS, "t")
+    events = _device_info._bit_members((1 << 3) | (1 << 15), _device_info._EVENT_OF_BIT.items(), "e")
     assert events == [st.EventType.XID_CRITICAL_ERROR, st.EventType.GPU_RECOVERY_ACTION]
-    assert _device._event_mask("pstate") == 4
-    assert _device._event_mask([st.EventType.CLOCK, "xid_critical_error"]) == 16 | 8
-    assert _device._event_mask([]) == 0
+    assert _device_info._event_mask("pstate") == 4
+    assert _device_info._event_mask([st.EventType.CLOCK, "xid_critical_error"]) == 16 | 8
+    assert _device_info._event_mask([]) == 0
 
 
 def test_event_data_and_system_events_decode():

@@ -23,8 +23,17 @@ from cuda_core.system import exceptions, typing  # noqa: F401 - the sub-namespac
 from cuda_core.system._device import (  # noqa: F401
     BAR1MemoryInfo,
     ClockInfo,
-    CoolerInfo,
     Device,
+    MemoryInfo,
+    NvlinkInfo,
+    PciInfo,
+    Temperature,
+    Utilization,
+    get_p2p_status,
+    get_topology_common_ancestor,
+)
+from cuda_core.system._device_info import (  # noqa: F401
+    CoolerInfo,
     DeviceAttributes,
     DeviceEvents,
     EventData,
@@ -34,16 +43,9 @@ from cuda_core.system._device import (  # noqa: F401
     GpuDynamicPstatesInfo,
     GpuDynamicPstatesUtilization,
     InforomInfo,
-    MemoryInfo,
     MigInfo,
-    NvlinkInfo,
-    PciInfo,
     ProcessInfo,
     RepairStatus,
-    Temperature,
-    Utilization,
-    get_p2p_status,
-    get_topology_common_ancestor,
 )
 from cuda_core.system._system import (
     CUDA_BINDINGS_NVML_IS_COMPATIBLE,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import weakref
 
 from cuda_core._checks import check_enum, check_int
-from cuda_core.system._device import Device, release_event_set
+from cuda_core.system._device import Device
+from cuda_core.system._device_info import release_event_set
 from cuda_core.system._nvml import call, nvml
 from cuda_core.system.typing import SystemEventType
 
