@@ -27,6 +27,12 @@ def pytest_configure(config):
     # file's filters once before this file has run, when ``python -m pytest`` from the
     # repository root would import the uncompiled sources.
     config.addinivalue_line("filterwarnings", "error::cuda_core.CUDAWarning")
+    # NVIDIA's cuda.core 1.2.0 (the GPU machine's control) raises in Program.__dealloc__ when a
+    # Program it made is collected (AttributeError in _cleanup_debug_source): its bug, reported
+    # at whatever test of ours runs the collection. Only that one is let through.
+    config.addinivalue_line(
+        "filterwarnings", r"ignore:Exception ignored in. 'cuda\.core\._program\.Program\."
+        r"__dealloc__':pytest.PytestUnraisableExceptionWarning")
 
 
 # Fixtures that build a C++ extension at test time (helpers.cython_build): their tests are

@@ -16,7 +16,7 @@ import weakref
 
 import pytest
 
-from helpers.differential import Scenario, agree, outcome
+from helpers.differential import Raised, Scenario, agree, outcome
 
 KERNEL = r'extern "C" __global__ void put(int* p, int v) { *p = v; }'
 _STATE = {}
@@ -125,8 +125,8 @@ def protocols(make):
         for action in (copy.copy, copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o))):
             try:
                 got = action(obj)
-            except Exception as exc:  # the outcome compared
-                seen.append(type(exc).__name__)
+            except Exception as exc:  # the outcome compared, by class (differential.Raised)
+                seen.append(Raised(exc))
                 continue
             seen.append(("same object" if got is obj else "equal" if got == obj else
                          "another object", type(got).__name__))

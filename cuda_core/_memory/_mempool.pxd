@@ -30,7 +30,20 @@ cdef class _MemPool(MemoryResource):
     cdef IPCAllocationHandle _handle
     cdef ImportedPool* _state
 
+    # Frees still to wait for before the pool may be destroyed (owned pools only): the driver
+    # crashes later, in cuStreamDestroy of its stream, when a free into a pool is still pending
+    # as the pool is destroyed. _free_streams: the Streams frees were queued on since the last
+    # wait (None stands for the legacy default stream), at most _MAX_FREE_STREAMS of them;
+    # _free_overflow: frees on more streams than that (the wait is then the whole context's).
+    # _destroy_deferred: closed while allocations were in use; the free of the last destroys it.
+    cdef list _free_streams
+    cdef bint _free_overflow
+    cdef bint _destroy_deferred
+
     cdef int _check_usable(self) except -1
+    cdef int _note_free(self, Stream stream) except -1
+    cdef int _wait_for_frees(self) except -1
+    cdef int _destroy_when_unused(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
                     str what) except -1
     cdef CUresult _driver_alloc(self, CUdeviceptr* ptr, size_t size, CUstream s) noexcept nogil

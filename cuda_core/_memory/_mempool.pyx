@@ -5,8 +5,10 @@ written once.
 A pool resource either wraps a pool the driver already has (a device's current pool: not
 owned, ``close()`` does nothing) or creates its own (owned: destroyed by ``close()`` or when the
 resource is collected). Buffers keep their resource alive, so an owned pool outlives every
-buffer allocated from it that is still open; a pool destroyed with allocations outstanding is
-released by the driver once the last of them is freed.
+buffer allocated from it that is still open. An owned pool is destroyed only once every free
+queued into it has run (a free still pending when its pool is destroyed makes the driver crash
+later, in ``cuStreamDestroy`` of the free's stream): the release waits for the streams of those
+frees. One closed while allocations are in use is destroyed by the free of the last of them.
 
 A *mapped* resource is an IPC-enabled pool of another process imported into this one
 (``from_allocation_handle``, or unpickled; built in ``_memory._ipc``). It cannot allocate; it
@@ -46,6 +48,12 @@ from cuda_core._device import Device
 from cuda_core._memory._peer_access import _set_access_calls  # the test hook, re-exported
 
 __all__ = ["MemoryPoolAttributes", "PeerAccessibleBySetProxy"]
+
+
+# The streams of frees an owned pool remembers (_MemPool._note_free); more: the whole context
+# is waited for before the pool is destroyed.
+cdef enum:
+    _MAX_FREE_STREAMS = 8
 
 
 cdef str _not_ipc(_MemPool mr, str what):
@@ -99,8 +107,16 @@ cdef class _MemPool(MemoryResource):
                 err = pool_detach(self._state)
                 exit_context(guard)
         elif self._owned:
-            with nogil:
-                err = cydriver.cuMemPoolDestroy(self._pool)
+            try:
+                self._wait_for_frees()
+                # A pool with allocations in use (closed explicitly, with buffers open) is
+                # destroyed by the free of the last one (_deallocate_c), once that has run.
+                self._destroy_deferred = True
+                self._destroy_when_unused()
+            finally:
+                if handle is not None:
+                    handle.close()
+            return 0
         # The handle's descriptor is closed whatever the pool's fate (fds already sent live on
         # in the processes that received them).
         if handle is not None:
@@ -133,6 +149,65 @@ cdef class _MemPool(MemoryResource):
             # from a pool that was never exported itself: export it now, as a new pool is.
             self.allocation_handle
         return 0
+
+    cdef int _note_free(self, Stream stream) except -1:
+        """Remember the stream a free into this owned pool was queued on (see the .pxd)."""
+        cdef list streams
+        with cython.critical_section(self):  # (free-threaded: frees from several threads)
+            streams = self._free_streams
+            if streams is None:
+                streams = self._free_streams = []
+            for seen in streams:
+                if seen is stream:
+                    return 0
+            if len(streams) < _MAX_FREE_STREAMS:
+                streams.append(stream)
+            else:
+                self._free_overflow = True
+        return 0
+
+    cdef int _wait_for_frees(self) except -1:
+        """Wait until every free queued into this pool so far has run. Best effort: a stream
+        or context that fails to synchronize (a sticky error) is not waited for again."""
+        cdef Stream s
+        cdef CUcontext ctx
+        cdef ContextGuard guard
+        with cython.critical_section(self):
+            streams, self._free_streams = self._free_streams, None
+            overflow, self._free_overflow = self._free_overflow, False
+        if overflow:
+            streams = [None]
+        for item in streams or ():
+            if item is None or (<Stream>item)._closed:
+                # The legacy default stream, or a stream closed since (the driver still runs
+                # its work): all the context's work.
+                ctx = self._fallback_context() if item is None else stream_context(<Stream>item)
+                with nogil:
+                    enter_context(guard, ctx)
+                    cydriver.cuCtxSynchronize()
+                    exit_context(guard)
+            else:
+                s = <Stream>item
+                with nogil:
+                    cydriver.cuStreamSynchronize(s._handle)
+        return 0
+
+    cdef int _destroy_when_unused(self) except -1:
+        """Destroy the pool of a closed resource once no allocation of it is in use (after
+        _wait_for_frees: every free queued has run)."""
+        cdef cuuint64_t used = 0
+        cdef CUresult err
+        if not self._destroy_deferred:
+            return 0
+        with nogil:
+            err = cydriver.cuMemPoolGetAttribute(
+                self._pool, cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used)
+        if err == CUDA_SUCCESS and used != 0:
+            return 0
+        self._destroy_deferred = False
+        with nogil:
+            err = cydriver.cuMemPoolDestroy(self._pool)
+        return check_call(err, "cuMemPoolDestroy")
 
     cdef int _check_usable(self) except -1:
         if not self._inited:
@@ -221,7 +296,13 @@ cdef class _MemPool(MemoryResource):
             enter_context(guard, ctx)
             err = cydriver.cuMemFreeAsync(ptr, handle)
             exit_context(guard)
-        return HANDLE_RETURN(err)
+        HANDLE_RETURN(err)
+        if self._owned:
+            self._note_free(stream)
+            if self._destroy_deferred:  # closed with buffers open: this may be the last
+                self._wait_for_frees()
+                self._destroy_when_unused()
+        return 0
 
     cdef int _release_import(self, CUdeviceptr ptr, CUstream handle, CUcontext ctx) except -1:
         """A mapped resource's free: one reference of an imported pointer dropped; the last one
@@ -256,8 +337,8 @@ cdef class _MemPool(MemoryResource):
 
         Notes
         -----
-        Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the driver
-        releases the pool once its last allocation is freed. On a mapped resource, ``ptr`` must
+        Calls ``cuMemFreeAsync``. Works after an owned pool was closed: the free of its last
+        allocation destroys the pool, once that free has run. On a mapped resource, ``ptr`` must
         be a buffer it imported (else ValueError): the memory is unmapped here once the last
         buffer imported from the same allocation is freed.
         """

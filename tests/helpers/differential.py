@@ -68,6 +68,29 @@ def observe(value: Any) -> Any:
     return value
 
 
+class Raised:
+    """An exception caught inside a scenario, as a value: cuda.core's (on the left of ``==``,
+    as ``agree`` compares) equals ours where ours is an instance of the class cuda.core's
+    stands for (``their_class``), the contract of ``except TheirClass``."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Raised):
+            return NotImplemented
+        cls = their_class(self.exc)
+        if cls is None:
+            return type(self.exc).__name__ == type(other.exc).__name__
+        return isinstance(other.exc, cls)
+
+    def __hash__(self) -> int:
+        return 0  # equal across classes (by subclass): only the class compares
+
+    def __repr__(self) -> str:
+        return type(self.exc).__name__
+
+
 def outcome(scenario: Scenario, package: str) -> Outcome:
     module = importlib.import_module(package)
     with warnings.catch_warnings(record=True) as caught:
