@@ -429,13 +429,15 @@ cdef class ObjectCode(Resource):
                 (self._code, self._code_type, self._name, dict(self._sym_map)))
 
     def __eq__(self, other):
+        # As cuda.core's, which compares the library each ObjectCode loads: every ObjectCode
+        # loads its own, so two of the same code (a copy, an unpickled one) differ. Ours needs
+        # no driver to say so.
         if not isinstance(other, ObjectCode):
             return NotImplemented
-        return (self._code_type == (<ObjectCode>other)._code_type
-                and self._code == (<ObjectCode>other)._code)
+        return self is other
 
     def __hash__(self):
-        return hash((ObjectCode, self._code_type, self._code))
+        return object.__hash__(self)
 
     def __repr__(self):
         if self._is_path:

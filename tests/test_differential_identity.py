@@ -248,10 +248,7 @@ PROTOCOL_SCENARIOS.append(Scenario("a GraphNode reached through nodes()", lambda
 ALL = GPU_SCENARIOS + PROTOCOL_SCENARIOS
 
 # Known differences, open in issue 27 (strict: each fails the run once it agrees).
-OPEN = {
-    "ObjectCode": "cuda.core's ObjectCode compares as its loaded library (two loads of one "
-                  "cubin differ, and so does a copy); ours compares its code",
-}
+OPEN: dict[str, str] = {}  # scenario name -> why it still differs (strict xfail)
 
 
 def test_scenario_names_are_unique():
