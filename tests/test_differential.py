@@ -454,6 +454,42 @@ def fill_pinned(m, value):
     return got
 
 
+def pool_resource(m, name):
+    """A pool resource made without options, as a user observes it: who owns the pool, whether
+    two such resources share it, and one buffer's bytes written by the GPU."""
+    import ctypes
+
+    dev, stream, _, _ = gpu(m)
+    a, b = getattr(m, name)(), getattr(m, name)()
+    buf = a.allocate(64, stream=stream)
+    buf.fill(5, stream=stream)
+    stream.sync()
+    got = ctypes.string_at(int(buf.handle), 4)
+    buf.close()
+    stream.sync()
+    return a.is_handle_owned, int(a.handle) == int(b.handle), a.device_id, got
+
+
+def managed_pool_buffer(m, use):
+    """``use`` of a buffer of the current managed pool; the driver decides what it allows."""
+    dev, stream, _, _ = gpu(m)
+    buf = m.ManagedMemoryResource().allocate(1 << 21, stream=stream)
+    try:
+        stream.sync()
+        got = use(buf, dev, stream)
+        stream.sync()
+        return got
+    finally:
+        buf.close()
+        stream.sync()
+
+
+def _advise(buf, dev, stream):
+    buf.read_mostly = True
+    buf.preferred_location = dev
+    return buf.read_mostly, buf.preferred_location.device_id
+
+
 LAUNCH_ARGS = "launch()"
 
 GPU_SCENARIOS = [
@@ -487,6 +523,15 @@ GPU_SCENARIOS = [
         s.sync(), s.record().is_done)[1])(gpu(m)[1])),
     Scenario("allocate(0)", lambda m: gpu(m)[0].allocate(0, stream=gpu(m)[1]).size),
     Scenario("allocate(-1)", lambda m: gpu(m)[0].allocate(-1, stream=gpu(m)[1])),
+    Scenario("PinnedMemoryResource(): the driver's current pool",
+             lambda m: pool_resource(m, "PinnedMemoryResource")),
+    Scenario("ManagedMemoryResource(): the driver's current pool",
+             lambda m: pool_resource(m, "ManagedMemoryResource")),
+    Scenario("advice on a managed pool's buffer", lambda m: managed_pool_buffer(m, _advise)),
+    Scenario("prefetch of a managed pool's buffer", lambda m: managed_pool_buffer(
+        m, lambda buf, dev, s: buf.prefetch(dev, stream=s))),
+    Scenario("discard of a managed pool's buffer", lambda m: managed_pool_buffer(
+        m, lambda buf, dev, s: buf.discard(stream=s))),
 ]
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from cuda_core import PinnedMemoryResource, PinnedMemoryResourceOptions
+from cuda_core.system import get_user_mode_driver_version as driver_version
 from helpers.memory import NumpyMemoryResource
 
 
@@ -24,7 +25,7 @@ def _pinned_or_skip(dev, options=None):
 
 @pytest.mark.gpu
 def test_round_trip(dev, stream):
-    mr = _pinned_or_skip(dev)
+    mr = _pinned_or_skip(dev, PinnedMemoryResourceOptions())
     assert mr.device_id == -1 and mr.is_handle_owned and mr.numa_id is None
     assert mr.is_device_accessible and mr.is_host_accessible and not mr.is_managed
     n = 3 * 1024 * 1024 + 5
@@ -51,6 +52,29 @@ def test_round_trip(dev, stream):
     stream.sync()
     mr.close()
     assert mr.is_closed
+
+
+@pytest.mark.gpu
+def test_without_options_the_drivers_current_host_pool(dev, stream):
+    # As cuda.core: the driver's current pool of pinned host memory (CUDA 13), not owned, one
+    # pool for every such resource; the GPU reads and writes it.
+    a = _pinned_or_skip(dev)
+    b = PinnedMemoryResource()
+    if driver_version() < (13, 0):  # no such pool: each resource makes its own
+        assert a.is_handle_owned and int(a.handle) != int(b.handle)
+        return
+    assert not a.is_handle_owned and int(a.handle) == int(b.handle)
+    assert a.device_id == -1 and a.numa_id is None and a.is_host_accessible
+    buf = a.allocate(4096, stream=stream)
+    buf.fill(7, stream=stream)
+    stream.sync()
+    assert (np.from_dlpack(buf).view(np.uint8) == 7).all()
+    buf.close()
+    stream.sync()
+    a.close()  # the pool is the driver's: it stays
+    again = b.allocate(64, stream=stream)
+    again.close()
+    stream.sync()
 
 
 @pytest.mark.gpu

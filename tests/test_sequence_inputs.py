@@ -790,7 +790,12 @@ cond = gb.create_condition(0)
 def test_memory_resource_device_sets():
     setup = _GPU_SETUP + """
 mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions())
-managed = ManagedMemoryResource().allocate(1 << 16, stream=s)
+# cuMemAllocManaged memory: a CUDA 13.0 driver refuses advice on a managed pool's memory.
+from cuda.bindings import driver as _drv
+from cuda_core import ManagedBuffer
+_err, _ptr = _drv.cuMemAllocManaged(1 << 16, _drv.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL.value)
+assert _err == _drv.CUresult.CUDA_SUCCESS, _err
+managed = ManagedBuffer.from_handle(int(_ptr), 1 << 16)
 s.sync()
 """
     peers = "peer_accessible_by: expected a Device, an int or an iterable of them"

@@ -17,7 +17,6 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUme
 from libc.stdint cimport int32_t
 from libc.string cimport memset
 
-from cuda_core._atomic cimport load_int, store_int
 from cuda_core._checks cimport check_bool, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
@@ -307,42 +306,6 @@ class AccessedBySetProxy(_LiveSet):
         self._owner._set_accessed_by(_normalize_location(location), False)
 
 
-# Whether this driver accepts memory advice (read-mostly, preferred location, accessed-by) on
-# memory from a managed pool: -1 not yet known, then 0 or 1. CUDA 13.0 drivers refuse it with
-# CUDA_ERROR_NOT_SUPPORTED, which would leave ManagedBuffer's advice properties unusable.
-# Threads that race to ask all get the same answer; the flag is read and written atomically.
-cdef int _pool_advice = -1
-
-
-cdef bint _pool_takes_advice(CUmemoryPool pool, int device_id) except -1:
-    """Ask the driver once: allocate one byte from ``pool``, advise it, free it."""
-    cdef CUdeviceptr ptr = 0
-    cdef CUresult sync_err
-    cdef CUmemLocation loc
-    cdef CUresult err
-    cdef ContextGuard guard
-    cdef int known = load_int(&_pool_advice)
-    if known >= 0:
-        return known
-    memset(&loc, 0, sizeof(loc))
-    loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-    enter_context(guard, current_or_primary(device_id))
-    HANDLE_RETURN(cydriver.cuMemAllocFromPoolAsync(
-        &ptr, 1, pool, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-    err = cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_SET_READ_MOSTLY, loc)
-    if err == CUDA_SUCCESS:
-        cydriver.cuMemAdvise(ptr, 1, cydriver.CU_MEM_ADVISE_UNSET_READ_MOSTLY, loc)
-    HANDLE_RETURN(cydriver.cuMemFreeAsync(ptr, <cydriver.CUstream>cydriver.CU_STREAM_LEGACY))
-    with nogil:  # the legacy stream waits for every blocking stream: a host function's GIL
-        sync_err = cydriver.cuStreamSynchronize(<cydriver.CUstream>cydriver.CU_STREAM_LEGACY)
-    HANDLE_RETURN(sync_err)
-    exit_context(guard)
-    if err != CUDA_SUCCESS and err != cydriver.CUDA_ERROR_NOT_SUPPORTED:
-        HANDLE_RETURN(err)
-    store_int(&_pool_advice, err == CUDA_SUCCESS)
-    return err == CUDA_SUCCESS
-
-
 @cython.auto_pickle(False)
 cdef class ManagedMemoryResource(_MemPool):
     """Managed (unified) memory: one address, valid on the host and on every device, migrated
@@ -356,11 +319,13 @@ cdef class ManagedMemoryResource(_MemPool):
 
     Notes
     -----
-    Managed memory pools need a CUDA 13 driver and devices with concurrent managed access.
-    Where they are not available, the resource allocates each buffer with
-    ``cuMemAllocManaged`` (synchronous; the preferred location is then applied as advice), and
-    :attr:`uses_pool` is False. Where the device lacks concurrent managed access, a
-    :class:`CUDAWarning` says that the host must not touch managed memory while the GPU runs.
+    Managed memory pools need a CUDA 13 driver. Where they are not available, the resource
+    allocates each buffer with ``cuMemAllocManaged`` (synchronous; the preferred location is
+    then applied as advice), and :attr:`uses_pool` is False. A CUDA 13.0 driver refuses memory
+    advice on pool memory (``CUDA_ERROR_NOT_SUPPORTED``, a :class:`CUDAError` from
+    :class:`ManagedBuffer`'s advice properties, as in cuda.core). Where the device lacks
+    concurrent managed access, a :class:`CUDAWarning` says that the host must not touch
+    managed memory while the GPU runs.
 
     .. note:: Calls ``cuMemGetMemPool`` or ``cuMemPoolCreate`` (``CU_MEM_ALLOCATION_TYPE_MANAGED``).
     """
@@ -414,12 +379,6 @@ cdef class ManagedMemoryResource(_MemPool):
                     err = cydriver.cuMemGetMemPool(&pool, &loc,
                                                    cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
             except RuntimeError:  # the driver lacks the entry point: no managed pools
-                err = cydriver.CUDA_ERROR_NOT_SUPPORTED
-            if err == CUDA_SUCCESS and not _pool_takes_advice(pool, dev.device_id):
-                # A pool whose memory refuses advice would make read_mostly, preferred_location
-                # and accessed_by fail on every buffer: use cuMemAllocManaged instead.
-                if owned:
-                    HANDLE_RETURN(cydriver.cuMemPoolDestroy(pool))
                 err = cydriver.CUDA_ERROR_NOT_SUPPORTED
         if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
             self._fallback = True

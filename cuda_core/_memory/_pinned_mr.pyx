@@ -2,10 +2,10 @@
 
 cimport cython
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUmemoryPool
+from cuda.bindings.cydriver cimport CUmemoryPool, CUresult
 from libc.string cimport memset
 
-from cuda_core._driver cimport device_count
+from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._context cimport ContextGuard, enter_context
 from cuda_core._memory._alloc cimport current_or_primary, device_supports
@@ -23,15 +23,18 @@ cdef class PinnedMemoryResource(_MemPool):
     """Page-locked host memory from a stream-ordered memory pool that lives on the host.
 
     The memory is accessible from the host and from every device that supports host memory
-    pools (the resource grants them read-write access when it creates the pool). The resource
-    owns its pool and destroys it on ``close()``.
+    pools (the resource grants them read-write access to its pool).
 
     Parameters
     ----------
     options : PinnedMemoryResourceOptions or dict, optional
-        ``numa_id`` binds the pool to a host NUMA node; ``ipc_enabled`` makes it shareable with
-        other processes (which needs a NUMA node: the current device's when ``numa_id`` is
-        None); ``max_size`` caps it.
+        None: the driver's current pool of pinned host memory (its default one unless other
+        code set another), which the resource does not own (``is_handle_owned`` is False,
+        ``close()`` does nothing); a driver older than CUDA 13, which has no such pool, gets a
+        pool of the resource's own. Options: a new pool, which the resource owns and destroys
+        on ``close()``. ``numa_id`` binds it to a host NUMA node; ``ipc_enabled`` makes it
+        shareable with other processes (which needs a NUMA node: the current device's when
+        ``numa_id`` is None); ``max_size`` caps it.
 
     Raises
     ------
@@ -61,6 +64,18 @@ cdef class PinnedMemoryResource(_MemPool):
         opts = check_or_create_options(PinnedMemoryResourceOptions, options,
                                        "PinnedMemoryResource options")
         dev = Device()
+        if options is None:
+            pool = _current_host_pool()
+            if pool != NULL:
+                if not device_supports(dev, "host_memory_pools_supported"):
+                    raise RuntimeError(_unsupported(dev.device_id, "host_memory_pools_supported"))
+                self._setup(pool, -1, False, False, "PinnedMemoryResource.allocate()")
+                self._numa_id = None
+                self._host_access = True
+                raise_release_threshold(pool)
+                _grant_devices(pool, "host_memory_pools_supported")
+                self._c_dealloc = type(self) is PinnedMemoryResource
+                return
         numa = opts.numa_id
         if opts.ipc_enabled and numa is None:
             # Host pools without a NUMA node cannot be shared between processes.
@@ -68,10 +83,7 @@ cdef class PinnedMemoryResource(_MemPool):
         needed = ("host_memory_pools_supported" if numa is None
                   else "host_numa_memory_pools_supported")
         if not device_supports(dev, needed):
-            raise RuntimeError(f"PinnedMemoryResource needs host memory pools, which device "
-                               f"{dev.device_id} or the driver does not support "
-                               f"(properties.{needed} is False); use "
-                               f"LegacyPinnedMemoryResource instead")
+            raise RuntimeError(_unsupported(dev.device_id, needed))
         memset(&props, 0, sizeof(props))
         props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
         props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -141,6 +153,34 @@ cdef class PinnedMemoryResource(_MemPool):
         """As :meth:`DeviceMemoryResource.__reduce__`."""
         from cuda_core._memory._ipc import reduce_resource
         return reduce_resource(self)
+
+
+cdef str _unsupported(int device_id, str needed):
+    return (f"PinnedMemoryResource needs host memory pools, which device {device_id} or the "
+            f"driver does not support (properties.{needed} is False); use "
+            f"LegacyPinnedMemoryResource instead")
+
+
+cdef CUmemoryPool _current_host_pool() except? NULL:
+    """The driver's current pool of pinned host memory (cuMemGetMemPool, CUDA 13), or NULL
+    where the driver has none."""
+    cdef CUmemoryPool pool = NULL
+    cdef cydriver.CUmemLocation loc
+    cdef CUresult err
+    cdef ContextGuard guard
+    if driver_version() < (13, 0):
+        return NULL
+    memset(&loc, 0, sizeof(loc))
+    loc.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+    enter_context(guard, current_or_primary(-1))
+    try:
+        err = cydriver.cuMemGetMemPool(&pool, &loc, cydriver.CU_MEM_ALLOCATION_TYPE_PINNED)
+    except RuntimeError:  # the bindings lack the entry point
+        return NULL
+    if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
+        return NULL
+    HANDLE_RETURN(err)
+    return pool
 
 
 cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
