@@ -410,6 +410,12 @@ def create_green_context(int device_id, options):
                         "resources name the SMs to use")
     opts = check_or_create_options(ContextOptions, options, "Device.create_context(): options")
     items = tuple(opts.resources)  # one snapshot, checked and then used
+    if not items:
+        raise ValueError("Device.create_context(): options.resources is empty: name the SMs "
+                         "to use (Device.resources.sm or SMResource.split())")
+    if sum(isinstance(item, WorkqueueResource) for item in items) > 1:
+        raise ValueError("Device.create_context(): options.resources holds more than one "
+                         "WorkqueueResource")
     for i, item in enumerate(items):
         if isinstance(item, SMResource):
             if (<SMResource>item)._device_id != device_id:

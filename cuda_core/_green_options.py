@@ -148,12 +148,10 @@ class ContextOptions:
         from cuda_core._green import SMResource, WorkqueueResource
 
         items = tuple(self.resources) if _is_sequence(self.resources) else (self.resources,)
-        if not items:
-            raise ValueError("ContextOptions.resources must not be empty")
         for i, item in enumerate(items):
             if not isinstance(item, (SMResource, WorkqueueResource)):
                 raise TypeError(f"ContextOptions.resources[{i}] must be an SMResource or a "
                                 f"WorkqueueResource, not {type(item).__name__}")
-        if sum(isinstance(item, WorkqueueResource) for item in items) > 1:
-            raise ValueError("ContextOptions.resources holds more than one WorkqueueResource")
+        # No resources, or two workqueue configurations, are refused where a context is made
+        # (Device.create_context), as in cuda.core, whose options take them.
         self.resources = items

@@ -306,6 +306,10 @@ SCENARIOS = [
                                              is_surface_load_store=1).is_surface_load_store)),
     Scenario("TextureObjectOptions(normalized_coords=None)", lambda m: bool(
         sub(m, "texture").TextureObjectOptions(normalized_coords=None).normalized_coords)),
+    Scenario("TextureObjectOptions(max_anisotropy=17)", lambda m: sub(
+        m, "texture").TextureObjectOptions(max_anisotropy=17).max_anisotropy),
+    # -- green contexts: an empty resource list is refused where a context is made ------------
+    Scenario("ContextOptions(resources=())", lambda m: m.ContextOptions(resources=()).resources),
 ]
 
 

@@ -165,6 +165,8 @@ def test_texture_object_options_strings_and_tuples():
     assert opts.read_mode is ReadModeType.NORMALIZED_FLOAT
     assert opts.border_color == (1.0, 0.5)
     assert opts.max_anisotropy == 16 and opts.mipmap_level_bias == 1.0
+    # An unsigned int, as the driver's field and cuda.core take it (the hardware's limit is 16).
+    assert TextureObjectOptions(max_anisotropy=17).max_anisotropy == 17
     assert TextureObjectOptions(address_mode="border").address_mode is AddressModeType.BORDER
 
 
@@ -178,7 +180,7 @@ def test_texture_object_options_strings_and_tuples():
     (dict(mipmap_filter_mode="nearest"), ValueError, "mipmap_filter_mode"),
     (dict(normalized_coords="no"), TypeError, "normalized_coords"),
     (dict(srgb="no"), TypeError, "srgb"),
-    (dict(max_anisotropy=17), ValueError, "max_anisotropy"),
+    (dict(max_anisotropy=2**32), OverflowError, "max_anisotropy"),
     (dict(max_anisotropy=-1), OverflowError, "max_anisotropy"),
     (dict(mipmap_level_bias=math.nan), ValueError, "mipmap_level_bias"),
     (dict(mipmap_level_bias="1"), TypeError, "mipmap_level_bias"),

@@ -20,7 +20,7 @@ def texture_options_ready(object o, object address_t, object filter_t, object re
             or type(o.seamless_cubemap) is not bool):
         return False
     value = o.max_anisotropy
-    if type(value) is not int or not 0 <= value <= 16:
+    if type(value) is not int or not 0 <= value <= 0xFFFFFFFF:
         return False
     if o.border_color is not None:
         return False

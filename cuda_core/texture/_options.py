@@ -19,6 +19,9 @@ from cuda_core.texture._fast_checks import texture_options_ready
 __all__ = ["AddressModeType", "ArrayFormatType", "FilterModeType", "MipmappedArrayOptions",
            "OpaqueArrayOptions", "ReadModeType", "TextureObjectOptions"]
 
+# The driver's unsigned int fields.
+_UINT_MAX = 2**32 - 1
+
 
 class ArrayFormatType(StrEnum):
     """The element type of one channel of an :class:`~cuda_core.texture.OpaqueArray`, or of a
@@ -228,7 +231,8 @@ class TextureObjectOptions:
         Needs a cubemap array, which this API does not allocate yet: True is refused when a
         texture is made.
     max_anisotropy : int
-        0 to 16; 0 (default) turns anisotropic filtering off.
+        The anisotropy ratio's limit, an unsigned int (the hardware's highest is 16); 0
+        (default) turns anisotropic filtering off.
     mipmap_filter_mode : FilterModeType or str
         Filtering between mipmap levels.
     mipmap_level_bias, min_mipmap_level_clamp, max_mipmap_level_clamp : float
@@ -290,11 +294,11 @@ class TextureObjectOptions:
             self.seamless_cubemap = bool(check_bool(self.seamless_cubemap,
                                                     f"{name}.seamless_cubemap", True))
         value = self.max_anisotropy
-        if type(value) is not int or not 0 <= value <= 16:
-            value = check_int(value, f"{name}.max_anisotropy", None, 16)
-            if value < 0:  # cuda.core's unsigned int conversion raises OverflowError
-                raise SizeOverflowError(f"{name}.max_anisotropy must be between 0 and 16, got "
-                                        f"{value}")
+        if type(value) is not int or not 0 <= value <= _UINT_MAX:
+            # An unsigned int, as the driver's field (which clamps a ratio above 16), and as
+            # cuda.core's conversion, whose OverflowError this also is.
+            value = check_int(value, f"{name}.max_anisotropy", 0, _UINT_MAX, False,
+                              SizeOverflowError)
             self.max_anisotropy = value
         # Finite floats pass as they are (inf - inf and nan - nan are nan).
         value = self.mipmap_level_bias
