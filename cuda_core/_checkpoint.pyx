@@ -12,8 +12,10 @@ from libc.string cimport memcpy, memset
 from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport (CUcheckpointGpuPair, CUcheckpointLockArgs,
-                                     CUcheckpointRestoreArgs, CUprocessState, CUresult)
+from cuda.bindings.cydriver cimport (CUcheckpointLockArgs, CUcheckpointRestoreArgs,
+                                     CUprocessState, CUresult)
+
+from cuda_core._cuda_compat cimport CUcheckpointGpuPair, set_restore_pairs
 
 from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
@@ -254,8 +256,7 @@ cdef class Process:
             memcpy(c_pairs[i].oldUuid.bytes, <const char*>old, 16)
             memcpy(c_pairs[i].newUuid.bytes, <const char*>new, 16)
         memset(&args, 0, sizeof(args))
-        args.gpuPairs = c_pairs.data()
-        args.gpuPairsCount = <unsigned int>n
+        set_restore_pairs(&args, c_pairs.data(), <unsigned int>n)
         ensure_driver()
         try:
             with nogil:

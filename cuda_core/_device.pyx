@@ -5,6 +5,7 @@ from collections import namedtuple
 
 from cpython.ref cimport PyObject
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS, CUuuid
 from libc.string cimport memset
 

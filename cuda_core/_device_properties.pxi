@@ -756,54 +756,54 @@ cdef class DeviceProperties(_DeviceAttributes):
     @property
     def host_memory_pools_supported(self):
         """Device suports HOST location with the cuMemAllocAsync and cuMemPool family of APIs (``CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED)
 
     @property
     def host_virtual_memory_management_supported(self):
         """Device supports HOST location with the virtual memory management APIs like cuMemCreate, cuMemMap and related APIs (``CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)
 
     @property
     def host_alloc_dma_buf_supported(self):
         """Device supports page-locked host memory buffer sharing with dma_buf mechanism. (``CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED)
 
     @property
     def only_partial_host_native_atomic_supported(self):
         """Link between the device and the host supports only some native atomic operations (``CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED)
 
     @property
     def atomic_reduction_supported(self):
         """Device supports atomic reduction operations in stream batch memory operations (``CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED)
 
     @property
     def d3d12_cig_streams_supported(self):
         """Device supports CIG streams with D3D12 (``CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED)
 
     @property
     def dma_buf_mmap_supported(self):
         """Device supports mmap() of dmabuf file descriptors for CUDA device memory allocations (``CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED)
 
     @property
     def logical_endpoint_unicast_supported(self):
         """Device supports unicast logical endpoints (``CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED)
 
     @property
     def logical_endpoint_multicast_supported(self):
         """Device supports multicast logical endpoints (``CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED)
 
     @property
     def logical_endpoint_counted_ops_supported(self):
         """Device supports counted operations via logical endpoints (``CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED)
 
     @property
     def logical_endpoint_unicast_access_on_owner_device_supported(self):
         """Device supports unicast logical endpoint access on the owner device (``CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED``)."""
-        return self._get_bool(cydriver.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED)
+        return self._get_bool(_cuda_compat.CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED)

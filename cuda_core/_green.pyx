@@ -19,6 +19,8 @@ driver are refused with a ``RuntimeError`` naming the CUDA version they need, ne
 """
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
+from cuda_core._cuda_compat cimport CU_DEV_SM_RESOURCE_GROUP_PARAMS
 from cuda.bindings.cydriver cimport (
     CUcontext,
     CUdevResource,
@@ -26,7 +28,6 @@ from cuda.bindings.cydriver cimport (
     CUgreenCtx,
     CUresult,
     CUstream,
-    CU_DEV_SM_RESOURCE_GROUP_PARAMS,
 )
 from libcpp.vector cimport vector
 
@@ -63,11 +64,13 @@ _SCOPES = (WorkqueueSharingScopeType.DEVICE_CTX, WorkqueueSharingScopeType.GREEN
 
 
 cdef int _require(tuple needed, str what) except -1:
-    """Refuse ``what`` unless the running driver is at least CUDA ``needed``."""
+    """Refuse ``what`` unless the running driver is at least CUDA ``needed``, and this build
+    was compiled for its major (a CUDA 12 build has no CUDA 13 entry points)."""
     have = driver_version()
     if have < needed:
         raise RuntimeError(f"{what} needs a CUDA {needed[0]}.{needed[1]} driver or newer; this "
                            f"driver supports CUDA {have[0]}.{have[1]}")
+    _cuda_compat.require_build(needed[0] * 1000 + needed[1] * 10, what)
     return 0
 
 
@@ -177,7 +180,8 @@ cdef class SMResource:
         cdef vector[CUdevResource] out = vector[CUdevResource](n)  # value-initialized: zeroed
         cdef SMResource remainder = _new_sm(self._device_id)
         cdef SMResource r
-        if driver_version() >= _SPLIT:
+        # A CUDA 12 build has no cuDevSmResourceSplit; it splits by count as on an older driver.
+        if driver_version() >= _SPLIT and _cuda_compat.BUILD_CUDA_VERSION >= 13000:
             self._split_groups(groups, out.data(), &remainder._res)
         else:
             made = self._split_by_count(groups, out.data(), &remainder._res)
@@ -231,8 +235,8 @@ cdef class SMResource:
             params[i].smCount = count
             params[i].coscheduledSmCount = cosched or 0
             params[i].preferredCoscheduledSmCount = preferred or 0
-            params[i].flags = cydriver.CU_DEV_SM_RESOURCE_GROUP_BACKFILL if backfill else 0
-        check_call(cydriver.cuDevSmResourceSplit(out, n, &self._res, remainder, 0,
+            params[i].flags = _cuda_compat.CU_DEV_SM_RESOURCE_GROUP_BACKFILL if backfill else 0
+        check_call(_cuda_compat.cuDevSmResourceSplit(out, n, &self._res, remainder, 0,
                                                  params.data()),
                    "cuDevSmResourceSplit")
         return 0
@@ -283,13 +287,13 @@ cdef class WorkqueueResource:
     @property
     def sharing_scope(self):
         """:class:`~cuda_core.typing.WorkqueueSharingScopeType`: the sharing scope."""
-        cdef unsigned int scope = <unsigned int>self._config.wqConfig.sharingScope
+        cdef unsigned int scope = <unsigned int>_cuda_compat.wq_config(&self._config).sharingScope
         return _SCOPES[scope] if scope < 2 else int(scope)
 
     @property
     def concurrency_limit(self):
         """The expected most stream-ordered workloads running at once."""
-        return self._config.wqConfig.wqConcurrencyLimit
+        return _cuda_compat.wq_config(&self._config).wqConcurrencyLimit
 
     def configure(self, options):
         """Change this configuration in place; a field of ``options`` left None is kept.
@@ -301,12 +305,12 @@ cdef class WorkqueueResource:
         opts = check_or_create_options(WorkqueueResourceOptions, options,
                                        "WorkqueueResource.configure(): options")
         if opts.sharing_scope is not None:
-            self._config.wqConfig.sharingScope = (
-                cydriver.CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
+            _cuda_compat.wq_config(&self._config).sharingScope = (
+                _cuda_compat.CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                 if opts.sharing_scope == WorkqueueSharingScopeType.GREEN_CTX_BALANCED
-                else cydriver.CU_WORKQUEUE_SCOPE_DEVICE_CTX)
+                else _cuda_compat.CU_WORKQUEUE_SCOPE_DEVICE_CTX)
         if opts.concurrency_limit is not None:
-            self._config.wqConfig.wqConcurrencyLimit = opts.concurrency_limit
+            _cuda_compat.wq_config(&self._config).wqConcurrencyLimit = opts.concurrency_limit
 
     def __repr__(self):
         return (f"<WorkqueueResource of device {self._device_id}: "
@@ -357,7 +361,7 @@ cdef class DeviceResources:
         _require(_SPLIT, "DeviceResources.workqueue")
         cdef WorkqueueResource r = WorkqueueResource.__new__(WorkqueueResource)
         r._device_id = self._device_id
-        self._get(&r._config, cydriver.CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG)
+        self._get(&r._config, _cuda_compat.CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG)
         return r
 
     def __repr__(self):

@@ -1,5 +1,6 @@
 """The build's Cython step: ``.pyx`` into C++ (Cython 3, C++ mode, language level 3, signatures
-embedded in the docstrings, ``SOURCE_ROOT`` on the include path for ``cimport cuda_core._errors``).
+embedded in the docstrings, ``SOURCE_ROOT`` on the include path for ``cimport cuda_core._errors``,
+and ``cuda_core/_cuda_compat_cu<major>/`` for the CUDA major of the installed cuda-bindings).
 
     python tools/cython_module.py SOURCE_ROOT PYX CPP [MODULE_NAME]
     python tools/cython_module.py --modules LIST SOURCE_ROOT DEPFILE
@@ -50,6 +51,20 @@ def _write_depfile(path: str, target: str, deps) -> None:
         f.write(_esc(target) + ": " + " \\\n  ".join(_esc(p) for p in deps) + "\n")
 
 
+def cuda_major() -> int:
+    """The CUDA major of the cuda-bindings that Cython compiles against (that of the
+    cydriver.pxd it reads): it picks the definitions of ``cuda_core/_cuda_compat.pxd``."""
+    from importlib import metadata
+
+    return int(metadata.version("cuda-bindings").split(".")[0])
+
+
+def include_path(root: str) -> list:
+    """``SOURCE_ROOT``, and the directory of the ``_cuda_compat.pxd`` definitions for the
+    CUDA major of the cuda-bindings installed (DESIGN.md, "One build per CUDA major")."""
+    return [root, os.path.join(root, "cuda_core", f"_cuda_compat_cu{cuda_major()}")]
+
+
 def compile_module(root: str, pyx: str, cpp: str, module_name: str | None = None) -> bool:
     """Cython ``pyx`` into ``cpp`` and write ``cpp.dep``; False (outputs untouched) on an error,
     which Cython has reported on stderr."""
@@ -57,7 +72,7 @@ def compile_module(root: str, pyx: str, cpp: str, module_name: str | None = None
 
     new = cpp + ".new"
     result = cython_compile(
-        pyx, output_file=new, cplus=True, language_level=3, include_path=[root],
+        pyx, output_file=new, cplus=True, language_level=3, include_path=include_path(root),
         compiler_directives={"embedsignature": True}, depfile=True,
         full_module_name=module_name)
     if result.num_errors:

@@ -16,6 +16,7 @@ cannot honour), and the managed-memory operations raise ``NotImplementedError``.
 from collections.abc import Sequence
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemcpyAttributes, CUmemLocation,
                                      CUresult)
 from libc.string cimport memcmp, memset
@@ -184,7 +185,7 @@ def copy_batch(stream, srcs, dsts, *, options=None):
         try:
             with nogil:
                 enter_context(guard, ctx)
-                err = cydriver.cuMemcpyBatchAsync(dst_ptrs.data(), src_ptrs.data(),
+                err = _cuda_compat.cuMemcpyBatchAsync(dst_ptrs.data(), src_ptrs.data(),
                                                   sizes.data(), count, attrs.data(),
                                                   attr_starts.data(), attrs.size(), s._handle)
                 exit_context(guard)
@@ -252,19 +253,22 @@ cdef _managed_batch(object stream, object buffers, object locations, bint discar
     if cuda_version() < 13000:
         raise NotImplementedError(f"{what} needs a CUDA 13.0 driver ({entry}); this driver is "
                                   f"CUDA {'.'.join(map(str, driver_version()))}")
+    if _cuda_compat.BUILD_CUDA_VERSION < 13000:
+        raise NotImplementedError(f"{what} needs CUDA 13.0 ({entry}); this cuda_core was built "
+                                  f"for CUDA 12 (cuda-bindings 12.x), which has no {entry}")
     ctx = stream_context(s)
     try:
         with nogil:
             enter_context(guard, ctx)
             if not prefetch:
-                err = cydriver.cuMemDiscardBatchAsync(ptrs.data(), sizes.data(), sizes.size(),
+                err = _cuda_compat.cuMemDiscardBatchAsync(ptrs.data(), sizes.data(), sizes.size(),
                                                       0, s._handle)
             elif discard:
-                err = cydriver.cuMemDiscardAndPrefetchBatchAsync(
+                err = _cuda_compat.cuMemDiscardAndPrefetchBatchAsync(
                     ptrs.data(), sizes.data(), sizes.size(), locs.data(), loc_starts.data(),
                     locs.size(), 0, s._handle)
             else:
-                err = cydriver.cuMemPrefetchBatchAsync(
+                err = _cuda_compat.cuMemPrefetchBatchAsync(
                     ptrs.data(), sizes.data(), sizes.size(), locs.data(), loc_starts.data(),
                     locs.size(), 0, s._handle)
             exit_context(guard)

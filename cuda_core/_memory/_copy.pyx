@@ -11,6 +11,7 @@ a ``NotImplementedError`` naming the CUDA version it needs.
 import sys
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemcpyAttributes, CUresult,
                                      CUDA_SUCCESS)
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
@@ -233,7 +234,7 @@ cdef int copy_with_options(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s,
     try:
         with nogil:
             enter_context(guard, ctx)
-            err = cydriver.cuMemcpyWithAttributesAsync(dst, src, n, &attrs, s._handle)
+            err = _cuda_compat.cuMemcpyWithAttributesAsync(dst, src, n, &attrs, s._handle)
             exit_context(guard)
     except RuntimeError:  # the driver lacks the entry point after all
         if attrs.srcAccessOrder == cydriver.CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL:

@@ -8,6 +8,7 @@ outside the graph. Outside capture there is nothing to allocate from, and the re
 
 cimport cython
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, cuuint64_t
 
 from cuda_core._checks cimport check_address, check_size
@@ -33,7 +34,7 @@ cdef int _capture_status(Stream s) except -1:
     cdef ContextGuard guard
     with nogil:
         enter_context(guard, ctx)
-        err = cydriver.cuStreamGetCaptureInfo(s._handle, &status, NULL, NULL, NULL, NULL, NULL)
+        err = _cuda_compat.cuStreamGetCaptureInfo(s._handle, &status, NULL, NULL, NULL, NULL, NULL)
         exit_context(guard)
     HANDLE_RETURN(err)
     return <int>status

@@ -12,6 +12,7 @@ import warnings
 
 cimport cython
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemLocation, CUmemoryPool,
                                      CUresult, CUstream, CUDA_SUCCESS)
 from libc.stdint cimport int32_t
@@ -82,7 +83,7 @@ cdef class ManagedBuffer(Buffer):
         ctx = current_or_primary(self._device_hint())
         with nogil:
             enter_context(guard, ctx)
-            err = cydriver.cuMemAdvise(self._ptr, self._size, advice, loc)
+            err = _cuda_compat.cuMemAdvise(self._ptr, self._size, advice, loc)
             exit_context(guard)
         return HANDLE_RETURN(err)
 
@@ -125,7 +126,7 @@ cdef class ManagedBuffer(Buffer):
         ctx = stream_context(s)
         with nogil:
             enter_context(guard, ctx)
-            err = cydriver.cuMemPrefetchAsync(self._ptr, self._size, loc, 0, s._handle)
+            err = _cuda_compat.cuMemPrefetchAsync(self._ptr, self._size, loc, 0, s._handle)
             exit_context(guard)
         HANDLE_RETURN(err)
 
@@ -166,9 +167,9 @@ cdef class ManagedBuffer(Buffer):
             with nogil:
                 enter_context(guard, ctx)
                 if location is None:
-                    err = cydriver.cuMemDiscardBatchAsync(&ptr, &size, 1, 0, s._handle)
+                    err = _cuda_compat.cuMemDiscardBatchAsync(&ptr, &size, 1, 0, s._handle)
                 else:
-                    err = cydriver.cuMemDiscardAndPrefetchBatchAsync(
+                    err = _cuda_compat.cuMemDiscardAndPrefetchBatchAsync(
                         &ptr, &size, 1, &loc, &index, 1, 0, s._handle)
                 exit_context(guard)
         except RuntimeError as exc:  # the driver lacks the entry point
@@ -363,7 +364,7 @@ cdef class ManagedMemoryResource(_MemPool):
             loc.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
             loc.id = opts.preferred_location
         else:
-            loc.type = cydriver.CU_MEM_LOCATION_TYPE_NONE
+            loc.type = _cuda_compat.CU_MEM_LOCATION_TYPE_NONE
         self._preferred = loc
         owned = options is not None
         err = cydriver.CUDA_ERROR_NOT_SUPPORTED
@@ -371,13 +372,13 @@ cdef class ManagedMemoryResource(_MemPool):
             try:
                 if owned:
                     memset(&props, 0, sizeof(props))
-                    props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED
+                    props.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
                     props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
                     props.location = loc
                     err = cydriver.cuMemPoolCreate(&pool, &props)
                 else:
-                    err = cydriver.cuMemGetMemPool(&pool, &loc,
-                                                   cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED)
+                    err = _cuda_compat.cuMemGetMemPool(&pool, &loc,
+                                                   _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED)
             except RuntimeError:  # the driver lacks the entry point: no managed pools
                 err = cydriver.CUDA_ERROR_NOT_SUPPORTED
         if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:
@@ -458,8 +459,8 @@ cdef class ManagedMemoryResource(_MemPool):
             return _MemPool._driver_alloc(self, ptr, n, s)
         # One cuMemAllocManaged per buffer (synchronous), its preferred location as advice.
         err = cydriver.cuMemAllocManaged(ptr, n, cydriver.CU_MEM_ATTACH_GLOBAL)
-        if err == CUDA_SUCCESS and self._preferred.type != cydriver.CU_MEM_LOCATION_TYPE_NONE:
-            err = cydriver.cuMemAdvise(ptr[0], n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+        if err == CUDA_SUCCESS and self._preferred.type != _cuda_compat.CU_MEM_LOCATION_TYPE_NONE:
+            err = _cuda_compat.cuMemAdvise(ptr[0], n, cydriver.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
                                        self._preferred)
             if err != CUDA_SUCCESS:
                 cydriver.cuMemFree(ptr[0])

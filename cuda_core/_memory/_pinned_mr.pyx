@@ -2,6 +2,7 @@
 
 cimport cython
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport CUmemoryPool, CUresult
 from libc.string cimport memset
 
@@ -174,7 +175,7 @@ cdef CUmemoryPool _current_host_pool() except? NULL:
     loc.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
     enter_context(guard, current_or_primary(-1))
     try:
-        err = cydriver.cuMemGetMemPool(&pool, &loc, cydriver.CU_MEM_ALLOCATION_TYPE_PINNED)
+        err = _cuda_compat.cuMemGetMemPool(&pool, &loc, cydriver.CU_MEM_ALLOCATION_TYPE_PINNED)
     except RuntimeError:  # the bindings lack the entry point
         return NULL
     if err == cydriver.CUDA_ERROR_NOT_SUPPORTED:

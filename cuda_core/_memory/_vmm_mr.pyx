@@ -15,6 +15,7 @@ left unfreed is released when it is finalized. Everything here is synchronous.
 
 cimport cython
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemAllocationProp,
                                      CUmemGenericAllocationHandle, CUresult, CUDA_SUCCESS)
 from libc.string cimport memset
@@ -257,7 +258,7 @@ cdef class VirtualMemoryResource(MemoryResource):
 
     cdef int _fill_prop(self, CUmemAllocationProp* prop, object opts) except -1:
         memset(prop, 0, sizeof(CUmemAllocationProp))
-        prop.type = (cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED if opts.allocation_type == "managed"
+        prop.type = (_cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED if opts.allocation_type == "managed"
                      else cydriver.CU_MEM_ALLOCATION_TYPE_PINNED)
         prop.requestedHandleTypes = _HANDLE_TYPES[None if opts.handle_type is None
                                                   else str(opts.handle_type)]

@@ -19,6 +19,7 @@ clones and the Graphs made from it, and their launches.
 from libc.string cimport memset
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams,
                                      CUresult, CUstreamCaptureStatus)
@@ -465,7 +466,7 @@ cdef class GraphBuilder(Resource):
     cdef int _capture_info(self, _Capture* cap) except -1:
         """Where the capture stands: its graph and the nodes the next one depends on."""
         cdef CUstreamCaptureStatus status
-        HANDLE_RETURN(cydriver.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
+        HANDLE_RETURN(_cuda_compat.cuStreamGetCaptureInfo(self._stream._handle, &status, NULL,
                                                       &cap.graph, &cap.deps, &cap.edges,
                                                       &cap.count))
         if status != cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE:
@@ -478,9 +479,9 @@ cdef class GraphBuilder(Resource):
         """Add a node after the work captured so far (``cap``, from _capture_info), and make
         it what comes next depends on."""
         cdef CUgraphNode node = NULL
-        HANDLE_RETURN(cydriver.cuGraphAddNode(&node, cap.graph, cap.deps, cap.edges, cap.count,
+        HANDLE_RETURN(_cuda_compat.cuGraphAddNode(&node, cap.graph, cap.deps, cap.edges, cap.count,
                                               params))
-        HANDLE_RETURN(cydriver.cuStreamUpdateCaptureDependencies(
+        HANDLE_RETURN(_cuda_compat.cuStreamUpdateCaptureDependencies(
             self._stream._handle, &node, NULL, 1, cydriver.CU_STREAM_SET_CAPTURE_DEPENDENCIES))
         return node
 

@@ -28,6 +28,7 @@ from cpython.weakref cimport PyWeakref_NewRef
 from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
                                      CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
                                      CUgraphNode,
@@ -363,12 +364,12 @@ cdef class GraphDefinition(Resource):
         # Edge data is always asked for: without it the driver refuses a graph with a
         # programmatic edge (CUDA_ERROR_LOSSY_QUERY).
         data.resize(1)
-        HANDLE_RETURN(cydriver.cuGraphGetEdges(self._handle, NULL, NULL, NULL, &count))
+        HANDLE_RETURN(_cuda_compat.cuGraphGetEdges(self._handle, NULL, NULL, NULL, &count))
         sources.resize(count)
         targets.resize(count)
         data.resize(count)
         if count:
-            HANDLE_RETURN(cydriver.cuGraphGetEdges(self._handle, sources.data(), targets.data(),
+            HANDLE_RETURN(_cuda_compat.cuGraphGetEdges(self._handle, sources.data(), targets.data(),
                                                    data.data(), &count))
         return {(self._wrap(sources[i]), self._wrap(targets[i]))
                 for i in range(min(count, sources.size()))}

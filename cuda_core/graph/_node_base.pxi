@@ -131,7 +131,7 @@ cdef class GraphNode:
                 raise ValueError(f"{what}: the edge {source!r} -> {target!r} would close a cycle")
             new.append((source, target))
         for source, target in new:
-            HANDLE_RETURN(cydriver.cuGraphAddDependencies(
+            HANDLE_RETURN(_cuda_compat.cuGraphAddDependencies(
                 self._graph._handle, &(<GraphNode>source)._handle,
                 &(<GraphNode>target)._handle, NULL, 1))
 
@@ -152,10 +152,10 @@ cdef class GraphNode:
                     continue
                 # The edge's own data: a programmatic edge is removed only with it.
                 if succ:
-                    HANDLE_RETURN(cydriver.cuGraphRemoveDependencies(
+                    HANDLE_RETURN(_cuda_compat.cuGraphRemoveDependencies(
                         self._graph._handle, &self._handle, &other_handle, &data[i], 1))
                 else:
-                    HANDLE_RETURN(cydriver.cuGraphRemoveDependencies(
+                    HANDLE_RETURN(_cuda_compat.cuGraphRemoveDependencies(
                         self._graph._handle, &other_handle, &self._handle, &data[i], 1))
 
     # -- builders: the new node depends on this one --------------------------------------------
@@ -487,11 +487,11 @@ cdef int _read_adjacent(CUgraphNode node, bint succ, vector[CUgraphNode]& handle
         handles.resize(count)
         data.resize(count)
         if succ:
-            HANDLE_RETURN(cydriver.cuGraphNodeGetDependentNodes(
+            HANDLE_RETURN(_cuda_compat.cuGraphNodeGetDependentNodes(
                 node, handles.data() if count else NULL, data.data() if count else NULL,
                 &count))
         else:
-            HANDLE_RETURN(cydriver.cuGraphNodeGetDependencies(
+            HANDLE_RETURN(_cuda_compat.cuGraphNodeGetDependencies(
                 node, handles.data() if count else NULL, data.data() if count else NULL,
                 &count))
         if count <= handles.size():
@@ -598,7 +598,7 @@ cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params
     # Owned first: a node that the driver refuses leaves its objects in the bag, which is
     # harmless, and one that it adds is never without them.
     own_uses(graph._store, graph._handle, uses)
-    err = cydriver.cuGraphAddNode(&node, graph._handle, handles.data(), NULL, handles.size(),
+    err = _cuda_compat.cuGraphAddNode(&node, graph._handle, handles.data(), NULL, handles.size(),
                                   params)
     if err != CUDA_SUCCESS:
         _raise_add_error(err, params.type, what)
@@ -698,7 +698,7 @@ cdef GraphNode _add_alloc(GraphDefinition graph, tuple deps, object size, object
         params.alloc.poolProps.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
         params.alloc.poolProps.location.id = 0
     elif kind == GraphMemoryType.MANAGED:
-        params.alloc.poolProps.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED
+        params.alloc.poolProps.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
     access.resize(len(peers))
     for i, peer in enumerate(peers):
         c_memset(&access[i], 0, sizeof(CUmemAccessDesc))

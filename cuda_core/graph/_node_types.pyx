@@ -12,6 +12,7 @@ cimport cython
 from libc.string cimport memset as c_memset
 
 from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUDA_KERNEL_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS,
                                      CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
                                      CUDA_HOST_NODE_PARAMS, CUdeviceptr, CUgraph,
@@ -173,7 +174,7 @@ cdef class AllocNode(GraphNode):
     def memory_type(self):
         """``GraphMemoryType.DEVICE``, ``HOST`` or ``MANAGED`` (equal to its string)."""
         cdef CUDA_MEM_ALLOC_NODE_PARAMS p = self._params("AllocNode.memory_type")
-        if p.poolProps.allocType == cydriver.CU_MEM_ALLOCATION_TYPE_MANAGED:
+        if p.poolProps.allocType == _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED:
             return GraphMemoryType.MANAGED
         if p.poolProps.location.type == cydriver.CU_MEM_LOCATION_TYPE_DEVICE:
             return GraphMemoryType.DEVICE
