@@ -1,4 +1,5 @@
-# Sets CUDA_CORE_CUDA_INCLUDE and CUDA_CORE_CUDA_VERSION; needs Python_EXECUTABLE. Included by
+# Sets CUDA_CORE_CUDA_INCLUDE, CUDA_CORE_CUDA_VERSION and CUDA_CORE_CUDA_PROFILER_INCLUDE (where
+# cudaProfiler.h lies: CUDA_CORE_CUDA_INCLUDE, but for the CUDA 12 wheels); needs Python_EXECUTABLE. Included by
 # CMakeLists.txt; also runs alone, as tests/test_find_cuda_headers.py does:
 #   cmake -DPython_EXECUTABLE=python3 -P cmake/cuda_headers.cmake
 #
@@ -22,4 +23,5 @@ endif()
 string(REPLACE "\n" ";" _headers_out "${_headers_out}")
 list(GET _headers_out 0 CUDA_CORE_CUDA_INCLUDE)
 list(GET _headers_out 1 CUDA_CORE_CUDA_VERSION)
+list(GET _headers_out 2 CUDA_CORE_CUDA_PROFILER_INCLUDE)
 message(STATUS "cuda_core: CUDA ${CUDA_CORE_CUDA_VERSION} headers from ${CUDA_CORE_CUDA_INCLUDE}")

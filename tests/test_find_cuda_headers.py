@@ -125,8 +125,30 @@ def test_main_prints_the_include_and_version_and_the_warning_apart(tmp_path, whe
     monkeypatch.setattr(fch, "bindings_version", lambda: ((13, 3), "13.3.1"))
     assert fch.main() == 0
     out, err = capsys.readouterr()
-    assert out.splitlines() == [wheels, "13.3"]
+    assert out.splitlines() == [wheels, "13.3", wheels]  # cudaProfiler.h beside cuda.h
     assert err.startswith(f"cuda_core: CUDA_HOME={home} holds the headers of CUDA 13.0")
+
+
+def test_the_cuda_12_wheel_layout_a_directory_per_header(tmp_path, monkeypatch):
+    """nvidia-cuda-runtime-cu12 and nvidia-cuda-profiler-api-cu12 each have an include/ of their
+    own; cuda.h's is the include directory, and cudaProfiler.h is taken from the other."""
+    runtime = make_include(tmp_path / "cuda_runtime", 12090, headers=("cuda.h",))
+    profiler = make_include(tmp_path / "cuda_profiler_api", None, headers=("cudaProfiler.h",))
+    monkeypatch.setattr(fch, "_wheel_includes", lambda: [runtime, profiler])
+    assert fch.wheel_include() == runtime
+    assert fch.header_include(runtime, "cudaProfiler.h") == profiler
+    assert fch.choose(None, runtime, (12, 9)) == (runtime, (12, 9), None)
+
+
+def test_a_newer_major_toolkit_is_passed_over_for_a_cuda_12_build(tmp_path):
+    """The CUDA 12 build (cuda-bindings 12.9) on a machine whose CUDA_HOME is CUDA 13.0 takes the
+    12.9 wheel headers, with a warning: a newer major is not "newer"."""
+    home = tmp_path / "cuda"
+    make_include(home, 13000)
+    wheels = make_include(tmp_path / "wheels", 12090)
+    choice = fch.choose(str(home), wheels, (12, 9), "cuda-bindings 12.9.4")
+    assert choice.include == wheels and choice.version == (12, 9)
+    assert "holds the headers of CUDA 13.0, not the CUDA 12.9" in choice.warning
 
 
 def _cmake():

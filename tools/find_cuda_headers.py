@@ -2,8 +2,9 @@
 
 CMakeLists.txt runs this at configure time with the build's Python. The protocol:
 
-* exit status 0: stdout is two lines, the include directory and its CUDA version
-  (``13.3``); anything on stderr is one paragraph that CMake prints as a WARNING;
+* exit status 0: stdout is three lines, the include directory, its CUDA version (``13.3``)
+  and the directory of cudaProfiler.h (the include directory but with the CUDA 12 wheels,
+  which put it in a directory of its own); anything on stderr is one paragraph that CMake prints as a WARNING;
 * exit status 1: stderr is one paragraph that CMake prints as a FATAL_ERROR.
 
 The policy (docs/install.rst, "CUDA_HOME"): the headers must be those of the CUDA major of the
@@ -79,21 +80,44 @@ def bindings_version() -> Tuple[Version, str]:
     return (int(m.group(1)), int(m.group(2))), text
 
 
-def wheel_include() -> Optional[str]:
-    """The include directory of the NVIDIA header wheels in this environment, or None."""
+def _wheel_includes() -> list:
+    """The include directories of the NVIDIA wheels in this environment (nvidia/*/include)."""
     try:
         import nvidia
     except ImportError:
-        return None
+        return []
+    found = []
     for root in nvidia.__path__:
         try:
             subs = sorted(os.listdir(root), reverse=True)  # cu13 before cu12
         except OSError:
             continue
-        for sub in subs:
-            inc = os.path.join(root, sub, "include")
-            if not missing_headers(inc):
-                return inc
+        found.extend(os.path.join(root, sub, "include") for sub in subs)
+    return found
+
+
+def wheel_include() -> Optional[str]:
+    """The include directory of the NVIDIA header wheels in this environment (the one with
+    cuda.h), or None. The CUDA 13 wheels put every header in nvidia/cu13/include; the CUDA 12
+    ones each in its own (nvidia/cuda_runtime/include, nvidia/cuda_profiler_api/include)."""
+    includes = _wheel_includes()
+    for inc in includes:
+        if not missing_headers(inc):
+            return inc
+    for inc in includes:
+        if os.path.isfile(os.path.join(inc, "cuda.h")) and header_include(inc, HEADERS[1]):
+            return inc
+    return None
+
+
+def header_include(include: str, header: str) -> Optional[str]:
+    """The directory that holds ``header`` for a build with ``include``: ``include`` itself,
+    else (the CUDA 12 wheels' layout) the NVIDIA wheel include directory that has it."""
+    if os.path.isfile(os.path.join(include, header)):
+        return include
+    for inc in _wheel_includes():
+        if os.path.isfile(os.path.join(inc, header)):
+            return inc
     return None
 
 
@@ -167,6 +191,7 @@ def main() -> int:
         return 1
     print(choice.include)
     print(fmt(choice.version))
+    print(header_include(choice.include, HEADERS[1]))  # where cudaProfiler.h lies
     if choice.warning:
         print(choice.warning, file=sys.stderr)
     return 0
