@@ -34,6 +34,37 @@ def _source_tree_error(exc):
         name="cuda_core", path=__file__)
 
 
+def _bindings_major_error():
+    """The ImportError to raise when the installed cuda-bindings is not of the CUDA major this
+    build was compiled for (its compiled modules would fail to import, naming a missing or
+    changed cydriver function), or None. DESIGN.md, "One build per CUDA major"."""
+    try:
+        from cuda_core._build_config import CUDA_MAJOR as built
+    except ModuleNotFoundError:  # a source tree: _source_tree_error() below says so
+        return None
+    try:
+        import cuda.bindings
+    except ImportError:  # none installed: the first compiled import says so
+        return None
+    have = str(getattr(cuda.bindings, "__version__", ""))
+    major = have.partition(".")[0]
+    if not major.isdigit() or int(major) == built:
+        return None
+    return ImportError(
+        f"cuda_core {__version__} was built for CUDA {built}, against cuda-bindings {built}.x, "
+        f"but cuda-bindings {have} (CUDA {major}) is installed. Install cuda-bindings {built}.x "
+        f"(pip install \"cuda-bindings>={'12.9' if built == 12 else f'{built}.3'},<{built + 1}\"), "
+        f"or rebuild cuda_core for CUDA {major} (CUDA_CORE_CUDA_MAJOR={major} pip install "
+        f"--no-binary cuda-core-cy --force-reinstall cuda-core-cy; from a checkout, "
+        f"CUDA_CORE_CUDA_MAJOR={major} pip install .)",
+        name="cuda_core", path=__file__)
+
+
+_mismatch = _bindings_major_error()
+if _mismatch is not None:
+    raise _mismatch
+del _bindings_major_error, _mismatch
+
 try:
     from cuda_core._errors import (CUDAError, CUDALaunchError, CUDAOutOfMemoryError,
                                    CUDAWarning, NVRTCError)

@@ -1,7 +1,7 @@
 """Loading the run-time compiler libraries: NVRTC, nvJitLink and libNVVM (private).
 
 A plain ``pip install`` does not bring them: the ``cu13`` extra does (``pip install
-"cuda-core-cy[cu13]"``), or one pip package each. cuda.bindings loads each library on first
+"cuda-core-cy[cu13]"``; ``cu12`` for the CUDA 12 build), or one pip package each. cuda.bindings loads each library on first
 use, through cuda.pathfinder; :func:`load` loads it the same way first, so that a missing one is
 one :class:`CUDAError` naming the pip package that provides it, rather than a pathfinder
 exception from deep inside cuda.bindings.
@@ -23,13 +23,15 @@ import sys
 import warnings
 from typing import Any, NamedTuple
 
+from cuda_core import _build_config
 from cuda_core._errors import CUDAError, CUDAWarning
 
 __all__ = ["COMPILERS", "EXTRA", "load", "nvrtc", "nvjitlink", "nvvm", "install_hint"]
 
-# The extra that installs all three compilers, and the CUDA major their wheels must be of.
-EXTRA = "cu13"
-CUDA_MAJOR = 13
+# The extra that installs all three compilers, and the CUDA major their wheels must be of: that
+# of this build (DESIGN.md, "One build per CUDA major").
+CUDA_MAJOR = _build_config.CUDA_MAJOR
+EXTRA = f"cu{CUDA_MAJOR}"
 
 
 class Compiler(NamedTuple):
@@ -39,10 +41,17 @@ class Compiler(NamedTuple):
     soname: str  # the file cuda.pathfinder looks for on Linux
 
 
+# The CUDA 12 wheels carry a -cu12 suffix, and libNVVM comes in the nvcc wheel; libNVVM's soname
+# is libnvvm.so.4 in both majors.
+_SUFFIX = "-cu12" if CUDA_MAJOR == 12 else ""
 COMPILERS = {
-    "nvrtc": Compiler("NVRTC", "nvrtc", "nvidia-cuda-nvrtc", "libnvrtc.so.13"),
-    "nvJitLink": Compiler("nvJitLink", "nvJitLink", "nvidia-nvjitlink", "libnvJitLink.so.13"),
-    "nvvm": Compiler("libNVVM", "nvvm", "nvidia-nvvm", "libnvvm.so.4"),
+    "nvrtc": Compiler("NVRTC", "nvrtc", f"nvidia-cuda-nvrtc{_SUFFIX}",
+                      f"libnvrtc.so.{CUDA_MAJOR}"),
+    "nvJitLink": Compiler("nvJitLink", "nvJitLink", f"nvidia-nvjitlink{_SUFFIX}",
+                          f"libnvJitLink.so.{CUDA_MAJOR}"),
+    "nvvm": Compiler("libNVVM", "nvvm",
+                     "nvidia-cuda-nvcc-cu12" if CUDA_MAJOR == 12 else "nvidia-nvvm",
+                     "libnvvm.so.4"),
 }
 
 # How cuda.pathfinder reports a library that a Python package manager installed; any other
