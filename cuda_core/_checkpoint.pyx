@@ -256,8 +256,8 @@ cdef class Process:
             memcpy(c_pairs[i].oldUuid.bytes, <const char*>old, 16)
             memcpy(c_pairs[i].newUuid.bytes, <const char*>new, 16)
         memset(&args, 0, sizeof(args))
+        ensure_driver()  # before the build's own refusal: without a driver, that is the error
         set_restore_pairs(&args, c_pairs.data(), <unsigned int>n)
-        ensure_driver()
         try:
             with nogil:
                 # Without pairs, no arguments: the driver's default, the same GPUs.

@@ -130,13 +130,21 @@ def wheel_include_dir(distribution, header):
             if os.path.isfile(path):
                 return os.path.dirname(path)
     pytest.fail(f"{header} not found in the installed {distribution} {dist.version} wheel; the "
-                f"tests need the CUDA 13 headers it ships (pip install '.[test]')", pytrace=False)
+                f"tests need the CUDA headers it ships (pip install '.[test]')", pytrace=False)
 
 
 def cuda_include_dir():
     """The CUDA headers NVRTC compiles the tests' kernels with (cuda_fp16.h): those of the
-    nvidia-cuda-runtime wheel, a test dependency, so that no test is skipped for want of them."""
-    return wheel_include_dir("nvidia-cuda-runtime", "cuda_fp16.h")
+    nvidia-cuda-runtime wheel of the build's CUDA major (nvidia-cuda-runtime-cu12 for CUDA 12),
+    a test dependency, so that no test is skipped for want of them."""
+    return wheel_include_dir(runtime_wheel(), "cuda_fp16.h")
+
+
+def runtime_wheel():
+    """The pip name of the CUDA headers wheel of the installed build's CUDA major."""
+    from cuda_core._build_config import CUDA_MAJOR
+
+    return "nvidia-cuda-runtime-cu12" if CUDA_MAJOR == 12 else "nvidia-cuda-runtime"
 
 
 class _Mallinfo2(ctypes.Structure):
