@@ -147,6 +147,13 @@ def runtime_wheel():
     return "nvidia-cuda-runtime-cu12" if CUDA_MAJOR == 12 else "nvidia-cuda-runtime"
 
 
+def profiler_wheel():
+    """The pip name of the cudaProfiler.h wheel of the installed build's CUDA major."""
+    from cuda_core._build_config import CUDA_MAJOR
+
+    return "nvidia-cuda-profiler-api-cu12" if CUDA_MAJOR == 12 else "nvidia-cuda-profiler-api"
+
+
 class _Mallinfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in (
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",

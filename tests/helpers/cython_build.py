@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from helpers import run_python, wheel_include_dir
+from helpers import profiler_wheel, run_python, runtime_wheel, wheel_include_dir
 
 MODULE = "downstream"
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), MODULE + ".pyx")
@@ -63,8 +63,8 @@ def build_module(build_dir, name, source):
     if not os.path.isfile(os.path.join(python_include, "Python.h")):
         pytest.fail(f"Python.h is not in {python_include}: building a Cython module needs the "
                     f"Python development headers", pytrace=False)
-    includes = sorted({wheel_include_dir("nvidia-cuda-runtime", "cuda.h"),
-                       wheel_include_dir("nvidia-cuda-profiler-api", "cudaProfiler.h")})
+    includes = sorted({wheel_include_dir(runtime_wheel(), "cuda.h"),
+                       wheel_include_dir(profiler_wheel(), "cudaProfiler.h")})
     out = os.path.join(build_dir, name + sysconfig.get_config_var("EXT_SUFFIX"))
     cmd = _cxx() + ["-std=c++17", "-shared", "-fPIC", "-O0", "-w", "-I", python_include]
     for inc in includes:
