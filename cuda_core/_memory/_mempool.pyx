@@ -25,7 +25,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
                                      CUDA_SUCCESS, cuuint64_t)
 
 from cuda_core._checks cimport check_bool, check_int, check_size
-from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
+from cuda_core._context cimport (ContextGuard, context_gone, enter_context, exit_context,
+                                 primary_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
                                        stream_context)
@@ -178,6 +179,9 @@ cdef class _MemPool(MemoryResource):
         if overflow:
             streams = [None]
         for item in streams or ():
+            if item is not None and (<Stream>item)._ctx is not None and \
+                    context_gone((<Stream>item)._ctx):
+                continue  # reset or destroyed by other code: its work went with it
             if item is None or (<Stream>item)._closed:
                 # The legacy default stream, or a stream closed since (the driver still runs
                 # its work): all the context's work.
