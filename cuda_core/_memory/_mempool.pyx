@@ -235,6 +235,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUcontext ctx
         cdef CUresult err
         cdef ContextGuard guard
+        cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
         self._check_usable()
         if self._mapped:
             raise TypeError(f"{self._what}: this resource is mapped from another process and "
@@ -245,8 +246,16 @@ cdef class _MemPool(MemoryResource):
         ctx = stream_context(s)
         with nogil:
             enter_context(guard, ctx)
-            err = self._driver_alloc(&ptr, size, s._handle)
+            if cydriver.cuStreamIsCapturing(s._handle, &status) != CUDA_SUCCESS:
+                status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE  # the allocation will say why
+            if status == cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+                err = self._driver_alloc(&ptr, size, s._handle)
             exit_context(guard)
+        if status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+            # As cuda.core documents: a pool allocates outside graphs only.
+            raise RuntimeError(f"{self._what}: the stream is a capturing stream; a pool "
+                               f"resource cannot allocate into a graph (use "
+                               f"GraphMemoryResource, whose memory belongs to the graph)")
         if err != CUDA_SUCCESS:
             raise_alloc_error(err, size, self._what)
         return ptr
