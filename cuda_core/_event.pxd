@@ -17,6 +17,12 @@ cdef class Event(Resource):
     # IPC: the IPCEventDescriptor, made on first use of ipc_descriptor (exporter) or the one
     # the event was imported from; None until then. Written under critical_section(self).
     cdef object _ipc_desc
+    # A graph node records or waits on the event (graph._definition.own_uses): the driver reads
+    # the handle at every instantiation, clone and launch of that graph, so close() leaves the
+    # handle (_destroy_later) and it is destroyed with the object, which the graphs' user
+    # object keeps alive until the last of them is gone.
+    cdef bint _graph_held
+    cdef bint _destroy_later
 
 
 cdef class IPCEventDescriptor:

@@ -70,6 +70,7 @@ cdef int _check_ipc_supported(int ordinal) except -1:
     return 0
 
 
+@cython.no_gc_clear  # __dealloc__ reads _ctx: the collector must not clear it first
 cdef class Event(Resource):
     """A CUDA event. Not constructible: use :meth:`Device.create_event` or
     :meth:`Stream.record`.
@@ -93,11 +94,21 @@ cdef class Event(Resource):
 
     cdef int _release(self) except -1:
         cdef CUresult err
-        if self._handle != NULL:
+        if self._handle != NULL and self._graph_held:
+            self._destroy_later = True  # a graph's node uses it (see the .pxd): __dealloc__
+        elif self._handle != NULL:
             with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 err = cydriver.cuEventDestroy(self._handle)
             check_call(err, "cuEventDestroy")
         return 0
+
+    def __dealloc__(self):
+        cdef CUevent handle = self._handle
+        if self._destroy_later and handle != NULL and self._ctx is not None \
+                and not context_gone(self._ctx):
+            self._handle = NULL
+            with nogil:  # nobody is told of a failure here: the object is gone
+                cydriver.cuEventDestroy(handle)
 
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
@@ -106,7 +117,9 @@ cdef class Event(Resource):
         return self._handle != NULL and context_gone(self._ctx)
 
     def close(self):
-        """Destroy the event. Idempotent; work already recorded still completes.
+        """Destroy the event. Idempotent; work already recorded still completes. An event a
+        graph's node records or waits on is destroyed once that graph, its clones and the
+        executable graphs made from them are gone; this object refuses every use from now on.
 
         .. note:: Calls ``cuEventDestroy``.
         """

@@ -542,8 +542,21 @@ FOUND_1409570_REDUCED = [
 ]
 
 
-@pytest.mark.parametrize("program", [FOUND_1409570] + [FOUND_1409570_REDUCED] * 4,
-                         ids=["found"] + [f"reduced-{i}" for i in range(4)])
+# Found by the stress programs of stop 39 (seeds 2048280382 and 1277552414), reduced: an event
+# closed while a definition's record node used it (instantiating crashed on the destroyed
+# event); and a conditional body whose capture was invalidated (the program's drop of a buffer
+# synchronized the context while capturing) inside a parent that was then completed.
+FOUND_2048280382 = [["stream_new", 1], ["event_record", 2], ["defn_new"], ["defn_record", 6, 6],
+                    ["event_close", 6], ["defn_instantiate", 5]]
+FOUND_1277552414 = [["stream_new", 0], ["mr_new", 5], ["dev_alloc", 0, 4], ["code_load"],
+                    ["code_kernel", 2], ["builder_new"], ["builder_if", 6, 2, 6, 232, 0],
+                    ["buf_alloc", 2, 4, 0], ["stream_close", 4], ["drop_all", 3]]
+
+
+@pytest.mark.parametrize("program", [FOUND_1409570] + [FOUND_1409570_REDUCED] * 4
+                         + [FOUND_2048280382, FOUND_1277552414],
+                         ids=["found"] + [f"reduced-{i}" for i in range(4)]
+                         + ["event-closed-in-a-graph", "body-capture-invalidated"])
 def test_the_lifetime_program_that_found_it(tmp_path, program):
     result = subprocess.run([sys.executable, str(LIFETIME)], input=json.dumps(program),
                             capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
@@ -582,6 +595,66 @@ dev.sync()
 
 def test_a_pool_destroyed_with_a_free_pending_on_a_stream():
     run_child(POOL_FREE_PENDING)
+
+
+EVENT_CLOSED_IN_A_GRAPH = """
+from cuda_core.graph import GraphDefinition
+for use in ("record", "wait"):
+    event = stream.record()
+    stream.sync()
+    d = GraphDefinition()
+    node = d.record(event) if use == "record" else d.wait(event)
+    event.close()  # the node still uses it: its handle lives as long as the graph does
+    assert event.is_closed
+    g = d.instantiate()
+    clone = d.instantiate()
+    del event, node
+    gc.collect()
+    g.launch(stream)
+    clone.launch(stream)
+    stream.sync()
+    del d, g, clone
+    gc.collect()
+"""
+
+
+def test_an_event_closed_while_a_graph_node_uses_it():
+    run_child(EVENT_CLOSED_IN_A_GRAPH)
+
+
+BODY_INVALIDATED = """
+from cuda_core import CUDAError
+kernel = ObjectCode.from_cubin(CUBIN).get_kernel("put")
+out = pinned_int()
+parent = dev.create_graph_builder().begin_building()
+launch(parent, ONE, kernel, out, np.int32(1))
+body = parent.if_then(parent.create_condition(default_value=1))
+body.begin_building()
+launch(body, ONE, kernel, out, np.int32(2))
+try:
+    dev.sync()  # not allowed while capturing: the driver invalidates the body's capture
+except CUDAError:
+    pass
+try:
+    body.end_building()
+    print("body ended")
+except CUDAError as exc:
+    print("body failed:", type(exc).__name__)
+parent.end_building()
+try:
+    parent.complete()
+    print("completed")
+except RuntimeError as exc:
+    assert "conditional bodies failed" in str(exc), exc
+    print("refused")
+"""
+
+
+def test_a_parent_whose_body_capture_failed_is_refused():
+    lines, _ = run_child(BODY_INVALIDATED)
+    # Either the driver kept the body's capture (and the graph completes) or it did not (and
+    # the parent is refused, never instantiated with an incomplete body).
+    assert lines in (["body ended", "completed"], ["body failed: CUDAError", "refused"]), lines
 
 
 def test_objects_collected_on_another_thread():

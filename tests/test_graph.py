@@ -17,8 +17,8 @@ from cuda.bindings import driver
 
 import cuda_core
 from helpers import StreamGate, eventually, run_python
-from cuda_core import (CUDAError, Device, GraphMemoryResource, LaunchConfig, Program,
-                       ProgramOptions, launch)
+from cuda_core import (CUDAError, Device, DeviceMemoryResource, GraphMemoryResource,
+                       LaunchConfig, Program, ProgramOptions, launch)
 from cuda_core.graph import (Graph, GraphBuilder, GraphCompleteOptions, GraphCondition,
                              GraphDebugPrintOptions)
 
@@ -1143,11 +1143,23 @@ def _allocating_graph(dev, k, out):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("allocator", ["graph memory resource", "device default pool"])
-def test_graph_memory_allocated_and_freed_inside(dev, stream, k, allocator):
-    # GraphMemoryResource, or the device's default (pool) resource on a capturing stream: the
-    # driver records an allocation node either way, and the close on the builder a free node.
-    mr = GraphMemoryResource(dev) if allocator == "graph memory resource" else dev.memory_resource
+def test_a_pool_resource_does_not_allocate_in_a_capture(dev):
+    # As cuda.core documents: a DeviceMemoryResource (any pool resource) refuses a capturing
+    # stream; GraphMemoryResource is the one for graphs. The capture goes on unharmed.
+    gb = dev.create_graph_builder().begin_building()
+    for mr in (dev.memory_resource, DeviceMemoryResource(dev, {})):
+        with pytest.raises(RuntimeError, match="capturing stream.*GraphMemoryResource"):
+            mr.allocate(64, stream=gb)
+    GraphMemoryResource(dev).allocate(64, stream=gb).close(gb)
+    gb.end_building().complete()
+    gb.close()
+
+
+@pytest.mark.gpu
+def test_graph_memory_allocated_and_freed_inside(dev, stream, k):
+    # GraphMemoryResource on a capturing stream: the driver records an allocation node, and the
+    # close on the builder a free node.
+    mr = GraphMemoryResource(dev)
     out = dev.allocate(4 * N, stream=stream)  # ordinary memory, outside the graph
     gb = dev.create_graph_builder().begin_building()
     buf = mr.allocate(4 * N, stream=gb)

@@ -11,7 +11,8 @@ import pytest
 
 from helpers.ipc import (SPAWN, Children, open_fds, queue_get, require_pool_ipc,
                          require_posix_fd_vmm)
-from helpers.memory import NumpyMemoryResource, vmm_minimum_granularity
+from helpers.memory import (NumpyMemoryResource, device_bytes_of_this_process,
+                            vmm_minimum_granularity)
 
 from cuda_core import (Buffer, CUDAError, Device, DeviceMemoryResource, VirtualMemoryResource,
                        VirtualMemoryResourceOptions)
@@ -52,14 +53,6 @@ def _read(buf, stream):
     Buffer.from_handle(buf.handle, buf.size).copy_to(out, stream=stream)
     stream.sync()
     return mr.array(out).copy()
-
-
-def _free_memory():
-    from cuda.bindings import driver
-
-    err, free, _ = driver.cuMemGetInfo()
-    assert err == driver.CUresult.CUDA_SUCCESS
-    return free
 
 
 def _export_fd(buf):
@@ -255,7 +248,7 @@ def test_forged_chunk_sizes_leave_nothing_behind(dev, stream):
     os.close(fd)
     buf.close(stream)
     gc.collect()
-    free_before = _free_memory()
+    used_before = device_bytes_of_this_process(dev)
     buf, fd = share(0x6B)
     try:
         with pytest.raises(ValueError, match="not a multiple of the allocation granularity"):
@@ -275,7 +268,11 @@ def test_forged_chunk_sizes_leave_nothing_behind(dev, stream):
     buf.close(stream)
     stream.sync()
     # No imported handle outlived its import (one would hold the 64 MiB).
-    assert _free_memory() >= free_before - vmm_minimum_granularity(dev)
+    used_after = device_bytes_of_this_process(dev)
+    if used_before is None or used_after is None:
+        pytest.skip("every refusal was checked; the device's memory is shared with other "
+                    "processes and NVML does not list this one, so what it holds is unknown")
+    assert used_after <= used_before + vmm_minimum_granularity(dev)
 
 
 @pytest.mark.gpu

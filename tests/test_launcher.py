@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from helpers import cuda_include_dir, run_python
+from helpers.memory import device_bytes_of_this_process
 from cuda_core import (CUDAError, CUDALaunchError, Device, LaunchConfig, LEGACY_DEFAULT_STREAM,
                        PER_THREAD_DEFAULT_STREAM, Program, ProgramOptions, Stream, launch)
 from cuda_core._launcher import _launch_handle
@@ -639,20 +640,6 @@ def _rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _device_bytes_of_this_process(dev):
-    """The device memory this process holds: NVML's count for it where NVML lists this process
-    (it does not, inside a container with its own PID namespace), else the device's used
-    memory where NVML lists no other process on it; None where neither tells."""
-    processes = dev.to_system_device().compute_running_processes
-    for process in processes:
-        if process.pid == os.getpid() and process.used_gpu_memory is not None:
-            return process.used_gpu_memory
-    if len(processes) <= 1:  # only this process, under a PID NVML does not know
-        free, total = _check(driver.cuMemGetInfo())
-        return total - free
-    return None
-
-
 @pytest.mark.gpu
 def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     kernel = echo_module.get_kernel("echo<float>")
@@ -664,7 +651,7 @@ def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     stream.sync()
     gc.collect()
     rss0 = _rss_bytes()
-    used0 = _device_bytes_of_this_process(dev)
+    used0 = device_bytes_of_this_process(dev)
     # tools/gpu/memcheck.sh asks for fewer: a million launches under the sanitizer outlast its
     # time on the device; what it checks there is every access, not the memory's flatness.
     for i in range(int(os.environ.get("CUDA_CORE_FLAT_LAUNCHES", 1_000_000))):
@@ -674,7 +661,7 @@ def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     stream.sync()
     gc.collect()
     assert _rss_bytes() - rss0 < 4 * 1024 * 1024
-    used1 = _device_bytes_of_this_process(dev)
+    used1 = device_bytes_of_this_process(dev)
     out.free()
     if used0 is None or used1 is None:
         pytest.skip("the RSS is flat; the device's memory is shared with other processes and "

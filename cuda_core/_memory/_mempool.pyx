@@ -25,7 +25,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
                                      CUDA_SUCCESS, cuuint64_t)
 
 from cuda_core._checks cimport check_bool, check_int, check_size
-from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
+from cuda_core._context cimport (ContextGuard, context_gone, enter_context, exit_context,
+                                 primary_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
                                        stream_context)
@@ -178,6 +179,9 @@ cdef class _MemPool(MemoryResource):
         if overflow:
             streams = [None]
         for item in streams or ():
+            if item is not None and (<Stream>item)._ctx is not None and \
+                    context_gone((<Stream>item)._ctx):
+                continue  # reset or destroyed by other code: its work went with it
             if item is None or (<Stream>item)._closed:
                 # The legacy default stream, or a stream closed since (the driver still runs
                 # its work): all the context's work.
@@ -231,6 +235,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUcontext ctx
         cdef CUresult err
         cdef ContextGuard guard
+        cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
         self._check_usable()
         if self._mapped:
             raise TypeError(f"{self._what}: this resource is mapped from another process and "
@@ -241,8 +246,16 @@ cdef class _MemPool(MemoryResource):
         ctx = stream_context(s)
         with nogil:
             enter_context(guard, ctx)
-            err = self._driver_alloc(&ptr, size, s._handle)
+            if cydriver.cuStreamIsCapturing(s._handle, &status) != CUDA_SUCCESS:
+                status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE  # the allocation will say why
+            if status == cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+                err = self._driver_alloc(&ptr, size, s._handle)
             exit_context(guard)
+        if status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+            # As cuda.core documents: a pool allocates outside graphs only.
+            raise RuntimeError(f"{self._what}: the stream is a capturing stream; a pool "
+                               f"resource cannot allocate into a graph (use "
+                               f"GraphMemoryResource, whose memory belongs to the graph)")
         if err != CUDA_SUCCESS:
             raise_alloc_error(err, size, self._what)
         return ptr

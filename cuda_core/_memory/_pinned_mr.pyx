@@ -65,18 +65,9 @@ cdef class PinnedMemoryResource(_MemPool):
         opts = check_or_create_options(PinnedMemoryResourceOptions, options,
                                        "PinnedMemoryResource options")
         dev = Device()
-        if options is None:
-            pool = _current_host_pool()
-            if pool != NULL:
-                if not device_supports(dev, "host_memory_pools_supported"):
-                    raise RuntimeError(_unsupported(dev.device_id, "host_memory_pools_supported"))
-                self._setup(pool, -1, False, False, "PinnedMemoryResource.allocate()")
-                self._numa_id = None
-                self._host_access = True
-                raise_release_threshold(pool)
-                _grant_devices(pool, "host_memory_pools_supported")
-                self._c_dealloc = type(self) is PinnedMemoryResource
-                return
+        # No options: the driver's current pool (NULL before CUDA 13: then one of our own).
+        pool = _current_host_pool() if options is None else NULL
+        owned = pool == NULL
         numa = opts.numa_id
         if opts.ipc_enabled and numa is None:
             # Host pools without a NUMA node cannot be shared between processes.
@@ -84,20 +75,24 @@ cdef class PinnedMemoryResource(_MemPool):
         needed = ("host_memory_pools_supported" if numa is None
                   else "host_numa_memory_pools_supported")
         if not device_supports(dev, needed):
-            raise RuntimeError(_unsupported(dev.device_id, needed))
-        memset(&props, 0, sizeof(props))
-        props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
-        props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-                             if opts.ipc_enabled else cydriver.CU_MEM_HANDLE_TYPE_NONE)
-        if numa is None:
-            props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
-            props.location.id = 0
-        else:
-            props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
-            props.location.id = numa
-        props.maxSize = opts.max_size
-        HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
-        self._setup(pool, -1, True, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
+            raise RuntimeError(f"PinnedMemoryResource needs host memory pools, which device "
+                               f"{dev.device_id} or the driver does not support "
+                               f"(properties.{needed} is False); use "
+                               f"LegacyPinnedMemoryResource instead")
+        if owned:
+            memset(&props, 0, sizeof(props))
+            props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
+            props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+                                 if opts.ipc_enabled else cydriver.CU_MEM_HANDLE_TYPE_NONE)
+            if numa is None:
+                props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+                props.location.id = 0
+            else:
+                props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
+                props.location.id = numa
+            props.maxSize = opts.max_size
+            HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
+        self._setup(pool, -1, owned, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
         self._numa_id = numa
         self._host_access = True
         raise_release_threshold(pool)
@@ -154,12 +149,6 @@ cdef class PinnedMemoryResource(_MemPool):
         """As :meth:`DeviceMemoryResource.__reduce__`."""
         from cuda_core._memory._ipc import reduce_resource
         return reduce_resource(self)
-
-
-cdef str _unsupported(int device_id, str needed):
-    return (f"PinnedMemoryResource needs host memory pools, which device {device_id} or the "
-            f"driver does not support (properties.{needed} is False); use "
-            f"LegacyPinnedMemoryResource instead")
 
 
 cdef CUmemoryPool _current_host_pool() except? NULL:

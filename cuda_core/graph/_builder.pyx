@@ -30,9 +30,9 @@ from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
 from cuda_core.graph._condition cimport GraphCondition, create_condition
-from cuda_core.graph._definition cimport (GraphDefinition, _GraphStore, _NodeRecord,
-                                          definition_view, end_body_captures, end_capture_on,
-                                          new_record, new_store, own_uses)
+from cuda_core.graph._definition cimport (BODY_CAPTURE_FAILED, GraphDefinition, _GraphStore,
+                                          _NodeRecord, definition_view, end_body_captures,
+                                          end_capture_on, new_record, new_store, own_uses)
 from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
@@ -97,8 +97,10 @@ cdef class GraphBuilder(Resource):
             end_body_captures(self._store)
         if self._state == _BUILDING and not self._join_required and self._is_body:
             # The body graph is its node's. Its capture may have ended already, through the
-            # stream, where the parent's owner went first in a reference cycle.
-            end_capture_on(self._stream)
+            # stream, where the parent's owner went first in a reference cycle. A capture that
+            # fails to end leaves the body incomplete: the parent's graph is unusable.
+            if end_capture_on(self._stream) != CUDA_SUCCESS:
+                self._store._broken = BODY_CAPTURE_FAILED
         elif self._state == _BUILDING and not self._join_required:
             # A stream released first (in a reference cycle with the builder) ended the
             # capture itself (Stream._release), and its handle is gone.
@@ -269,6 +271,8 @@ cdef class GraphBuilder(Resource):
                 if graph != NULL:
                     cydriver.cuGraphDestroy(graph)
                 self._store.close()
+            else:  # the body graph is incomplete: so is the graph of its node
+                self._store._broken = BODY_CAPTURE_FAILED
             if err == cydriver.CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
                 raise RuntimeError("end_building(): work forked off with split() was never "
                                    "joined back (GraphBuilder.join); the capture is discarded")
@@ -348,6 +352,8 @@ cdef class GraphBuilder(Resource):
         if self._is_body:
             raise RuntimeError("complete(): this builder holds the body of a conditional node, "
                                "which is part of its parent's graph; complete the parent")
+        if self._store._broken is not None:
+            raise RuntimeError(f"complete(): {self._store._broken}")
         opts = instantiate_params(options, "GraphBuilder.complete()", &params)  # held: stream
         return instantiate(self._graph, self._stream._resolve_ctx(), self._store, &params,
                            "complete()")
@@ -718,6 +724,8 @@ def _update_from(Graph graph not None, source):
         if b._is_body:
             raise ValueError("update(): source holds the body of a conditional node; update "
                              "from its parent")
+        if b._store._broken is not None:
+            raise RuntimeError(f"update(): {b._store._broken}")
         update_graph(graph, b._graph, b._store)
     elif isinstance(source, GraphDefinition):
         d = <GraphDefinition>source

@@ -38,6 +38,10 @@ cdef class _GraphStore(Resource):
     # still capturing when the graph is destroyed would be captured into a freed graph, so
     # their captures end first, through the stream where the builder is being collected.
     cdef list _bodies
+    # Why the hierarchy's graph must not reach the driver again (None: it may): a conditional
+    # body's capture failed (invalidated, or abandoned with an error), which leaves the body
+    # graph incomplete, and instantiating the graph that holds it crashed in the driver.
+    cdef str _broken
 
 
 cdef class GraphDefinition(Resource):
@@ -64,8 +68,11 @@ cdef class GraphNode:
 cdef _GraphStore new_store(CUgraph owned)
 cdef int end_body_captures(_GraphStore store) except -1
 # End the capture in progress on ``stream``, if any (its graph is not destroyed: a body's is
-# its node's); nothing on a closed stream.
+# its node's); nothing on a closed stream. Returns the driver's result of ending it
+# (CUDA_SUCCESS where nothing was capturing).
 cdef int end_capture_on(Stream stream) except -1
+# The message of _GraphStore._broken for a conditional body whose capture failed.
+cdef str BODY_CAPTURE_FAILED
 # ``graph`` (of ``store``'s hierarchy) holds ``uses`` (a list of objects; None or empty: nothing)
 # for as long as it, a clone or copy of it, or an executable graph made from one lives, and
 # their launches run: through the hierarchy's user object.

@@ -124,16 +124,22 @@ cdef int end_body_captures(_GraphStore store) except -1:
     return 0
 
 
+cdef str BODY_CAPTURE_FAILED = (
+    "the capture of one of its conditional bodies failed, which left that body graph "
+    "incomplete: the graph cannot be instantiated, cloned or updated from; build it again")
+
+
 cdef int end_capture_on(Stream stream) except -1:
     cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
     cdef CUgraph ignored = NULL
+    cdef CUresult err = CUDA_SUCCESS
     if stream._closed:
         return 0
     with nogil:
         if cydriver.cuStreamIsCapturing(stream._handle, &status) == CUDA_SUCCESS and \
-                status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
-            cydriver.cuStreamEndCapture(stream._handle, &ignored)
-    return 0
+                status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:  # active or invalidated
+            err = cydriver.cuStreamEndCapture(stream._handle, &ignored)
+    return <int>err
 
 
 cdef _GraphStore new_store(CUgraph owned):
@@ -154,6 +160,9 @@ cdef int own_uses(_GraphStore store, CUgraph graph, list uses) except -1:
     if <size_t>graph not in store._retained:  # (a destroyed graph leaves it: forget_records)
         HANDLE_RETURN(cydriver.cuGraphRetainUserObject(graph, store._owner, 1, 0))
         store._retained.add(<size_t>graph)
+    for item in uses:
+        if isinstance(item, Event):  # its handle must outlive close() (Event._graph_held)
+            (<Event>item)._graph_held = True
     store._bag.extend(uses)
     return 0
 
@@ -262,6 +271,8 @@ cdef class GraphDefinition(Resource):
             raise RuntimeError(f"{what}: this GraphDefinition was not initialized")
         if self._store._closed:
             raise RuntimeError(f"{what}: the GraphDefinition this view belongs to is closed")
+        if self._store._broken is not None:
+            raise RuntimeError(f"{what}: {self._store._broken}")
         if self._owner is not None and not _owner_holds(self._store, self._owner,
                                                         self._handle):
             raise RuntimeError(f"{what}: this GraphDefinition is no longer valid: the node "

@@ -73,3 +73,24 @@ def vmm_minimum_granularity(dev):
         prop, driver.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
     assert err == driver.CUresult.CUDA_SUCCESS
     return gran
+
+
+def device_bytes_of_this_process(dev):
+    """The device memory this process holds on ``dev``: NVML's count for it where NVML lists
+    this process (it does not inside a container with its own PID namespace), else the
+    device's used memory where NVML lists no other process on it; None where neither tells
+    (other processes share the GPU), so that a leak check never reads their memory as ours."""
+    import os
+
+    from cuda.bindings import driver
+
+    processes = dev.to_system_device().compute_running_processes
+    for process in processes:
+        if process.pid == os.getpid() and process.used_gpu_memory is not None:
+            return process.used_gpu_memory
+    if len(processes) <= 1:  # only this process, under a PID NVML does not know
+        err, free, total = driver.cuMemGetInfo()
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+        return total - free
+    return None
+
