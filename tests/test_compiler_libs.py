@@ -11,9 +11,41 @@ from helpers import has_gpu, run_python
 
 from cuda_core import CUDAError, CUDAWarning
 from cuda_core import _compiler_libs as libs
+from cuda_core._build_config import CUDA_MAJOR
+
+# What each CUDA major's build loads, and from which pip packages: spelled out here rather than
+# read back from _compiler_libs, so that a wrong name there fails test_names_of_the_builds_major.
+# The other tests build their expected messages from libs.COMPILERS, checked so.
+EXPECTED = {
+    13: {"extra": "cu13",
+         "nvrtc": ("nvidia-cuda-nvrtc", "libnvrtc.so.13"),
+         "nvJitLink": ("nvidia-nvjitlink", "libnvJitLink.so.13"),
+         "nvvm": ("nvidia-nvvm", "libnvvm.so.4")},
+    12: {"extra": "cu12",
+         "nvrtc": ("nvidia-cuda-nvrtc-cu12", "libnvrtc.so.12"),
+         "nvJitLink": ("nvidia-nvjitlink-cu12", "libnvJitLink.so.12"),
+         "nvvm": ("nvidia-cuda-nvcc-cu12", "libnvvm.so.4")},
+}[CUDA_MAJOR]
+EXTRA = EXPECTED["extra"]
+
+
+def package(name):
+    return libs.COMPILERS[name].package
+
+
+def soname(name):
+    return libs.COMPILERS[name].soname
+
+
+def test_names_of_the_builds_major():
+    assert libs.CUDA_MAJOR == CUDA_MAJOR and libs.EXTRA == EXTRA
+    assert set(libs.COMPILERS) == {"nvrtc", "nvJitLink", "nvvm"}
+    for name, c in libs.COMPILERS.items():
+        assert (c.package, c.soname) == EXPECTED[name]
+
 
 # A fresh interpreter where cuda.pathfinder finds none of the libraries named in HIDDEN, as
-# after a plain install without the cu13 extra (and no CUDA toolkit).
+# after a plain install without the compilers' extra (and no CUDA toolkit).
 HIDE = """
 import cuda.pathfinder as pf
 real = pf.load_nvidia_dynamic_lib
@@ -40,10 +72,10 @@ def test_missing_nvrtc_is_one_error_naming_its_package():
             print(type(exc).__name__, exc.code, exc)
     """)
     assert out == (
-        "CUDAError None NVRTC not found: the NVRTC library (libnvrtc.so.13) could not be loaded "
-        "(Failure finding 'nvrtc': hidden by the test); it comes from the pip package "
-        "nvidia-cuda-nvrtc: install it with `pip install \"cuda-core-cy[cu13]\"` (all three "
-        "compilers) or `pip install \"nvidia-cuda-nvrtc==13.*\"`")
+        f"CUDAError None NVRTC not found: the NVRTC library ({soname('nvrtc')}) could not be "
+        "loaded (Failure finding 'nvrtc': hidden by the test); it comes from the pip package "
+        f"{package('nvrtc')}: install it with `pip install \"cuda-core-cy[{EXTRA}]\"` (all "
+        f"three compilers) or `pip install \"{package('nvrtc')}=={CUDA_MAJOR}.*\"`")
 
 
 def test_missing_nvvm_is_one_error_naming_its_package():
@@ -57,8 +89,8 @@ def test_missing_nvvm_is_one_error_naming_its_package():
     """)
     assert out.startswith("libNVVM not found: the libNVVM library (libnvvm.so.4) could not be "
                           "loaded (Failure finding 'nvvm': hidden by the test); it comes from "
-                          "the pip package nvidia-nvvm: ")
-    assert '"cuda-core-cy[cu13]"' in out
+                          f"the pip package {package('nvvm')}: ")
+    assert f'"cuda-core-cy[{EXTRA}]"' in out
 
 
 @pytest.mark.skipif(has_gpu(), reason="a driver is present: the driver's linker takes over")
@@ -73,11 +105,12 @@ def test_link_without_nvjitlink_or_driver_names_nvjitlink_first():
             print(exc)
     """)
     assert out.startswith(
-        "nvJitLink not found: the nvJitLink library (libnvJitLink.so.13) could not be loaded "
-        "(Failure finding 'nvJitLink': hidden by the test); it comes from the pip package "
-        "nvidia-nvjitlink: install it with `pip install \"cuda-core-cy[cu13]\"` (all three "
-        "compilers) or `pip install \"nvidia-nvjitlink==13.*\"`. The fallback, the CUDA "
-        "driver's own linker, cannot be used either: CUDA driver not found: ")
+        f"nvJitLink not found: the nvJitLink library ({soname('nvJitLink')}) could not be "
+        "loaded (Failure finding 'nvJitLink': hidden by the test); it comes from the pip "
+        f"package {package('nvJitLink')}: install it with `pip install "
+        f"\"cuda-core-cy[{EXTRA}]\"` (all three compilers) or `pip install "
+        f"\"{package('nvJitLink')}=={CUDA_MAJOR}.*\"`. The fallback, the CUDA driver's own "
+        "linker, cannot be used either: CUDA driver not found: ")
 
 
 def test_lto_without_nvjitlink_names_its_package():
@@ -90,7 +123,7 @@ def test_lto_without_nvjitlink_names_its_package():
     """)
     assert out.startswith("Linker: input 0 is LTO IR, which only nvJitLink can link: nvJitLink "
                           "not found: ")
-    assert "nvidia-nvjitlink" in out
+    assert package("nvJitLink") in out
 
 
 # -- libNVVM outside its wheel ------------------------------------------------------------------
@@ -110,7 +143,11 @@ def fresh_loads():
     libs._origin_checked.cache_clear()
 
 
-def fake_nvvm(tmp_path, release=b"12.4"):
+# A libNVVM release of a major other than the build's, older and newer: each warns.
+OTHER_RELEASES = [f"{CUDA_MAJOR - 1}.4".encode(), f"{CUDA_MAJOR + 1}.0".encode()]
+
+
+def fake_nvvm(tmp_path, release=OTHER_RELEASES[0]):
     path = tmp_path / "libnvvm.so.4"
     path.write_bytes(b"\0ELF..." + b"Cuda compilation tools, release " + release
                      + b", V" + release + b".99\0rest")
@@ -118,34 +155,36 @@ def fake_nvvm(tmp_path, release=b"12.4"):
 
 
 def test_toolkit_version_reads_the_banner(tmp_path):
-    assert libs.toolkit_version(fake_nvvm(tmp_path)) == (12, 4)
+    assert libs.toolkit_version(fake_nvvm(tmp_path, b"12.4")) == (12, 4)
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     assert libs.toolkit_version(str(empty)) is None
     assert libs.toolkit_version(str(tmp_path / "missing")) is None
 
 
-def test_nvvm_from_a_system_toolkit_warns_once(tmp_path, monkeypatch, fresh_loads):
+@pytest.mark.parametrize("release", OTHER_RELEASES)
+def test_nvvm_from_a_system_toolkit_warns_once(tmp_path, monkeypatch, fresh_loads, release):
     import cuda.pathfinder
 
-    path = fake_nvvm(tmp_path)
+    path = fake_nvvm(tmp_path, release)
     monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
                         lambda name: FakeLoaded(path, "system-search"))
     with pytest.warns(CUDAWarning) as record:
         libs.load("nvvm")
     assert len(record) == 1
     assert str(record[0].message) == (
-        f"libNVVM was loaded from {path} (CUDA 12.4, found via system-search), not from the "
-        f"nvidia-nvvm wheel: cuda_core expects libNVVM of CUDA 13.x from that wheel; to use the "
-        f"wheel's, install it with `pip install \"cuda-core-cy[cu13]\"` (all three compilers) "
-        f"or `pip install \"nvidia-nvvm==13.*\"`")
+        f"libNVVM was loaded from {path} (CUDA {release.decode()}, found via system-search), "
+        f"not from the {package('nvvm')} wheel: cuda_core expects libNVVM of CUDA "
+        f"{CUDA_MAJOR}.x from that wheel; to use the wheel's, install it with `pip install "
+        f"\"cuda-core-cy[{EXTRA}]\"` (all three compilers) or `pip install "
+        f"\"{package('nvvm')}=={CUDA_MAJOR}.*\"`")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         libs.load("nvvm")
 
 
 @pytest.mark.parametrize("via", ["CUDA_PATH", "CUDA_HOME", "system-search"])
-@pytest.mark.parametrize("release", [b"13.0", b"13.3"])
+@pytest.mark.parametrize("release", [f"{CUDA_MAJOR}.0".encode(), f"{CUDA_MAJOR}.3".encode()])
 def test_nvvm_from_a_toolkit_of_our_major_does_not_warn(tmp_path, monkeypatch, fresh_loads,
                                                          via, release):
     import cuda.pathfinder
@@ -162,8 +201,8 @@ def test_nvvm_from_a_toolkit_of_our_major_does_not_warn(tmp_path, monkeypatch, f
 @pytest.mark.parametrize("name", ["nvrtc", "nvJitLink"])
 def test_nvrtc_and_nvjitlink_of_a_toolkit_do_not_warn(tmp_path, monkeypatch, fresh_loads, via,
                                                       name):
-    # They are looked up by the soname of our major (libnvrtc.so.13, libnvJitLink.so.13): a
-    # toolkit's library found so is of our major, and is used as it is.
+    # They are looked up by the soname of our major (libnvrtc.so.13, libnvJitLink.so.13 on the
+    # CUDA 13 build): a toolkit's library found so is of our major, and is used as it is.
     import cuda.pathfinder
 
     path = str(tmp_path / libs.COMPILERS[name].soname)
@@ -178,12 +217,13 @@ def test_the_warning_as_an_error_is_the_warning_not_a_missing_library(tmp_path, 
                                                                        fresh_loads):
     import cuda.pathfinder
 
-    path = fake_nvvm(tmp_path)  # CUDA 12.4: warns
+    path = fake_nvvm(tmp_path)  # of another major: warns
     monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
                         lambda name: FakeLoaded(path, "CUDA_PATH"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(CUDAWarning, match=r"^libNVVM was loaded from .*CUDA 12\.4") as info:
+        other = rf"CUDA {CUDA_MAJOR - 1}\.4, "
+        with pytest.raises(CUDAWarning, match=rf"^libNVVM was loaded from .*{other}") as info:
             libs.load("nvvm")
         assert not isinstance(info.value, CUDAError)
         assert "not found" not in str(info.value)
@@ -218,8 +258,8 @@ def test_a_failed_load_is_tried_again(monkeypatch, fresh_loads):
     with pytest.raises(CUDAError, match=r"^nvJitLink not found: .*\(gone\)"):
         libs.load("nvJitLink")
     monkeypatch.setattr(cuda.pathfinder, "load_nvidia_dynamic_lib",
-                        lambda name: FakeLoaded("/x/libnvJitLink.so.13", "site-packages"))
-    assert libs.load("nvJitLink").abs_path == "/x/libnvJitLink.so.13"
+                        lambda name: FakeLoaded(f"/x/{soname('nvJitLink')}", "site-packages"))
+    assert libs.load("nvJitLink").abs_path == f"/x/{soname('nvJitLink')}"
 
 
 def test_the_warning_points_at_the_callers_line(tmp_path, monkeypatch, fresh_loads):
