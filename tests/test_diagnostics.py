@@ -9,7 +9,7 @@ import pytest
 
 from helpers import gpu_probe, has_gpu
 
-from cuda_core import _diagnostics
+from cuda_core import _compiler_libs, _diagnostics
 
 SECTIONS = ("cuda_core:", "Python:", "Packages:", "CUDA driver:", "Devices:",
             "Compiler libraries:", "Environment:")
@@ -106,22 +106,24 @@ def test_a_failing_probe_is_one_line_and_the_rest_still_prints(monkeypatch):
 
 
 def test_a_missing_compiler_names_its_pip_package(monkeypatch):
+    # The names of the build's CUDA major, which test_compiler_libs checks.
+    nvjitlink = _compiler_libs.COMPILERS["nvJitLink"]
     real = _diagnostics._compiler_version
 
     def version(name):
         if name == "nvJitLink":
-            raise RuntimeError("libnvJitLink.so.13 not found")
+            raise RuntimeError(f"{nvjitlink.soname} not found")
         return real(name)
 
     monkeypatch.setattr(_diagnostics, "_compiler_version", version)
     rows = section(_diagnostics.report(), "Compiler libraries:")
     assert [row.split(":")[0].strip() for row in rows] == ["NVRTC", "nvJitLink", "NVVM"]
-    assert rows[1] == ("  nvJitLink: not found (RuntimeError: libnvJitLink.so.13 not found); "
-                       "the pip package nvidia-nvjitlink provides it, as does the extra "
-                       "cuda-core-cy[cu13]")
+    assert rows[1] == (f"  nvJitLink: not found (RuntimeError: {nvjitlink.soname} not found); "
+                       f"the pip package {nvjitlink.package} provides it, as does the extra "
+                       f"cuda-core-cy[{_compiler_libs.EXTRA}]")
 
 
-def test_compiler_packages_are_the_cu13_extra():
+def test_compiler_packages_are_the_builds_extra():
     from importlib import metadata
 
     def name(requirement):
@@ -129,9 +131,10 @@ def test_compiler_packages_are_the_cu13_extra():
 
     requires = metadata.requires("cuda-core-cy") or ()
     plain = {name(r) for r in requires if "extra ==" not in r}
-    cu13 = {name(r) for r in requires if re.search(r"""extra == ["']cu13["']""", r)}
+    extra = _compiler_libs.EXTRA  # cu13, or cu12 on the CUDA 12 build
+    in_extra = {name(r) for r in requires if re.search(rf"""extra == ["']{extra}["']""", r)}
     for _, _, package in _diagnostics._COMPILERS:
-        assert package in cu13 and package not in plain
+        assert package in in_extra and package not in plain
 
 
 def test_environment_lists_set_and_unset_variables(monkeypatch):

@@ -1,6 +1,7 @@
 """The test helpers that decide whether tests can run at all (CPU)."""
 
 import os
+import re
 from importlib import metadata
 
 import pytest
@@ -17,12 +18,17 @@ def test_the_headers_the_kernels_compile_with_are_installed():
 
 
 def test_a_missing_header_wheel_fails_rather_than_skips(monkeypatch):
+    from cuda_core._build_config import CUDA_MAJOR
+
+    # The headers wheel of the build's CUDA major: CUDA 12's carries a -cu12 suffix.
+    wheel = {13: "nvidia-cuda-runtime", 12: "nvidia-cuda-runtime-cu12"}[CUDA_MAJOR]
+
     def not_installed(name):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "distribution", not_installed)
-    with pytest.raises(pytest.fail.Exception, match=r"cuda_fp16.h not found: the "
-                                                    r"nvidia-cuda-runtime wheel is not installed"):
+    with pytest.raises(pytest.fail.Exception, match=rf"^cuda_fp16\.h not found: the "
+                                                    rf"{re.escape(wheel)} wheel is not installed"):
         helpers.cuda_include_dir()
 
 
