@@ -39,20 +39,22 @@ def tensor_maps(m):
     s = dev.create_stream()
     buf = dev.allocate(64 * 256, stream=s)
     s.sync()
-    u8 = m.utils.StridedMemoryView.from_buffer(buf, (64, 256), dtype=np.uint8)
-    f32 = m.utils.StridedMemoryView.from_buffer(buf, (64, 64), dtype=np.float32)
+    # dtype instances: cuda.core 1.2.0's from_buffer refuses a dtype class (np.uint8) with
+    # TypeError (its itemsize is read from the class).
+    u8 = m.utils.StridedMemoryView.from_buffer(buf, (64, 256), dtype=np.dtype(np.uint8))
+    f32 = m.utils.StridedMemoryView.from_buffer(buf, (64, 64), dtype=np.dtype(np.float32))
     cases = {
         "uint8 view, box (8, 32), no data_type": lambda: u8.as_tensor_map((8, 32)),
         "uint8 view, box (8, 32), data_type float32": lambda: u8.as_tensor_map(
-            (8, 32), data_type=np.float32),
+            (8, 32), data_type=np.dtype(np.float32)),
         "uint8 view, box (8, 8), data_type float32": lambda: u8.as_tensor_map(
-            (8, 8), data_type=np.float32),
+            (8, 8), data_type=np.dtype(np.float32)),
         "uint8 view, box (8, 16), data_type float16": lambda: u8.as_tensor_map(
-            (8, 16), data_type=np.float16),
+            (8, 16), data_type=np.dtype(np.float16)),
         "float32 view, box (8, 8), data_type uint8": lambda: f32.as_tensor_map(
-            (8, 8), data_type=np.uint8),
+            (8, 8), data_type=np.dtype(np.uint8)),
         "float32 view, box (8, 32), data_type uint8": lambda: f32.as_tensor_map(
-            (8, 32), data_type=np.uint8),
+            (8, 32), data_type=np.dtype(np.uint8)),
         "float32 view, box (8, 8)": lambda: f32.as_tensor_map((8, 8)),
     }
     for name, make in cases.items():
