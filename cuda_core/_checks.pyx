@@ -19,6 +19,12 @@ class ArgumentTypeError(TypeError, ValueError):
     ``TypeError``, as ours are, and a ``ValueError``, so that cuda.core's ``except`` holds."""
 
 
+class ProtocolMissingError(BufferError, AttributeError):
+    """An object without the protocol a view is asked to read (``__dlpack__``,
+    ``__array_interface__``, ``__cuda_array_interface__``): a ``BufferError``, as ours are, and
+    the ``AttributeError`` cuda.core lets through, so that either ``except`` holds."""
+
+
 class SizeOverflowError(OverflowError, ValueError):
     """An int outside what its C field holds (a byte count outside [0, 2**64), a launch
     dimension or shared-memory size past 32 bits): a ``ValueError``, as ours are, and an

@@ -35,7 +35,7 @@ from libc.stdlib cimport free, malloc
 from cuda.bindings.cydriver cimport CUdeviceptr
 
 from cuda_core._checks cimport check_int
-from cuda_core._checks import ArgumentTypeError
+from cuda_core._checks import ArgumentTypeError, ProtocolMissingError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._memory._buffer cimport Buffer, as_buffer
 from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_capsule
@@ -899,7 +899,7 @@ cdef object _interface(object obj, str attr, str who):
     try:
         d = getattr(obj, attr)
     except AttributeError:
-        raise BufferError(f"{who}: {type(obj).__name__} has no {attr}") from None
+        raise ProtocolMissingError(f"{who}: {type(obj).__name__} has no {attr}") from None
     if type(d) is not dict:
         raise TypeError(f"{who}: {attr} must be a dict, not {type(d).__name__}")
     return d

@@ -17,6 +17,8 @@ from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLPACK_MAJOR_VERSION, kDLCPU)
 
+from cuda_core._checks import ProtocolMissingError
+
 __all__ = []
 
 
@@ -96,14 +98,15 @@ cdef object _call_dlpack(object obj, object stream):
 
 
 cdef int _dlpack_failed(object obj, str who) except -1:
-    """With the exception of a ``__dlpack__`` call pending: a BufferError for an object
-    without ``__dlpack__`` (an AttributeError), else that exception."""
+    """With the exception of a ``__dlpack__`` call pending: a ProtocolMissingError (a
+    BufferError and an AttributeError) for an object without ``__dlpack__``, else that
+    exception."""
     try:
         raise_current()
     except AttributeError:
         if not hasattr(obj, "__dlpack__"):
-            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                              f"__dlpack__)") from None
+            raise ProtocolMissingError(f"{who}: {type(obj).__name__} does not support DLPack "
+                                       f"(no __dlpack__)") from None
         raise
 
 
@@ -128,8 +131,8 @@ cdef object _dlpack_host_retry(object obj, str who):
         try:
             dev = PyObject_CallMethodNoArgs(obj, _DLPACK_DEVICE)
         except AttributeError:
-            raise BufferError(f"{who}: {type(obj).__name__} does not support DLPack (no "
-                              f"__dlpack_device__)") from None
+            raise ProtocolMissingError(f"{who}: {type(obj).__name__} does not support DLPack "
+                                       f"(no __dlpack_device__)") from None
         if type(dev) is not tuple or len(<tuple>dev) != 2:
             raise BufferError(f"{who}: __dlpack_device__() returned {dev!r}, not a "
                               f"(device_type, device_id) pair")

@@ -271,6 +271,12 @@ SCENARIOS = [
             sub(m, "utils").StridedMemoryView.from_dlpack(ARRAY.T, stream_ptr=-1), None),
         a.tolist())[1])(np.zeros((4, 3), np.float32)),
              differs="Strided memory views", ours_raises=None),
+    Scenario("StridedMemoryView.from_dlpack(b'abcd')", lambda m: sub(
+        m, "utils").StridedMemoryView.from_dlpack(b"abcd", stream_ptr=-1)),
+    Scenario("StridedMemoryView.from_dlpack([1, 2])", lambda m: sub(
+        m, "utils").StridedMemoryView.from_dlpack([1, 2], stream_ptr=-1)),
+    Scenario("StridedMemoryView.from_any_interface(memoryview)", lambda m: sub(
+        m, "utils").StridedMemoryView.from_any_interface(memoryview(bytearray(8)), -1)),
     Scenario("StridedMemoryView's C exchange capsule", lambda m: exchange_capsule(m)),
     Scenario("C exchange: the managed tensor of a strided view",
              lambda m: exchange_tensor(m, ARRAY[:, ::2])),
