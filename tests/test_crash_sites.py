@@ -613,6 +613,15 @@ for use in ("record", "wait"):
     g.launch(stream)
     clone.launch(stream)
     stream.sync()
+    # The same through an executable graph's node, updated to another event.
+    other = stream.record()
+    stream.sync()
+    g[next(iter(d.nodes()))].update(other)
+    other.close()
+    del other
+    gc.collect()
+    g.launch(stream)
+    stream.sync()
     del d, g, clone
     gc.collect()
 """

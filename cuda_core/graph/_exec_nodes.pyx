@@ -219,6 +219,7 @@ cdef int _update_event(ExecutableGraphNode view, object event, bint record,
                                                         view._node._handle,
                                                         (<Event>event)._handle)
     view._done(err, event, what)
+    (<Event>event)._graph_held = True  # its handle must outlive close() (Event._graph_held)
     return 0
 
 
