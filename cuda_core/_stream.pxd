@@ -1,5 +1,5 @@
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUstream, CUcontext
+from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUcontext, CUgraph, CUresult, CUstream
 
 from cuda_core._context cimport Context
 from cuda_core._resource cimport Resource
@@ -49,3 +49,21 @@ cdef inline bint same_stream(size_t a, size_t b) noexcept nogil:
 # legacy default stream, CU_STREAM_PER_THREAD the calling thread's default stream.
 cdef inline bint is_default_handle(CUstream handle) noexcept nogil:
     return <size_t>handle <= <size_t>cydriver.CU_STREAM_PER_THREAD
+
+
+# Whether ``handle`` is capturing a graph, or its capture was invalidated (False where the
+# driver cannot say: the next call on the stream will).
+cdef inline bint is_capturing(CUstream handle) noexcept nogil:
+    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    return (cydriver.cuStreamIsCapturing(handle, &status) == CUDA_SUCCESS
+            and status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE)
+
+
+# End the capture on ``handle``, if any (active or invalidated), leaving its graph alone (a
+# conditional body's belongs to its node): the driver's result of ending it, CUDA_SUCCESS where
+# nothing was capturing.
+cdef inline CUresult end_capture(CUstream handle) noexcept nogil:
+    cdef CUgraph ignored = NULL
+    if not is_capturing(handle):
+        return CUDA_SUCCESS
+    return cydriver.cuStreamEndCapture(handle, &ignored)

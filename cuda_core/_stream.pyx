@@ -35,17 +35,12 @@ cdef class Stream(Resource):
 
     cdef int _release(self) except -1:
         cdef CUresult err
-        cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
-        cdef cydriver.CUgraph captured = NULL
         self._owner = None
         if self._owned:
             with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 # A capture still in progress (its GraphBuilder is being collected in the same
-                # reference cycle, after this stream) ends before the stream goes. Its graph
-                # is not destroyed: a conditional body's belongs to its node.
-                if cydriver.cuStreamIsCapturing(self._handle, &status) == CUDA_SUCCESS and \
-                        status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
-                    cydriver.cuStreamEndCapture(self._handle, &captured)
+                # reference cycle, after this stream) ends before the stream goes.
+                end_capture(self._handle)
                 err = cydriver.cuStreamDestroy(self._handle)
             check_call(err, "cuStreamDestroy")
         return 0

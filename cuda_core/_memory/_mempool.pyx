@@ -40,7 +40,7 @@ from cuda_core._memory._peer_access cimport (PEER_ADD, PEER_CLEAR, PEER_INTERSEC
                                              check_can_access, peer_changes, peer_edit,
                                              peer_items, peer_ordinals, peer_set)
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, is_capturing
 
 from cuda.bindings import driver as _driver_py
 
@@ -235,7 +235,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUcontext ctx
         cdef CUresult err
         cdef ContextGuard guard
-        cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+        cdef bint capturing
         self._check_usable()
         if self._mapped:
             raise TypeError(f"{self._what}: this resource is mapped from another process and "
@@ -246,12 +246,11 @@ cdef class _MemPool(MemoryResource):
         ctx = stream_context(s)
         with nogil:
             enter_context(guard, ctx)
-            if cydriver.cuStreamIsCapturing(s._handle, &status) != CUDA_SUCCESS:
-                status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE  # the allocation will say why
-            if status == cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+            capturing = is_capturing(s._handle)
+            if not capturing:
                 err = self._driver_alloc(&ptr, size, s._handle)
             exit_context(guard)
-        if status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:
+        if capturing:
             # As cuda.core documents: a pool allocates outside graphs only.
             raise RuntimeError(f"{self._what}: the stream is a capturing stream; a pool "
                                f"resource cannot allocate into a graph (use "

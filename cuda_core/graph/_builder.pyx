@@ -352,8 +352,7 @@ cdef class GraphBuilder(Resource):
         if self._is_body:
             raise RuntimeError("complete(): this builder holds the body of a conditional node, "
                                "which is part of its parent's graph; complete the parent")
-        if self._store._broken is not None:
-            raise RuntimeError(f"complete(): {self._store._broken}")
+        self._store.check_whole("complete()")
         opts = instantiate_params(options, "GraphBuilder.complete()", &params)  # held: stream
         return instantiate(self._graph, self._stream._resolve_ctx(), self._store, &params,
                            "complete()")
@@ -724,8 +723,7 @@ def _update_from(Graph graph not None, source):
         if b._is_body:
             raise ValueError("update(): source holds the body of a conditional node; update "
                              "from its parent")
-        if b._store._broken is not None:
-            raise RuntimeError(f"update(): {b._store._broken}")
+        b._store.check_whole("update()")
         update_graph(graph, b._graph, b._store)
     elif isinstance(source, GraphDefinition):
         d = <GraphDefinition>source

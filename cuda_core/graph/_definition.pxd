@@ -43,6 +43,10 @@ cdef class _GraphStore(Resource):
     # graph incomplete, and instantiating the graph that holds it crashed in the driver.
     cdef str _broken
 
+    # Raise (RuntimeError, ``what`` naming the call) where _broken says why the graph cannot go
+    # to the driver.
+    cdef int check_whole(self, str what) except -1
+
 
 cdef class GraphDefinition(Resource):
     cdef CUgraph _handle

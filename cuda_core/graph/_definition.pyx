@@ -43,6 +43,7 @@ from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
+from cuda_core._stream cimport end_capture
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params, new_owner
@@ -80,6 +81,11 @@ cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses):
 cdef class _GraphStore(Resource):
     """The owner of a hierarchy's root ``CUgraph``, of its node records, and of one reference
     to the user object that owns what its nodes use."""
+
+    cdef int check_whole(self, str what) except -1:
+        if self._broken is not None:
+            raise RuntimeError(f"{what}: {self._broken}")
+        return 0
 
     cdef int _release(self) except -1:
         cdef CUgraph handle = self._handle
@@ -130,15 +136,11 @@ cdef str BODY_CAPTURE_FAILED = (
 
 
 cdef int end_capture_on(Stream stream) except -1:
-    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
-    cdef CUgraph ignored = NULL
     cdef CUresult err = CUDA_SUCCESS
     if stream._closed:
         return 0
     with nogil:
-        if cydriver.cuStreamIsCapturing(stream._handle, &status) == CUDA_SUCCESS and \
-                status != cydriver.CU_STREAM_CAPTURE_STATUS_NONE:  # active or invalidated
-            err = cydriver.cuStreamEndCapture(stream._handle, &ignored)
+        err = end_capture(stream._handle)
     return <int>err
 
 
@@ -271,8 +273,7 @@ cdef class GraphDefinition(Resource):
             raise RuntimeError(f"{what}: this GraphDefinition was not initialized")
         if self._store._closed:
             raise RuntimeError(f"{what}: the GraphDefinition this view belongs to is closed")
-        if self._store._broken is not None:
-            raise RuntimeError(f"{what}: {self._store._broken}")
+        self._store.check_whole(what)
         if self._owner is not None and not _owner_holds(self._store, self._owner,
                                                         self._handle):
             raise RuntimeError(f"{what}: this GraphDefinition is no longer valid: the node "
