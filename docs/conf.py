@@ -67,7 +67,7 @@ nitpick_ignore = [
     ("py:class", "cuda_core._memory._mempool._MemPool"),
     ("py:class", "cuda_core._memory._buffer._DeviceOnlyMemoryResource"),
     ("py:class", "cuda_core._resource.Resource"),
-    ("py:class", "cuda_core._memory._mempool._LiveSet"),
+    ("py:class", "cuda_core._memory._live_set._LiveSet"),
     ("py:class", "cuda_core._memory._mempool._MemoryCounters"),
     ("py:class", "cuda_core.utils._program_cache._ProgramCache"),
     ("py:class", "cuda_core.graph._node_types._EventNode"),

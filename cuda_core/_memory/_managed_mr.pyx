@@ -32,7 +32,7 @@ from cuda_core._stream cimport Stream
 from cuda_core._device import Device
 from cuda_core._errors import CUDAError, CUDAWarning
 from cuda_core._memory._location import Host
-from cuda_core._memory._mempool import _LiveSet
+from cuda_core._memory._live_set import _LiveSet
 from cuda_core._memory._mr_options import ManagedMemoryLocationType, ManagedMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 

@@ -17,8 +17,6 @@ imports buffers (``Buffer.from_ipc_descriptor``), whose frees go through the imp
 no mapped resource and no imported buffer uses it.
 """
 
-from collections.abc import MutableSet
-
 cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream,
@@ -35,18 +33,16 @@ from cuda_core._memory._ipc_base cimport (IPCAllocationHandle, new_handle, regis
                                           registry_get, registry_put)
 from cuda_core._memory._ipc_table cimport (pointer_release, pool_detach, pool_forget,
                                            pool_stats)
-from cuda_core._memory._peer_access cimport (PEER_ADD, PEER_CLEAR, PEER_INTERSECT, PEER_REMOVE,
-                                             PEER_REPLACE, PEER_SYMMETRIC, apply_peer_access,
-                                             check_can_access, peer_changes, peer_edit,
-                                             peer_items, peer_ordinals, peer_set)
+from cuda_core._memory._peer_access cimport (PEER_REPLACE, apply_peer_access, peer_changes,
+                                             peer_edit, peer_items, peer_ordinals)
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, is_capturing
 
 from cuda.bindings import driver as _driver_py
 
 from cuda_core import _mp
-from cuda_core._device import Device
-from cuda_core._memory._peer_access import _set_access_calls  # the test hook, re-exported
+from cuda_core._memory._peer_access import (  # the test hook, and the live set, re-exported
+    PeerAccessibleBySetProxy, _set_access_calls)
 
 __all__ = ["MemoryPoolAttributes", "PeerAccessibleBySetProxy"]
 
@@ -607,123 +603,6 @@ cdef class _MemPool(MemoryResource):
         self._check_usable()
         enter_context(guard, self._fallback_context())
         apply_peer_access(self._pool, add, remove)
-
-
-class _LiveSet(MutableSet):
-    """A set the driver keeps (a pool's peers, a managed buffer's mappings), read and changed
-    through the driver at each operation. Not constructible directly: ``_origin`` names the
-    attribute that gives one."""
-
-    __slots__ = ("_owner",)
-    _origin = None
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError(f"{type(self).__name__} cannot be instantiated directly; use "
-                           f"{self._origin}")
-
-    @classmethod
-    def _create(cls, owner):
-        proxy = object.__new__(cls)
-        proxy._owner = owner
-        return proxy
-
-    @classmethod
-    def _from_iterable(cls, iterable):
-        # What the set operators that make a new set (|, &, -, ^) return: a plain set.
-        return set(iterable)
-
-    def _items(self):
-        """The members, as a list, from the driver."""
-        raise NotImplementedError
-
-    def __iter__(self):
-        return iter(self._items())
-
-    def __len__(self):
-        return len(self._items())
-
-    def __repr__(self):
-        return f"{{{', '.join(repr(x) for x in self)}}}"
-
-
-class PeerAccessibleBySetProxy(_LiveSet):
-    """The devices other than its own that can access a pool's memory: a live, mutable set of
-    :class:`~cuda_core.Device`. Not constructible directly: use ``mr.peer_accessible_by``.
-
-    Every read asks the driver (``cuMemPoolGetAccess``); there is no copy to go stale. Items
-    are given as Devices or ordinals; the pool's own device is ignored (it always has access,
-    and is never a member). Each change is one ``cuMemPoolSetAccess``: the bulk operations
-    (``update``, ``difference_update``, ``intersection_update``, ``symmetric_difference_update``,
-    ``clear``, ``|=``, ``-=``, ``&=``, ``^=``) compute what to grant and what to revoke and
-    make one call (none when nothing changes). Granting is refused (ValueError) for a device
-    that cannot access the pool's device (``Device.can_access_peer``); revoking never is. The
-    set operators that make a new set (``|``, ``&``, ``-``, ``^``) return a plain ``set``.
-    """
-
-    __slots__ = ()
-    _origin = "DeviceMemoryResource.peer_accessible_by"
-
-    def _items(self):
-        return [Device(i) for i in self._owner._peer_ordinals_with_access()]
-
-    def __contains__(self, device):
-        if isinstance(device, bool) or not isinstance(device, (Device, int)):
-            return False
-        try:
-            ordinal = Device(device).device_id
-        except ValueError:  # no such device: not a member
-            return False
-        return ordinal in self._owner._peer_ordinals_with_access()
-
-    def add(self, device):
-        """Let ``device`` (a Device or ordinal) read and write the pool's memory."""
-        mr = self._owner
-        add = peer_set(mr.device_id, (device,))
-        check_can_access(mr.device_id, add)
-        mr._apply_peer_access(sorted(add), [])
-
-    def discard(self, device):
-        """Take away ``device``'s access to the pool's memory (the pool's own device is
-        ignored)."""
-        mr = self._owner
-        mr._apply_peer_access([], sorted(peer_set(mr.device_id, (device,))))
-
-    def update(self, *others):
-        """Grant access to every device of ``others``, in one driver call."""
-        self._owner._peer_edit(PEER_ADD, others)
-
-    def difference_update(self, *others):
-        """Revoke the access of every device of ``others``, in one driver call."""
-        self._owner._peer_edit(PEER_REMOVE, others)
-
-    def intersection_update(self, *others):
-        """Keep access only for the devices in every one of ``others``, in one driver call."""
-        self._owner._peer_edit(PEER_INTERSECT, others)
-
-    def symmetric_difference_update(self, other):
-        """Grant access to the devices of ``other`` that lack it and revoke it from those that
-        have it, in one driver call."""
-        self._owner._peer_edit(PEER_SYMMETRIC, (other,))
-
-    def clear(self):
-        """Revoke every peer's access, in one driver call."""
-        self._owner._peer_edit(PEER_CLEAR, ())
-
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def __isub__(self, other):
-        self.difference_update(other)
-        return self
-
-    def __iand__(self, other):
-        self.intersection_update(other)
-        return self
-
-    def __ixor__(self, other):
-        self.symmetric_difference_update(other)
-        return self
 
 
 def _counter_property(int which, str doc):

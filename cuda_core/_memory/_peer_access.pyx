@@ -1,6 +1,6 @@
 """Peer access to a device's memory pool: who may read and write it besides its own device.
 
-The live set (``PeerAccessibleBySetProxy``, in ``_mempool``) reads the driver's state at every
+The live set (``PeerAccessibleBySetProxy``, below) reads the driver's state at every
 use and changes it here. Every change, a bulk one included, is one ``cuMemPoolSetAccess``:
 changing access remaps every allocation of the pool, which can take long, and one call lets
 the driver do it once. Grants are checked with ``Device.can_access_peer`` before the call;
@@ -16,6 +16,7 @@ from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
 
 from cuda_core._device import Device
+from cuda_core._memory._live_set import _LiveSet
 
 __all__ = []
 
@@ -158,3 +159,83 @@ cdef int apply_peer_access(CUmemoryPool pool, list add, list remove) except -1:
     finally:
         if desc != stack:
             free(desc)
+
+
+class PeerAccessibleBySetProxy(_LiveSet):
+    """The devices other than its own that can access a pool's memory: a live, mutable set of
+    :class:`~cuda_core.Device`. Not constructible directly: use ``mr.peer_accessible_by``.
+
+    Every read asks the driver (``cuMemPoolGetAccess``); there is no copy to go stale. Items
+    are given as Devices or ordinals; the pool's own device is ignored (it always has access,
+    and is never a member). Each change is one ``cuMemPoolSetAccess``: the bulk operations
+    (``update``, ``difference_update``, ``intersection_update``, ``symmetric_difference_update``,
+    ``clear``, ``|=``, ``-=``, ``&=``, ``^=``) compute what to grant and what to revoke and
+    make one call (none when nothing changes). Granting is refused (ValueError) for a device
+    that cannot access the pool's device (``Device.can_access_peer``); revoking never is. The
+    set operators that make a new set (``|``, ``&``, ``-``, ``^``) return a plain ``set``.
+    """
+
+    __slots__ = ()
+    _origin = "DeviceMemoryResource.peer_accessible_by"
+
+    def _items(self):
+        return [Device(i) for i in self._owner._peer_ordinals_with_access()]
+
+    def __contains__(self, device):
+        if isinstance(device, bool) or not isinstance(device, (Device, int)):
+            return False
+        try:
+            ordinal = Device(device).device_id
+        except ValueError:  # no such device: not a member
+            return False
+        return ordinal in self._owner._peer_ordinals_with_access()
+
+    def add(self, device):
+        """Let ``device`` (a Device or ordinal) read and write the pool's memory."""
+        mr = self._owner
+        add = peer_set(mr.device_id, (device,))
+        check_can_access(mr.device_id, add)
+        mr._apply_peer_access(sorted(add), [])
+
+    def discard(self, device):
+        """Take away ``device``'s access to the pool's memory (the pool's own device is
+        ignored)."""
+        mr = self._owner
+        mr._apply_peer_access([], sorted(peer_set(mr.device_id, (device,))))
+
+    def update(self, *others):
+        """Grant access to every device of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_ADD, others)
+
+    def difference_update(self, *others):
+        """Revoke the access of every device of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_REMOVE, others)
+
+    def intersection_update(self, *others):
+        """Keep access only for the devices in every one of ``others``, in one driver call."""
+        self._owner._peer_edit(PEER_INTERSECT, others)
+
+    def symmetric_difference_update(self, other):
+        """Grant access to the devices of ``other`` that lack it and revoke it from those that
+        have it, in one driver call."""
+        self._owner._peer_edit(PEER_SYMMETRIC, (other,))
+
+    def clear(self):
+        """Revoke every peer's access, in one driver call."""
+        self._owner._peer_edit(PEER_CLEAR, ())
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __isub__(self, other):
+        self.difference_update(other)
+        return self
+
+    def __iand__(self, other):
+        self.intersection_update(other)
+        return self
+
+    def __ixor__(self, other):
+        self.symmetric_difference_update(other)
+        return self
