@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult
+from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult, CUstream
 
 
 cdef class Context:
@@ -37,6 +37,22 @@ cdef int adopt_primary(CUcontext handle) except -2
 cdef Context context_from_handle(CUcontext handle)
 cdef Context current_context(str what=*)
 cdef int current_ordinal() except -1
+
+# The conditional bodies being captured (GraphBuilder.begin_building of a body, and the
+# streams split() forks off one), each as its context and stream. The driver corrupts a body
+# graph whose capture is invalidated: ending the capture that holds it, or destroying its
+# graph, then crashed (H200, driver 580.159). A capture is invalidated by the calls the
+# driver refuses while it runs, such as synchronizing its context or its stream, so those
+# calls check refuse_during_body_capture before they reach the driver.
+cdef int body_capture_begins(CUcontext ctx, CUstream stream) except -1
+# The capture on ``stream`` ended (or the stream is destroyed): nothing where none is known.
+cdef int body_capture_ends(CUstream stream) except -1
+# Whether a body is being captured in ``ctx`` or on ``stream`` (NULL: not asked).
+cdef bint body_capture_in(CUcontext ctx, CUstream stream) except -1
+# Raise the CUDAError the driver would give (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), naming
+# ``what``, where a body is being captured in ``ctx`` or on ``stream`` (NULL: not asked),
+# without invalidating it. Free while no body is being captured (one atomic load).
+cdef int refuse_during_body_capture(CUcontext ctx, CUstream stream, str what) except -1
 
 
 # The scoped context guard: ``enter_context(guard, ctx)`` makes ``ctx`` current on the calling

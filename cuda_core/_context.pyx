@@ -13,7 +13,7 @@ it current around the driver call, and costs one ``cuCtxGetCurrent`` when it alr
 import threading
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS
+from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUstream, CUDA_SUCCESS
 
 from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
 from cuda_core._driver cimport driver_ready, ensure_driver
@@ -309,6 +309,54 @@ cdef int current_ordinal() except -1:
         return 0
     HANDLE_RETURN(err)
     return dev
+
+
+# The bodies being captured (_context.pxd): (context, stream) addresses, changed under
+# _body_lock; _body_count is their number, read atomically without the lock.
+_body_lock = threading.Lock()
+cdef list _bodies = []
+cdef int _body_count = 0
+
+
+cdef int body_capture_begins(CUcontext ctx, CUstream stream) except -1:
+    with _body_lock:
+        _bodies.append((<size_t>ctx, <size_t>stream))
+        store_int(&_body_count, len(_bodies))
+    return 0
+
+
+cdef int body_capture_ends(CUstream stream) except -1:
+    if load_int(&_body_count) == 0:
+        return 0
+    with _body_lock:
+        for i, (_, body_stream) in enumerate(_bodies):
+            if body_stream == <size_t>stream:
+                del _bodies[i]
+                store_int(&_body_count, len(_bodies))
+                break
+    return 0
+
+
+cdef bint body_capture_in(CUcontext ctx, CUstream stream) except -1:
+    if load_int(&_body_count) == 0:
+        return False
+    with _body_lock:
+        for body_ctx, body_stream in _bodies:
+            if ((ctx != NULL and body_ctx == <size_t>ctx)
+                    or (stream != NULL and body_stream == <size_t>stream)):
+                return True
+    return False
+
+
+cdef int refuse_during_body_capture(CUcontext ctx, CUstream stream, str what) except -1:
+    if not body_capture_in(ctx, stream):
+        return 0
+    raise make_driver_error(
+        cydriver.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        f"{what}: not while a conditional body is being captured "
+        f"{'in this context' if ctx != NULL else 'on this stream'} (the driver would "
+        f"invalidate that capture, and an invalidated body corrupts the graph that holds it); "
+        f"end the body's building first")
 
 
 cdef CUresult _pop_context(CUcontext* popped) noexcept nogil:

@@ -17,6 +17,10 @@ cdef class Stream(Resource):
     cdef CUcontext _bind_ctx
     cdef object _owner
     cdef bint _owned
+    # Left to the driver for good: the stream holds an invalidated capture of a graph with a
+    # corrupt conditional body, which the driver crashes ending or destroying
+    # (graph/_builder.pyx); its release does nothing.
+    cdef bint _wedged
 
     cdef int _check_ready(self) except -1
     cdef Context _resolve_ctx(self)

@@ -6,7 +6,8 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
-                                 current_context, enter_context, exit_context)
+                                 current_context, enter_context, exit_context,
+                                 refuse_during_body_capture, body_capture_ends)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -36,7 +37,8 @@ cdef class Stream(Resource):
     cdef int _release(self) except -1:
         cdef CUresult err
         self._owner = None
-        if self._owned:
+        if self._owned and not self._wedged:
+            body_capture_ends(self._handle)
             with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                 # A capture still in progress (its GraphBuilder is being collected in the same
                 # reference cycle, after this stream) ends before the stream goes.
@@ -154,6 +156,7 @@ cdef class Stream(Resource):
         cdef CUresult err
         cdef ContextGuard guard
         self._check_ready()
+        refuse_during_body_capture(NULL, self._handle, "Stream.sync()")
         if self._bind_ctx == NULL:
             # An idle stream answers cuStreamQuery at once, for less than releasing and
             # re-taking the GIL around cuStreamSynchronize costs; only busy streams wait.
@@ -174,6 +177,7 @@ cdef class Stream(Resource):
         cdef CUresult err
         cdef ContextGuard guard
         self._check_ready()
+        refuse_during_body_capture(NULL, self._handle, "Stream.is_done")
         enter_context(guard, self._bind_ctx)
         err = cydriver.cuStreamQuery(self._handle)
         exit_context(guard)

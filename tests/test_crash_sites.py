@@ -631,7 +631,8 @@ def test_an_event_closed_while_a_graph_node_uses_it():
     run_child(EVENT_CLOSED_IN_A_GRAPH)
 
 
-BODY_INVALIDATED = """
+# A conditional body being captured (parent and body builders), and the kernel they launch.
+BODY_CAPTURING = """
 from cuda_core import CUDAError
 kernel = ObjectCode.from_cubin(CUBIN).get_kernel("put")
 out = pinned_int()
@@ -640,30 +641,63 @@ launch(parent, ONE, kernel, out, np.int32(1))
 body = parent.if_then(parent.create_condition(default_value=1))
 body.begin_building()
 launch(body, ONE, kernel, out, np.int32(2))
-try:
-    dev.sync()  # not allowed while capturing: the driver invalidates the body's capture
-except CUDAError:
-    pass
+"""
+
+# Ends the body and the parent, completes and launches the graph; prints what happened.
+BODY_ENDS = """
 try:
     body.end_building()
     print("body ended")
 except CUDAError as exc:
     print("body failed:", type(exc).__name__)
-parent.end_building()
 try:
-    parent.complete()
-    print("completed")
+    parent.end_building()
+    print("parent ended")
+except CUDAError as exc:
+    assert "left unended" in str(exc), exc
+    print("parent left unended")
+graph = None
+try:
+    graph = parent.complete()
+    graph.launch(stream)
+    stream.sync()
+    print("ran", ctypes.c_int.from_address(int(out.handle)).value)
 except RuntimeError as exc:
-    assert "conditional bodies failed" in str(exc), exc
+    assert "conditional bodies failed" in str(exc) or "no graph" in str(exc), exc
     print("refused")
 """
 
 
-def test_a_parent_whose_body_capture_failed_is_refused():
-    lines, _ = run_child(BODY_INVALIDATED)
-    # Either the driver kept the body's capture (and the graph completes) or it did not (and
-    # the parent is refused, never instantiated with an incomplete body).
-    assert lines in (["body ended", "completed"], ["body failed: CUDAError", "refused"]), lines
+@pytest.mark.parametrize("call", ["dev.sync()", "body.stream.sync()", "body.stream.is_done"])
+def test_a_sync_that_would_invalidate_a_body_capture_is_refused(call):
+    # The driver refuses these during a capture and invalidates it; an invalidated body
+    # corrupts the graph that holds it (ending or destroying it crashed). Ours refuses them
+    # first, with the driver's error, and the capture goes on.
+    lines, _ = run_child(BODY_CAPTURING + textwrap.dedent(f"""
+        try:
+            {call}
+        except CUDAError as exc:
+            assert exc.code == drv.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, exc
+            assert "conditional body is being captured" in str(exc), exc
+            print("refused")
+        """) + BODY_ENDS + "dev.sync()\nprint('synced')\n")
+    assert lines == ["refused", "body ended", "parent ended", "ran 2", "synced"], lines
+
+
+@pytest.mark.parametrize("how", ["context", "body-stream"])
+def test_a_body_capture_another_library_invalidated_never_crashes(how):
+    # Another library's synchronization (here the driver's own call) invalidates the capture:
+    # of the whole context, or of the body only. The body graph is then corrupt: the parent's
+    # graph is refused and never destroyed; a parent capture invalidated as well is never
+    # ended (the driver crashed ending it, or destroying its stream).
+    call = ("drv.cuCtxSynchronize()" if how == "context"
+            else "drv.cuStreamSynchronize(drv.CUstream(int(body.stream.handle)))")
+    lines, _ = run_child(BODY_CAPTURING + f"{call}\n" + BODY_ENDS + textwrap.dedent("""
+        del graph, parent, body
+        gc.collect()
+        """))
+    expected_parent = "parent left unended" if how == "context" else "parent ended"
+    assert lines == ["body failed: CUDAError", expected_parent, "refused"], lines
 
 
 def test_objects_collected_on_another_thread():

@@ -1131,3 +1131,41 @@ def test_nvml_errors_are_the_bindings_own():
     ref = pytest.importorskip("cuda.core.system", reason="cuda.core is the reference")
     with pytest.raises(system.NotFoundError):
         ref.Device(uuid=uuid)
+
+
+def test_compute_running_processes_asks_again_when_the_list_grew(monkeypatch):
+    # The bindings ask NVML for the count, then for that many processes: one that started in
+    # between fails the second call with INSUFFICIENT_SIZE (seen on the GPU machine, while other
+    # tests started processes). The list is asked for again; a list that keeps growing raises.
+    from cuda.bindings import nvml
+
+    from cuda_core.system import _device, _nvml
+
+    calls = []
+
+    def grown():
+        err = nvml.InsufficientSizeError.__new__(nvml.InsufficientSizeError)
+        Exception.__init__(err, "Insufficient Size")
+        err.status = 7
+        return err
+
+    def device_get_compute_running_processes_v3(handle):
+        calls.append(handle)
+        if len(calls) <= failures:
+            raise grown()
+        return []
+
+    fake = type("FakeNvml", (), {
+        "NvmlError": nvml.NvmlError, "InsufficientSizeError": nvml.InsufficientSizeError,
+        "device_get_compute_running_processes_v3":
+            staticmethod(device_get_compute_running_processes_v3)})
+    monkeypatch.setitem(_nvml._state, "module", fake)
+    dev = system.Device.__new__(system.Device)
+    dev._handle = 0x1234
+    failures = 2
+    assert dev.compute_running_processes == [] and calls == [0x1234] * 3
+    calls.clear()
+    failures = _device._LIST_ATTEMPTS
+    with pytest.raises(nvml.InsufficientSizeError):
+        dev.compute_running_processes
+    assert len(calls) == _device._LIST_ATTEMPTS

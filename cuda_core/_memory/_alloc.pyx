@@ -5,7 +5,8 @@ synchronous free, the allocation error, and the device capabilities a resource n
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
-from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
+from cuda_core._context cimport (ContextGuard, enter_context, exit_context, primary_context,
+                                 refuse_during_body_capture)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._stream cimport Stream, as_stream
@@ -68,6 +69,7 @@ cdef int sync_stream(Stream s) except -1:
     cdef CUcontext ctx = stream_context(s)
     cdef CUresult err
     cdef ContextGuard guard
+    refuse_during_body_capture(NULL, s._handle, "synchronizing the stream")
     with nogil:
         enter_context(guard, ctx)
         err = cydriver.cuStreamSynchronize(s._handle)
@@ -79,6 +81,9 @@ cdef int sync_context(CUcontext ctx) except -1:
     """Wait for all work of ``ctx`` (the current context when NULL), GIL released."""
     cdef CUresult err
     cdef ContextGuard guard
+    if ctx == NULL:
+        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
+    refuse_during_body_capture(ctx, NULL, "synchronizing the context")
     with nogil:
         enter_context(guard, ctx)
         err = cydriver.cuCtxSynchronize()

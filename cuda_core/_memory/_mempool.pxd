@@ -42,7 +42,7 @@ cdef class _MemPool(MemoryResource):
 
     cdef int _check_usable(self) except -1
     cdef int _note_free(self, Stream stream) except -1
-    cdef int _wait_for_frees(self) except -1
+    cdef bint _wait_for_frees(self) except -1
     cdef int _destroy_when_unused(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,
                     str what) except -1

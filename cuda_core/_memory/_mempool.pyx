@@ -23,8 +23,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemoryPool, CUres
                                      CUDA_SUCCESS, cuuint64_t)
 
 from cuda_core._checks cimport check_bool, check_int, check_size
-from cuda_core._context cimport (ContextGuard, context_gone, enter_context, exit_context,
-                                 primary_context)
+from cuda_core._context cimport (ContextGuard, body_capture_in, context_gone, enter_context,
+                                 exit_context, primary_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call
 from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
                                        stream_context)
@@ -105,11 +105,12 @@ cdef class _MemPool(MemoryResource):
                 exit_context(guard)
         elif self._owned:
             try:
-                self._wait_for_frees()
-                # A pool with allocations in use (closed explicitly, with buffers open) is
-                # destroyed by the free of the last one (_deallocate_c), once that has run.
+                # A pool with allocations in use (closed explicitly, with buffers open), or
+                # with frees that cannot be waited for yet, is destroyed by a later free
+                # (_deallocate_c), once they have run.
                 self._destroy_deferred = True
-                self._destroy_when_unused()
+                if self._wait_for_frees():
+                    self._destroy_when_unused()
             finally:
                 if handle is not None:
                     handle.close()
@@ -163,12 +164,16 @@ cdef class _MemPool(MemoryResource):
                 self._free_overflow = True
         return 0
 
-    cdef int _wait_for_frees(self) except -1:
-        """Wait until every free queued into this pool so far has run. Best effort: a stream
-        or context that fails to synchronize (a sticky error) is not waited for again."""
+    cdef bint _wait_for_frees(self) except -1:
+        """Wait until every free queued into this pool so far has run; False where one cannot
+        be waited for now (its context or stream is capturing a conditional body, which the
+        wait would invalidate: _context.pxd), and stays to be waited for by the next call.
+        Best effort: a stream or context that fails to synchronize (a sticky error) is not
+        waited for again."""
         cdef Stream s
         cdef CUcontext ctx
         cdef ContextGuard guard
+        cdef list later = []
         with cython.critical_section(self):
             streams, self._free_streams = self._free_streams, None
             overflow, self._free_overflow = self._free_overflow, False
@@ -182,15 +187,27 @@ cdef class _MemPool(MemoryResource):
                 # The legacy default stream, or a stream closed since (the driver still runs
                 # its work): all the context's work.
                 ctx = self._fallback_context() if item is None else stream_context(<Stream>item)
+                if body_capture_in(ctx, NULL):
+                    later.append(item)
+                    continue
                 with nogil:
                     enter_context(guard, ctx)
                     cydriver.cuCtxSynchronize()
                     exit_context(guard)
             else:
                 s = <Stream>item
+                if body_capture_in(NULL, s._handle):
+                    later.append(item)
+                    continue
                 with nogil:
                     cydriver.cuStreamSynchronize(s._handle)
-        return 0
+        if not later:
+            return True
+        with cython.critical_section(self):
+            if self._free_streams is not None:
+                later.extend(self._free_streams)
+            self._free_streams = later
+        return False
 
     cdef int _destroy_when_unused(self) except -1:
         """Destroy the pool of a closed resource once no allocation of it is in use (after
@@ -308,8 +325,8 @@ cdef class _MemPool(MemoryResource):
         if self._owned:
             self._note_free(stream)
             if self._destroy_deferred:  # closed with buffers open: this may be the last
-                self._wait_for_frees()
-                self._destroy_when_unused()
+                if self._wait_for_frees():
+                    self._destroy_when_unused()
         return 0
 
     cdef int _release_import(self, CUdeviceptr ptr, CUstream handle, CUcontext ctx) except -1:

@@ -25,7 +25,8 @@ from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUresult, CUstreamCaptureStatus)
 
 from cuda_core._checks cimport check_int
-from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context
+from cuda_core._context cimport (Context, ContextGuard, body_capture_begins, body_capture_ends,
+                                 body_capture_in, context_gone, enter_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
@@ -70,6 +71,21 @@ cdef CUcontext _context_of(Stream s) except? NULL:
     return s._resolve_ctx()._handle
 
 
+cdef bint _left_to_the_driver(GraphBuilder b) noexcept:
+    """Whether the capture of ``b`` (not a body) must never be ended: one of its conditional
+    bodies failed, which corrupted that body graph (_context.pxd), and the capture itself is
+    invalidated too. Ending such a capture crashed in the driver, and so did destroying its
+    stream (H200, driver 580.159): the stream is then left to the driver (wedged)."""
+    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    if b._store._broken is None or b._stream._closed:
+        return False
+    if (cydriver.cuStreamIsCapturing(b._stream._handle, &status) != CUDA_SUCCESS
+            or status != cydriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED):
+        return False
+    b._stream._wedged = True
+    return True
+
+
 cdef class GraphBuilder(Resource):
     """Records the work queued on a stream into a graph (stream capture).
 
@@ -101,10 +117,12 @@ cdef class GraphBuilder(Resource):
             # fails to end leaves the body incomplete: the parent's graph is unusable.
             if end_capture_on(self._stream) != CUDA_SUCCESS:
                 self._store._broken = BODY_CAPTURE_FAILED
+            if not self._stream._closed:
+                body_capture_ends(self._stream._handle)
         elif self._state == _BUILDING and not self._join_required:
             # A stream released first (in a reference cycle with the builder) ended the
             # capture itself (Stream._release), and its handle is gone.
-            if not self._stream._closed:
+            if not self._stream._closed and not _left_to_the_driver(self):
                 with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
                     err = cydriver.cuStreamEndCapture(self._stream._handle, &abandoned)
                     if abandoned != NULL:
@@ -120,6 +138,8 @@ cdef class GraphBuilder(Resource):
             owned = self._graph
             self._graph = NULL
             self._store.close()  # the bodies' views and builders go with the graph
+            if self._store._broken is not None:
+                return 0  # a corrupt body graph in it: destroying it crashed in the driver
             with nogil:
                 err = cydriver.cuGraphDestroy(owned)
             check_call(err, "cuGraphDestroy")
@@ -225,12 +245,15 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError("begin_building(): this builder's building has ended; a "
                                "GraphBuilder builds one graph (create another one)")
         cdef ContextGuard guard
+        cdef CUcontext ctx
         if self._is_body:
             self._check_body("begin_building()")
-        enter_context(guard, _context_of(self._stream))
+        ctx = _context_of(self._stream)
+        enter_context(guard, ctx)
         if self._is_body:
             HANDLE_RETURN(cydriver.cuStreamBeginCaptureToGraph(
                 self._stream._handle, self._graph, NULL, NULL, 0, capture_mode))
+            body_capture_begins(ctx, self._stream._handle)
         else:
             HANDLE_RETURN(cydriver.cuStreamBeginCapture(self._stream._handle, capture_mode))
         self._state = _BUILDING
@@ -262,13 +285,22 @@ cdef class GraphBuilder(Resource):
             raise RuntimeError("end_building(): this builder was forked off with split(); "
                                "join it back into the builder it came from with "
                                "GraphBuilder.join(...) and end that one")
+        if not self._is_body and _left_to_the_driver(self):
+            self._state = _ENDED
+            self._store.close()
+            raise make_driver_error(
+                cydriver.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                "end_building(): the capture was invalidated after one of its conditional "
+                "bodies failed, and the driver crashes ending such a capture: it is left "
+                "unended, with its stream (never destroyed)")
         with nogil:
             err = cydriver.cuStreamEndCapture(self._stream._handle, &graph)
+        body_capture_ends(self._stream._handle)
         self._state = _ENDED
         self._close_joined()
         if err != CUDA_SUCCESS:
             if not self._is_body:  # the capture's views and nodes are gone with it
-                if graph != NULL:
+                if graph != NULL and self._store._broken is None:
                     cydriver.cuGraphDestroy(graph)
                 self._store.close()
             else:  # the body graph is incomplete: so is the graph of its node
@@ -405,6 +437,8 @@ cdef class GraphBuilder(Resource):
                 branch._state = _BUILDING
                 branch._join_required = True
                 branches.append(branch)
+                if body_capture_in(NULL, self._stream._handle):  # a body's, forked
+                    body_capture_begins((<Context>ctx)._handle, branch._stream._handle)
         finally:
             if fork != NULL:
                 cydriver.cuEventDestroy(fork)
@@ -645,10 +679,14 @@ cdef class GraphBuilder(Resource):
 
     def _end_capture(self):
         """A body's capture, abandoned because the graph that holds the body is destroyed
-        (end_body_captures)."""
+        (end_body_captures): the driver's result of ending it (CUDA_SUCCESS: nothing to end)."""
+        cdef int err = CUDA_SUCCESS
         if self._state == _BUILDING:
             self._state = _ENDED
-            end_capture_on(self._stream)
+            err = end_capture_on(self._stream)
+            if not self._stream._closed:
+                body_capture_ends(self._stream._handle)
+        return err
 
     def _hold_captured(self, objects):
         """The graph being captured holds ``objects`` (a list: a kernel launched on the builder

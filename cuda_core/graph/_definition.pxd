@@ -40,7 +40,8 @@ cdef class _GraphStore(Resource):
     cdef list _bodies
     # Why the hierarchy's graph must not reach the driver again (None: it may): a conditional
     # body's capture failed (invalidated, or abandoned with an error), which leaves the body
-    # graph incomplete, and instantiating the graph that holds it crashed in the driver.
+    # graph incomplete, and instantiating or destroying the graph that holds it crashed in the
+    # driver: such a graph is never destroyed (left to the process).
     cdef str _broken
 
     # Raise (RuntimeError, ``what`` naming the call) where _broken says why the graph cannot go

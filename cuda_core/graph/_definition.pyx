@@ -98,6 +98,8 @@ cdef class _GraphStore(Resource):
         self._bag = None  # the user object's reference keeps it for the graphs that hold it
         cdef CUresult destroyed = CUDA_SUCCESS
         cdef CUresult released = CUDA_SUCCESS
+        if self._broken is not None:
+            handle = NULL  # a corrupt body graph in it: destroying it crashed in the driver
         with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
             if handle != NULL:
                 destroyed = cydriver.cuGraphDestroy(handle)
@@ -124,9 +126,11 @@ cdef int end_body_captures(_GraphStore store) except -1:
     for ref, stream in bodies or ():
         body = ref()
         if body is not None:
-            body._end_capture()
+            err = body._end_capture()
         else:
-            end_capture_on(<Stream>stream)
+            err = end_capture_on(<Stream>stream)
+        if err != CUDA_SUCCESS:  # the body graph is incomplete: so is the graph of its node
+            store._broken = BODY_CAPTURE_FAILED
     return 0
 
 

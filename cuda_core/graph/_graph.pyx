@@ -27,7 +27,8 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
                                      CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType,
                                      CUhostFn, CUresult, CUstreamCaptureStatus)
 
-from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context, exit_context
+from cuda_core._context cimport (Context, ContextGuard, context_gone, enter_context, exit_context,
+                                 refuse_during_body_capture)
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, as_stream, is_default_handle
@@ -306,6 +307,7 @@ cdef int _wait_idle(CUcontext ctx) except -1:
     launch uses what the Graph lets go)."""
     cdef CUresult err
     cdef ContextGuard guard
+    refuse_during_body_capture(ctx, NULL, "waiting for the graph's launches")
     enter_context(guard, ctx)
     with nogil:
         err = cydriver.cuCtxSynchronize()

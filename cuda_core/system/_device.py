@@ -82,6 +82,8 @@ _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4
 _PSTATE_UNKNOWN = 32
 # The prefixes of NVML's UUID strings (a GPU's, a MIG device's).
 _UUID_PREFIXES = ("GPU-", "MIG-")
+# How many times a list whose length NVML reports first is asked for, when it grew meanwhile.
+_LIST_ATTEMPTS = 5
 # nvmlClocksEventReasons bits (nvml.h), in the enumeration's order after NONE.
 _EVENT_REASON_BITS = tuple((1 << i, reason) for i, reason in enumerate(
     r for r in ClocksEventReasons if r is not ClocksEventReasons.NONE))
@@ -803,7 +805,15 @@ class Device:
     def compute_running_processes(self) -> list[ProcessInfo]:
         """:class:`ProcessInfo` of each process with a compute context on the device
         (``nvmlDeviceGetComputeRunningProcesses_v3``). Processes come and go between calls."""
-        processes = call("device_get_compute_running_processes_v3", self._handle)
+        # The bindings ask NVML for the count, then for that many: a process that started in
+        # between makes the second call fail with INSUFFICIENT_SIZE. Asked again, a few times.
+        for attempt in range(_LIST_ATTEMPTS):
+            try:
+                processes = call("device_get_compute_running_processes_v3", self._handle)
+                break
+            except nvml().InsufficientSizeError:
+                if attempt == _LIST_ATTEMPTS - 1:
+                    raise
         return [ProcessInfo(self, processes[i]) for i in range(len(processes))]
 
     # -- object protocol -----------------------------------------------------------------------
