@@ -574,7 +574,9 @@ cdef class StridedMemoryView:
             address not 16-byte aligned, a last dimension that is not contiguous, strides not
             multiples of 16 bytes, box dims outside [1, 256] or whose inner row is not a
             multiple of 16 bytes (or exceeds the swizzle span), element strides outside
-            [1, 8], a dtype with no tensor-map type, or host memory.
+            [1, 8], a dtype with no tensor-map type, a ``data_type`` larger than the view's
+            items (the view's extent, counted in its elements, would reach past the end of
+            its memory), or host memory.
         RuntimeError
             If the device's compute capability is below 9.0.
 

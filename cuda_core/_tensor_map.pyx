@@ -188,7 +188,9 @@ class TensorMapDescriptorOptions:
     element_strides : tuple of int, optional
         The traversal stride in each dimension, each in [1, 8]; None means all 1.
     data_type : TensorMapDataType or dtype-like, optional
-        The element type; None infers it from the view's dtype.
+        The element type; None infers it from the view's dtype. Another type counts the
+        view's shape and strides in its own elements, so it may be no larger than the view's
+        items.
     interleave : TensorMapInterleave
         Default ``NONE``.
     swizzle : TensorMapSwizzle
@@ -340,10 +342,14 @@ def _from_view(StridedMemoryView view, box_dim, options, element_strides, data_t
         if view._dtype is None:
             raise TypeError(f"{what}: the view has no dtype: pass data_type")
         dtype = _data_type(view._dtype, f"{what}: the view's dtype")
+    # The view's shape and strides count data_type elements, as in cuda.core: a smaller type
+    # reads within the view's memory; a larger one would read past its end.
     cdef Py_ssize_t esize = _TYPE_SIZE[dtype]
-    if esize != view._itemsize:
+    if esize > view._itemsize:
         raise ValueError(f"{what}: data_type {dtype.name} is {esize} bytes per element but "
-                         f"the view's items are {view._itemsize} bytes")
+                         f"the view's items are {view._itemsize} bytes: counted in "
+                         f"{dtype.name} elements, the view's shape and strides would reach "
+                         f"past the end of its memory")
     if opts.oob_fill == TensorMapOOBFill.NAN_REQUEST_ZERO_FMA and dtype not in _FLOAT_TYPES:
         raise ValueError(f"{what}: oob_fill NAN_REQUEST_ZERO_FMA needs a floating-point "
                          f"data_type, got {dtype.name}")

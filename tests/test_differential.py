@@ -501,6 +501,16 @@ def _advise(buf, dev, stream):
 
 
 LAUNCH_ARGS = "launch()"
+VIEWS = "Strided memory views"
+
+
+def tensor_map(m, data_type, box):
+    """A tiled tensor map of a 16 x 32 float32 device matrix, as ``data_type``."""
+    dev, stream, _, _ = gpu(m)
+    buf = dev.allocate(16 * 32 * 4, stream=stream)
+    stream.sync()
+    view = m.utils.StridedMemoryView.from_buffer(buf, (16, 32), dtype=np.dtype(np.float32))
+    return type(view.as_tensor_map(box, data_type=data_type)).__name__
 
 GPU_SCENARIOS = [
     Scenario("Device(0) identity", lambda m: (lambda d: (
@@ -543,6 +553,11 @@ GPU_SCENARIOS = [
         m, lambda buf, dev, s: buf.prefetch(dev, stream=s))),
     Scenario("discard of a managed pool's buffer", lambda m: managed_pool_buffer(
         m, lambda buf, dev, s: buf.discard(stream=s))),
+    Scenario("as_tensor_map of a float32 view as uint8",
+             lambda m: tensor_map(m, np.dtype(np.uint8), (8, 32))),
+    Scenario("as_tensor_map of a float32 view as float64",
+             lambda m: tensor_map(m, np.dtype(np.float64), (8, 8)), differs=VIEWS,
+             ours_raises=ValueError),  # cuda.core: a map of twice the view's bytes
 ]
 
 

@@ -185,7 +185,8 @@ def test_as_tensor_map_argument_forms():
                                     "interleave": TensorMapInterleave.INTERLEAVE_32B},
      ValueError, "INTERLEAVE_32B needs swizzle SWIZZLE_32B"),
     (lambda: aligned((16, 32)), {"box_dim": (8, 8), "data_type": np.float64}, ValueError,
-     "data_type FLOAT64 is 8 bytes per element but the view's items are 4 bytes"),
+     "data_type FLOAT64 is 8 bytes per element but the view's items are 4 bytes: counted "
+     "in FLOAT64 elements, the view's shape and strides would reach past the end"),
     (lambda: aligned((16, 32), np.int8), {"box_dim": (8, 16)}, ValueError,
      "dtype int8 has no tensor-map type"),
     (lambda: aligned((16, 32), np.complex64), {"box_dim": (8, 8)}, ValueError,
@@ -195,6 +196,15 @@ def test_as_tensor_map_layout_checks(make, kwargs, exc, match):
     view = view_of(make())
     with pytest.raises(exc, match=match):
         view.as_tensor_map(**kwargs)
+
+
+@pytest.mark.parametrize("data_type", [TensorMapDataType.UINT8, np.uint16])
+def test_as_tensor_map_counts_the_view_in_a_smaller_data_type(data_type):
+    # As in cuda.core: the view's shape and strides count data_type elements, which stay inside
+    # the view's memory when the type is smaller (refused here only for being host memory).
+    view = view_of(aligned((16, 32), np.float32))
+    with pytest.raises(ValueError, match="must be of device memory"):
+        view.as_tensor_map((8, 16), data_type=data_type)
 
 
 def test_as_tensor_map_reinterprets_with_a_data_type_of_the_same_size():
