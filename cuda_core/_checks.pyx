@@ -1,7 +1,8 @@
 """Argument checks shared by every module (Python callers use the ``cpdef`` ones).
 
 One argument order throughout: the value, then ``what`` (the argument as the message names
-it), then the bounds. A check raises ``TypeError`` for a value of the wrong type and
+it), then the bounds. A check raises ``ArgumentTypeError`` (a ``TypeError`` that is also the
+``ValueError`` cuda.core raises for many of these) for a value of the wrong type, and
 ``ValueError`` for one out of range, and the message starts with ``what``.
 """
 
@@ -58,11 +59,11 @@ cdef inline object _as_int(object value, str what, str expected):
     if type(value) is bool:
         return int(value)
     if _is_bool(value) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
+        raise ArgumentTypeError(f"{what} must be {expected}, not {_type_name(value)}")
     result = type(value).__index__(value)
     if not isinstance(result, int):
-        raise TypeError(f"{what} must be {expected}: {_type_name(value)}.__index__ returned "
-                        f"{_type_name(result)}")
+        raise ArgumentTypeError(f"{what} must be {expected}: {_type_name(value)}.__index__ "
+                                f"returned {_type_name(result)}")
     return int(result)
 
 
@@ -83,12 +84,13 @@ cpdef object check_bool(object value, str what, bint allow_none=False):
         return bool(_as_int(value, what, "a bool or an int"))
     if isinstance(value, str):
         if value.strip().lower() in _FALSE_WORDS:
-            raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not the "
-                            f"str {value!r}: a non-empty str is true, so it would switch the "
-                            f"option on; pass False")
+            raise ArgumentTypeError(
+                f"{what} must be a bool{' or None' if allow_none else ''}, not the str "
+                f"{value!r}: a non-empty str is true, so it would switch the option on; pass "
+                f"False")
         return bool(value)
-    raise TypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
-                    f"{_type_name(value)}")
+    raise ArgumentTypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
+                            f"{_type_name(value)}")
 
 
 cpdef object check_int(object value, str what, object minimum=None, object maximum=None,
@@ -131,7 +133,7 @@ cpdef object check_enum(object value, str what, object enum_cls, bint allow_none
             pass
     words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"{what} must be one of {words}, not {_type_name(value)}")
+        raise ArgumentTypeError(f"{what} must be one of {words}, not {_type_name(value)}")
     raise ValueError(f"{what} must be one of {words}, got {value!r}")
 
 
@@ -153,7 +155,7 @@ cdef CUdeviceptr check_address(object value, str what) except? 0:
         expected = "an int (an address) or a cuda.bindings.driver.CUdeviceptr"
         if type(value).__module__.startswith("cuda.bindings"):
             # Its other handles (CUstream, CUevent, ...) have __index__ but are not addresses.
-            raise TypeError(f"{what} must be {expected}, not {_type_name(value)}")
+            raise ArgumentTypeError(f"{what} must be {expected}, not {_type_name(value)}")
         value = _as_int(value, what, expected)
     if value < 0 or value >= _U64_END:
         raise ValueError(f"{what}={value} is not a valid address")

@@ -24,6 +24,7 @@ from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memoryview cimport StridedMemoryView
 from cuda_core._strided_layout cimport int_tuple
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._options import check_or_create_options
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
@@ -130,9 +131,9 @@ cdef object _int_member(object value, str what, object enum_cls):
                         f"{type(value).__name__}")
     try:
         return enum_cls(value)
-    except ValueError:
-        raise ValueError(f"{what} must be a {enum_cls.__name__} ({_members(enum_cls)}), got "
-                         f"{value!r}") from None
+    except ValueError:  # cuda.core: TypeError (an int that is no member is not the enum)
+        raise ArgumentTypeError(f"{what} must be a {enum_cls.__name__} "
+                                f"({_members(enum_cls)}), got {value!r}") from None
 
 
 cdef tuple _int_tuple(object value, str what, int low, int high):

@@ -1,8 +1,9 @@
 """cuda_core._checks, the argument checks every module uses (CPU).
 
 Each check takes the value, then ``what`` (the argument as the message names it), then its
-bounds; it returns the value as the C type needs it, raises TypeError for a wrong type and
-ValueError for a value out of range, and every message starts with ``what``. A bool is never an
+bounds; it returns the value as the C type needs it, raises ArgumentTypeError (a TypeError that
+is also a ValueError, as cuda.core raises for many) for a wrong type and ValueError for a value
+out of range, and every message starts with ``what``. A bool is never an
 int; an object with ``__index__`` (a NumPy integer) is one. The ``cpdef`` checks are called here
 from Python; the ``cdef`` ones (check_size, check_address, check_ordinal) exist only in C, so a
 Cython module built against the installed ``.pxd`` files (tests/helpers/downstream.pyx) calls
@@ -13,7 +14,8 @@ import re
 
 import pytest
 
-from cuda_core._checks import SizeOverflowError, check_bool, check_choice, check_int
+from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_choice,
+                              check_int)
 from helpers.cython_build import run_downstream
 
 
@@ -60,19 +62,19 @@ PY_CASES = [
     case("check_bool", "True", "O.flag", ok(True)),
     case("check_bool", "False", "O.flag", ok(False)),
     case("check_bool", "None", "O.flag", ok(None), "allow_none=True"),
-    case("check_bool", "None", "O.flag", refused(TypeError, r"O.flag must be a bool, not NoneType")),
+    case("check_bool", "None", "O.flag", refused(ArgumentTypeError, r"O.flag must be a bool, not NoneType")),
     # An int is a flag by its truth value, as cuda.core takes it.
     case("check_bool", "1", "O.flag", ok(True)),
     case("check_bool", "0", "O.flag", ok(False), "allow_none=True"),
     case("check_bool", "np.int8(2)", "O.flag", ok(True)),
     case("check_bool", "Index(0)", "O.flag", ok(False)),
     case("check_bool", "np.bool_(True)", "O.flag", ok(True)),
-    case("check_bool", "1.0", "O.flag", refused(TypeError, r"O.flag must be a bool, not float")),
+    case("check_bool", "1.0", "O.flag", refused(ArgumentTypeError, r"O.flag must be a bool, not float")),
     # A str by its truth value, as cuda.core takes it, unless it spells false.
     case("check_bool", "'yes'", "O.flag", ok(True)),
     case("check_bool", "''", "O.flag", ok(False)),
-    case("check_bool", "' Off'", "O.flag", refused(TypeError, r"O.flag must be a bool, not the str ' Off'.*")),
-    case("check_bool", "'False'", "O.flag", refused(TypeError, r"O.flag must be a bool, not the str 'False'.*")),
+    case("check_bool", "' Off'", "O.flag", refused(ArgumentTypeError, r"O.flag must be a bool, not the str ' Off'.*")),
+    case("check_bool", "'False'", "O.flag", refused(ArgumentTypeError, r"O.flag must be a bool, not the str 'False'.*")),
 
     case("check_int", "5", "n", ok(5)),
     case("check_int", "-(2**70)", "n", ok(-(2**70))),
@@ -81,16 +83,16 @@ PY_CASES = [
     case("check_int", "np.uint64(2**64 - 1)", "n", ok(U64_MAX)),
     case("check_int", "None", "n", ok(None), "allow_none=True"),
     case("check_int", "True", "n", ok(1)),  # Python's bool is an int; NumPy's is not
-    case("check_int", "np.True_", "n", refused(TypeError, r"n must be an int, not numpy.bool")),
-    case("check_int", "1.0", "n", refused(TypeError, r"n must be an int, not float")),
-    case("check_int", "np.float32(1)", "n", refused(TypeError, r"n must be an int, not float32")),
-    case("check_int", "'1'", "n", refused(TypeError, r"n must be an int, not str")),
-    case("check_int", "None", "n", refused(TypeError, r"n must be an int, not NoneType")),
-    case("check_int", "'1'", "n", refused(TypeError, r"n must be an int or None, not str"),
+    case("check_int", "np.True_", "n", refused(ArgumentTypeError, r"n must be an int, not numpy.bool")),
+    case("check_int", "1.0", "n", refused(ArgumentTypeError, r"n must be an int, not float")),
+    case("check_int", "np.float32(1)", "n", refused(ArgumentTypeError, r"n must be an int, not float32")),
+    case("check_int", "'1'", "n", refused(ArgumentTypeError, r"n must be an int, not str")),
+    case("check_int", "None", "n", refused(ArgumentTypeError, r"n must be an int, not NoneType")),
+    case("check_int", "'1'", "n", refused(ArgumentTypeError, r"n must be an int or None, not str"),
          "allow_none=True"),
     case("check_int", "False", "n", ok(0), "allow_none=True"),
     case("check_int", "BadIndex()", "n",
-         refused(TypeError, r"n must be an int: BadIndex.__index__ returned str")),
+         refused(ArgumentTypeError, r"n must be an int: BadIndex.__index__ returned str")),
     # Bounds: inclusive, either one open.
     case("check_int", "0", "S.priority", ok(0), "minimum=0"),
     case("check_int", "-1", "S.priority", refused(ValueError, r"S.priority must be >= 0, got -1"),
@@ -116,13 +118,13 @@ PY_CASES = [
     case("check_choice", "3", "O.kind", refused(ValueError, r"O.kind must be one of 1, 2, 4, got 3"),
          "(1, 2, 4)"),
     case("check_choice", "True", "O.kind", ok(1), "(0, 1)"),
-    case("check_choice", "1.0", "O.kind", refused(TypeError, r"O.kind must be an int, not float"),
+    case("check_choice", "1.0", "O.kind", refused(ArgumentTypeError, r"O.kind must be an int, not float"),
          "(1,)"),
-    case("check_choice", "None", "O.kind", refused(TypeError, r"O.kind must be an int, not NoneType"),
+    case("check_choice", "None", "O.kind", refused(ArgumentTypeError, r"O.kind must be an int, not NoneType"),
          "(1,)"),
     case("check_choice", "None", "O.kind", ok(None), "(1,), allow_none=True"),
     case("check_choice", "'a'", "O.kind",
-         refused(TypeError, r"O.kind must be an int or None, not str"), "(1,), allow_none=True"),
+         refused(ArgumentTypeError, r"O.kind must be an int or None, not str"), "(1,), allow_none=True"),
 ]
 
 # The cdef checks, called from C (downstream.size is check_size, and so on).
@@ -141,15 +143,15 @@ C_CASES = [
          refused(SizeOverflowError, r"B.from_handle\(\): size must be >= 0, got -5")),
     case("size", "True", "B.from_handle(): size", ok(1)),  # an int, as for cuda.core
     case("size", "np.True_", "B.from_handle(): size",
-         refused(TypeError, r"B.from_handle\(\): size must be an int, not numpy.bool")),
+         refused(ArgumentTypeError, r"B.from_handle\(\): size must be an int, not numpy.bool")),
     case("size", "1.5", "B.from_handle(): size",
-         refused(TypeError, r"B.from_handle\(\): size must be an int, not float")),
+         refused(ArgumentTypeError, r"B.from_handle\(\): size must be an int, not float")),
     case("size", "None", "B.from_handle(): size",
-         refused(TypeError, r"B.from_handle\(\): size must be an int, not NoneType")),
+         refused(ArgumentTypeError, r"B.from_handle\(\): size must be an int, not NoneType")),
     case("size", "'8'", "B.from_handle(): size",
-         refused(TypeError, r"B.from_handle\(\): size must be an int, not str")),
+         refused(ArgumentTypeError, r"B.from_handle\(\): size must be an int, not str")),
     case("size", "BadIndex()", "B.from_handle(): size", refused(
-        TypeError, r"B.from_handle\(\): size must be an int: BadIndex.__index__ returned str")),
+        ArgumentTypeError, r"B.from_handle\(\): size must be an int: BadIndex.__index__ returned str")),
 
     case("address", "0", "ptr", ok(0)),
     case("address", "0x7F00DEAD0000", "ptr", ok(0x7F00DEAD0000)),
@@ -162,16 +164,16 @@ C_CASES = [
          refused(ValueError, r"ptr=18446744073709551616 is not a valid address")),
     case("address", "True", "ptr", ok(1)),
     case("address", "np.True_", "ptr", refused(
-        TypeError, r"ptr must be an int \(an address\) or a cuda.bindings.driver.CUdeviceptr, "
+        ArgumentTypeError, r"ptr must be an int \(an address\) or a cuda.bindings.driver.CUdeviceptr, "
                    r"not numpy.bool")),
-    case("address", "1.0", "ptr", refused(TypeError, r"ptr must be an int \(an address\).*not float")),
+    case("address", "1.0", "ptr", refused(ArgumentTypeError, r"ptr must be an int \(an address\).*not float")),
     case("address", "None", "ptr",
-         refused(TypeError, r"ptr must be an int \(an address\).*not NoneType")),
-    case("address", "'0x10'", "ptr", refused(TypeError, r"ptr must be an int \(an address\).*not str")),
+         refused(ArgumentTypeError, r"ptr must be an int \(an address\).*not NoneType")),
+    case("address", "'0x10'", "ptr", refused(ArgumentTypeError, r"ptr must be an int \(an address\).*not str")),
     case("address", "BadIndex()", "ptr", refused(
-        TypeError, r"ptr must be an int \(an address\).*: BadIndex.__index__ returned str")),
+        ArgumentTypeError, r"ptr must be an int \(an address\).*: BadIndex.__index__ returned str")),
     case("address", "driver.CUstream(0x1000)", "ptr",
-         refused(TypeError, r"ptr must be an int \(an address\).*not CUstream")),
+         refused(ArgumentTypeError, r"ptr must be an int \(an address\).*not CUstream")),
 
     case("ordinal", "0", "device_id", ok(0)),
     case("ordinal", "3", "device_id", ok(3)),
@@ -184,11 +186,11 @@ C_CASES = [
          refused(ValueError, r"device_id 18446744073709551616 is out of range")),
     case("ordinal", "True", "device_id", ok(1)),
     case("ordinal", "np.True_", "device_id",
-         refused(TypeError, r"device_id must be an int, a Device or None, not numpy.bool")),
-    case("ordinal", "1.0", "device_id", refused(TypeError, r"device_id must be an int, .*not float")),
-    case("ordinal", "'0'", "device_id", refused(TypeError, r"device_id must be an int, .*not str")),
+         refused(ArgumentTypeError, r"device_id must be an int, a Device or None, not numpy.bool")),
+    case("ordinal", "1.0", "device_id", refused(ArgumentTypeError, r"device_id must be an int, .*not float")),
+    case("ordinal", "'0'", "device_id", refused(ArgumentTypeError, r"device_id must be an int, .*not str")),
     case("ordinal", "BadIndex()", "device_id", refused(
-        TypeError, r"device_id must be an int, a Device or None: BadIndex.__index__ returned str")),
+        ArgumentTypeError, r"device_id must be an int, a Device or None: BadIndex.__index__ returned str")),
 ]
 
 

@@ -12,7 +12,8 @@ import math
 import sys
 from typing import Any, cast
 
-from cuda_core._checks import SizeOverflowError, check_bool, check_enum, check_int
+from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_enum,
+                               check_int)
 from cuda_core._enum import StrEnum
 from cuda_core.texture._fast_checks import texture_options_ready
 
@@ -104,7 +105,8 @@ def check_format(value, what: str) -> ArrayFormatType:
 def check_shape(shape, what: str) -> tuple:
     """``shape``, a tuple (or list) of one to three ints >= 1, as a tuple of ints."""
     if not isinstance(shape, (tuple, list)):
-        raise TypeError(f"{what} must be a tuple of 1 to 3 ints, not {type(shape).__name__}")
+        raise ArgumentTypeError(f"{what} must be a tuple of 1 to 3 ints, not "
+                                f"{type(shape).__name__}")
     if not 1 <= len(shape) <= 3:
         raise ValueError(f"{what} must have 1, 2 or 3 dimensions (width, height, depth), got "
                          f"{len(shape)}")
