@@ -158,7 +158,7 @@ cdef CUdeviceptr check_address(object value, str what) except? 0:
             raise ArgumentTypeError(f"{what} must be {expected}, not {_type_name(value)}")
         value = _as_int(value, what, expected)
     if value < 0 or value >= _U64_END:
-        raise ValueError(f"{what}={value} is not a valid address")
+        raise SizeOverflowError(f"{what}={value} is not a valid address")
     return <CUdeviceptr>value
 
 

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from cuda_core import _compiler_libs as _libs
-from cuda_core._checks import check_int
+from cuda_core._checks import ArgumentTypeError, check_int
 from cuda_core._errors import NVRTCError
 
 # sm_90, compute_90, and the architecture- and family-specific sm_90a / sm_100f forms.
@@ -120,11 +120,13 @@ def arch_parts(arch: str) -> tuple[str, int, str]:
 
 
 def enum_value(value: Any, what: str, choices: tuple[str, ...], casefold: bool = False,
-               error: type[ValueError] = ValueError) -> str:
+               error: type[ValueError] = ValueError,
+               type_error: type[TypeError] = ArgumentTypeError) -> str:
     """The plain string of a StrEnum member or str, checked against ``choices`` (``error``
-    for another str)."""
+    for another str, ``type_error`` for another type: by default a TypeError that is also the
+    ValueError cuda.core raises for any value it does not know)."""
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+        raise type_error(f"{what} must be a str, not {type(value).__name__}")
     text = str.__str__(value)
     if casefold:
         for choice in choices:

@@ -20,6 +20,7 @@ from typing import Any
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core._compiler_handles import NvrtcProgram, NvvmProgram
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._compiler_utils import nvrtc_check as _nvrtc_check
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import Linker
@@ -119,6 +120,11 @@ class CodeTypeError(ValueError, RuntimeError):
     ``RuntimeError``, cuda.core's class there."""
 
 
+class CodeTypeArgumentError(ArgumentTypeError, RuntimeError):
+    """A ``code_type`` that is not a str: a ``TypeError``, as ours are, and the
+    ``RuntimeError`` cuda.core raises for any code type it does not know."""
+
+
 class Program:
     """Compiles CUDA C++, NVVM IR or PTX into an :class:`ObjectCode`.
 
@@ -158,7 +164,8 @@ class Program:
         ct = _CODE_TYPES.get(code_type) if type(code_type) is str else None
         if ct is None:
             ct = _cu.enum_value(code_type, "Program: code_type", ("c++", "ptx", "nvvm"),
-                                casefold=True, error=CodeTypeError)
+                                casefold=True, error=CodeTypeError,
+                                type_error=CodeTypeArgumentError)
         if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
             code = _check_code(code, ct)
         if type(options) is not ProgramOptions:

@@ -8,6 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
                                  current_context, enter_context, exit_context,
                                  refuse_during_body_capture, body_capture_ends)
+from cuda_core._checks import SizeOverflowError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -322,7 +323,7 @@ cdef size_t _stream_address(object handle, str what) except? 0:
         raise TypeError(f"{what} must be a stream address (int) or a "
                         f"cuda.bindings.driver.CUstream, not {type(handle).__name__}")
     if value < 0 or value >= (1 << 64):
-        raise ValueError(f"{what}={value} is not a valid stream address")
+        raise SizeOverflowError(f"{what}={value} is not a valid stream address")
     return value
 
 

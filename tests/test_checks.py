@@ -159,9 +159,10 @@ C_CASES = [
     case("address", "driver.CUdeviceptr(0x1000)", "ptr", ok(0x1000)),
     case("address", "Index(0x2000)", "ptr", ok(0x2000)),
     case("address", "np.uint64(2**64 - 1)", "ptr", ok(U64_MAX)),
-    case("address", "-1", "ptr", refused(ValueError, r"ptr=-1 is not a valid address")),
+    # SizeOverflowError: a ValueError, and cuda.core's OverflowError (its conversion to size_t).
+    case("address", "-1", "ptr", refused(SizeOverflowError, r"ptr=-1 is not a valid address")),
     case("address", "2**64", "ptr",
-         refused(ValueError, r"ptr=18446744073709551616 is not a valid address")),
+         refused(SizeOverflowError, r"ptr=18446744073709551616 is not a valid address")),
     case("address", "True", "ptr", ok(1)),
     case("address", "np.True_", "ptr", refused(
         ArgumentTypeError, r"ptr must be an int \(an address\) or a cuda.bindings.driver.CUdeviceptr, "

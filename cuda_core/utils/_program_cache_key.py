@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from cuda_core import _compiler_utils as _cu
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._options import check_or_create_options
 from cuda_core._program_options import BACKEND_OF, PLAIN_FIELDS, TARGETS, ProgramOptions
 
@@ -179,12 +180,12 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
         raise TypeError(f"code must be a str or bytes, not {type(code).__name__} "
                         f"(read a file's contents and pass them)")
     if not isinstance(code_type, str):
-        raise TypeError(f"code_type must be a str, not {type(code_type).__name__}")
+        raise ArgumentTypeError(f"code_type must be a str, not {type(code_type).__name__}")
     ct = _CODE_TYPE_NAMES.get(code_type) or _CODE_TYPE_NAMES.get(str.__str__(code_type).lower())
     if ct is None:
         raise ValueError(f"code_type must be one of 'c++', 'ptx', 'nvvm', got {code_type!r}")
     if not isinstance(target_type, str):
-        raise TypeError(f"target_type must be a str, not {type(target_type).__name__}")
+        raise ArgumentTypeError(f"target_type must be a str, not {type(target_type).__name__}")
     tt = str.__str__(target_type)
     if tt not in TARGETS[ct]:
         tt = tt.lower()
