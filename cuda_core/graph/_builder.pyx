@@ -75,14 +75,18 @@ cdef bint _left_to_the_driver(GraphBuilder b) noexcept:
     """Whether the capture of ``b`` (not a body) must never be ended: one of its conditional
     bodies failed, which corrupted that body graph (_context.pxd), and the capture itself is
     invalidated too. Ending such a capture crashed in the driver, and so did destroying its
-    stream (H200, driver 580.159): the stream is then left to the driver (wedged)."""
+    stream (H200, driver 580.159): the stream is then left to the driver (wedged), with the
+    streams joined into the capture."""
     cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    cdef Stream joined
     if b._store._broken is None or b._stream._closed:
         return False
     if (cydriver.cuStreamIsCapturing(b._stream._handle, &status) != CUDA_SUCCESS
             or status != cydriver.CU_STREAM_CAPTURE_STATUS_INVALIDATED):
         return False
     b._stream._wedged = True
+    for joined in b._joined or ():
+        joined._wedged = True
     return True
 
 
