@@ -1,0 +1,68 @@
+"""Public calls that need a GPU, each given the edge inputs a user may pass in one argument (None,
+0, -1, a bool, NumPy scalars, a float, strs, tuples, lists, bytes, 2**64, an arbitrary object),
+on NVIDIA's cuda.core and on ours (issue 27, parts 5 and 6; the CPU half is
+tests/test_differential_calls.py).
+
+Each call's inputs run through each package in a child process (tests/helpers/gpu_edge_calls.py),
+so that a crash is an outcome. Ours must never crash. Where cuda.core refuses an input, ours
+refuses it too, with cuda.core's exception class or a subclass; where both return, they return
+the same. The inputs after a crash of cuda.core's child are not compared. Where ours refuses what
+cuda.core takes, the case is listed in the report that ``CUDA_CORE_REFUSALS_REPORT`` names (a
+file), for part 1's rule: each must prevent a harm that docs/migrating.rst names.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers.gpu_edge_calls import CALLS, EDGES
+
+HELPER = os.path.join(os.path.dirname(__file__), "helpers", "gpu_edge_calls.py")
+
+
+def run(package, label):
+    """The outcomes by input name, and how the child ended (None: it exited)."""
+    result = subprocess.run([sys.executable, HELPER, package, label], capture_output=True,
+                            text=True, timeout=300)
+    outcomes = {}
+    for line in result.stdout.splitlines():
+        name, *rest = json.loads(line)
+        outcomes[name] = rest
+    died = None if result.returncode == 0 else (
+        f"exit {result.returncode}: {result.stderr.strip()[-1000:]}")
+    return outcomes, died
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("label", list(CALLS))
+def test_a_gpu_call_given_edge_inputs(label):
+    pytest.importorskip("cuda.core", reason="NVIDIA's cuda.core is the reference")
+    ours, our_death = run("cuda_core", label)
+    assert our_death is None, f"ours: {our_death}"
+    theirs, _ = run("cuda.core", label)
+    problems, refusals = [], []
+    for name in EDGES:
+        if name not in theirs:
+            break  # cuda.core's child died on this input: the rest are not compared
+        t, o = theirs[name], ours[name]
+        if t[0] == "err":
+            their_class = t[1][0]
+            # Ours taking what cuda.core refuses is leniency (a valid setting), not a break.
+            if o[0] == "err" and their_class not in o[1]:
+                problems.append(f"{name}: cuda.core raises {their_class} ({t[2]}); ours "
+                                f"{o[1][0]} ({o[2]})")
+        elif o[0] == "ok":
+            if t[1] != o[1]:
+                problems.append(f"{name}: cuda.core returns {t[1]}; ours {o[1]}")
+        else:
+            refusals.append({"call": label, "input": name, "theirs": t[1], "ours": o[1][0],
+                             "message": o[2]})
+    report = os.environ.get("CUDA_CORE_REFUSALS_REPORT")
+    if report and refusals:
+        with open(report, "a") as f:
+            for r in refusals:
+                f.write(json.dumps(r) + "\n")
+    assert not problems, "\n".join(problems)
