@@ -20,9 +20,11 @@ S=/tmp/nc_suite; rm -rf "$S"; mkdir -p "$S"
 for m in $MODS; do echo "from numba.cuda.tests.$m import *  # noqa: F401,F403" > "$S/test_${m//./__}.py"; done
 for i in $(seq "$N"); do
   (cd "$S" && PEER=ours CUDA_CORE_COMPAT=1 timeout -s INT -k 20 240 python3 -m pytest -p numba_cuda_fixture \
-     -p no:cacheprovider -q -n 12 --continue-on-collection-errors --timeout=90 -rN . > "/tmp/ours$i.log" 2>&1)
+     -p no:cacheprovider -q -n 12 --continue-on-collection-errors --timeout=90 -rf . > "/tmp/ours$i.log" 2>&1)
   echo "run $i: $(tail -1 "/tmp/ours$i.log"); crashed workers: $(grep -c 'crashed while running' "/tmp/ours$i.log")"
 done
+# The failing tests by name, with how many of the runs they failed in.
+grep -h '^FAILED' /tmp/ours*.log | sed 's/ - .*//' | sort | uniq -c
 for i in 1 2 3; do
   (cd "$S" && PYTHONPATH=$root/tools/gpu/cuda_core_alias:$PYTHONPATH timeout 120 python3 -m pytest \
      -p numba_cuda_fixture -p no:cacheprovider -q test_cudadrv__test_managed_alloc.py > "/tmp/alias$i.log" 2>&1)
