@@ -5,7 +5,8 @@
   cuLaunchKernelEx on a launch prepared in advance: the least any Python API that releases the
   GIL around the launch can cost per call (the Python floor);
 * ``graph_launch_loop``: cuGraphLaunch in a C loop, and ``graph_python_floor``, its Python
-  floor (a built-in that only releases the GIL around cuGraphLaunch);
+  floor (a built-in that only releases the GIL around cuGraphLaunch); ``retain_user_object``
+  gives the graph a user object first, as cuda_core's graphs have one;
 * the floors of ``graph_explicit.py``: ``graph_build_chain`` (one graph of a chain of kernel
   nodes, kept for a proof), ``graph_build_loop`` (cuGraphCreate, the chain, cuGraphDestroy),
   ``graph_instantiate_loop`` (cuGraphInstantiateWithParams + cuGraphExecDestroy),
@@ -248,6 +249,21 @@ def graph_launch_loop(size_t graph_exec, size_t stream, Py_ssize_t count):
         stop = _now_ns()
     HANDLE_RETURN(err)
     return stop - start
+
+
+cdef void _nothing(void* data) noexcept nogil:
+    pass
+
+
+def retain_user_object(size_t graph):
+    """Give ``graph`` a CUDA user object (a destructor that does nothing), as cuda_core gives
+    each graph whose nodes use objects of its own: the graph-replay floor with one shows what
+    the driver's per-launch handling of a retained user object costs."""
+    cdef cydriver.CUuserObject obj = NULL
+    HANDLE_RETURN(cydriver.cuUserObjectCreate(&obj, NULL, <cydriver.CUhostFn>_nothing, 1,
+                                              cydriver.CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
+    HANDLE_RETURN(cydriver.cuGraphRetainUserObject(<CUgraph>graph, obj, 1,
+                                                   cydriver.CU_GRAPH_USER_OBJECT_MOVE))
 
 
 cdef CUresult _add_chain(CUgraph graph, const CUDA_KERNEL_NODE_PARAMS* p, Py_ssize_t nodes,

@@ -74,6 +74,7 @@ CUPY = "CuPy"
 RAW = "cuda.bindings"
 RAW_TUPLE = "cuda.bindings (tuple)"
 FLOOR = "C floor"
+FLOOR_USER_OBJECT = "C floor, user object"
 PY_FLOOR = "Python floor"
 
 FLOOR_RATIO = 1.15   # ours <= 1.15x the floor (the C floor; in case 13 the asking Python floor)
@@ -360,9 +361,10 @@ class _Raw:
     def sync(self) -> None:
         _check(self.d.cuStreamSynchronize(self.st), "cuStreamSynchronize")
 
-    def graph(self, v: Variant, ptrs: list[int]):
+    def graph(self, v: Variant, ptrs: list[int], user_object: bool = False):
         """An executable graph of one launch of ``v``'s kernel (writing arguments), captured
-        from this stream, instantiated and uploaded."""
+        from this stream, instantiated and uploaded; with ``user_object``, the graph retains a
+        CUDA user object before it is instantiated (as cuda_core's graphs do)."""
         d = self.d
         f = self.function(v.kernel)
         params = self.params(v, ptrs, True, "packed")
@@ -373,6 +375,8 @@ class _Raw:
         try:
             if int(err) != 0:
                 raise RuntimeError(f"cuLaunchKernel (captured) failed: {err!r}")
+            if user_object:
+                _bench_floor_module().retain_user_object(int(graph))
             gexec = _check(d.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
         finally:
             _check(d.cuGraphDestroy(graph), "cuGraphDestroy")  # the executable is a copy
@@ -616,13 +620,13 @@ def _python_floor_setup(v: Variant):
         raise
 
 
-def _floor_graph_setup():
+def _floor_graph_setup(user_object: bool = False):
     _bench_floor = _bench_floor_module()
 
     raw = _Raw()
     try:
         ptrs = raw.allocate(GRAPH.pointers)
-        gexec = raw.graph(GRAPH, ptrs)
+        gexec = raw.graph(GRAPH, ptrs, user_object)
         ge, st = int(gexec), int(raw.st)
         _prove(GRAPH, ptrs, lambda: _bench_floor.graph_launch_loop(ge, st, 1), raw.sync)
 
@@ -845,9 +849,12 @@ def make_cases(max_launches: int) -> list[Case]:
             Contender(RAW, setup=_raw_graph_setup, stmt="cuGraphLaunch(gexec, st)",
                       requires=("cuda.bindings",)),
             Contender(FLOOR, setup=_floor_graph_setup, self_timed=True),
+            Contender(FLOOR_USER_OBJECT, setup=lambda: _floor_graph_setup(user_object=True),
+                      self_timed=True),
         ], "an uploaded executable graph of one four_args launch (writing 32 bytes), "
            "captured by each library from its own stream; raw and C: cuStreamBeginCapture + "
-           "cuLaunchKernel, replayed with cuGraphLaunch"),
+           "cuLaunchKernel, replayed with cuGraphLaunch; 'C floor, user object': the C floor's "
+           "graph retaining one CUDA user object, as cuda_core's graphs do"),
     ] + [
         case(C_WRAPPED[kind], _wrapped_contenders(WRAPPED[kind]),
              f"case 2 on {STREAM_KINDS[kind]}, made by each library with its own API; the C "

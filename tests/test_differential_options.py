@@ -58,6 +58,10 @@ EDGES = {
 # cuda.core's error here is an accident of its implementation (``name.encode`` of a non-str
 # raises AttributeError), not a documented failure: ours raises TypeError.
 ACCIDENTS = {("ProgramOptions", "name"), ("LinkerOptions", "name")}
+# cuda.core refuses a true use_bundled_headers with RuntimeError where NVRTC is older than 13.3
+# (the CUDA 12 build's): it looks at NVRTC before it looks at the value's type, as ours does
+# after; either way the options are refused.
+NVRTC_FIRST = {("ProgramOptions", "use_bundled_headers")}
 # cuda.core looks for the driver while making some options (LaunchConfig with a cluster or a
 # cooperative launch): what it would say of the input cannot be seen on a machine without one.
 NO_DRIVER = {"DynamicLibNotFoundError"}
@@ -118,6 +122,8 @@ def test_an_option_field_given_edge_inputs(module, name, field):
         ours, our_error = make("cuda_core", module, name, field, value)
         if their_error is not None:
             if (name, field) in ACCIDENTS or type(their_error).__name__ in NO_DRIVER:
+                continue
+            if (name, field) in NVRTC_FIRST and "requires NVRTC" in str(their_error):
                 continue
             cls = their_class(their_error)
             compatible = (our_error is None or isinstance(our_error, cls) if cls is not None
