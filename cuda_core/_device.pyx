@@ -12,8 +12,7 @@ from libc.string cimport memset
 from cuda_core._checks cimport check_ordinal
 from cuda_core._context cimport (Context, ContextGuard, primary_context, context_from_handle,
                                  current_ordinal, enter_context, exit_context,
-                                 live_primary_context,
-                                 refuse_during_body_capture)
+                                 live_primary_context, refuse_during_body_capture)
 from cuda_core._driver cimport ensure_driver, device_count
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport create_event

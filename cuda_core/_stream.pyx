@@ -5,9 +5,9 @@ import os
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 
-from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
-                                 current_context, enter_context, exit_context,
-                                 refuse_during_body_capture, body_capture_ends)
+from cuda_core._context cimport (Context, ContextGuard, body_capture_ends, context_from_handle,
+                                 context_gone, current_context, enter_context, exit_context,
+                                 refuse_during_body_capture)
 from cuda_core._checks import SizeOverflowError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
@@ -340,12 +340,20 @@ cdef Stream new_owned_stream(CUstream handle, Context ctx):
     return _new_stream(handle, ctx, None, True)
 
 
+# Addresses below this are in the first page, which no process maps: no stream lives there.
+cdef size_t _FIRST_PAGE_END = 4096
+
+
 cdef Stream wrap_handle(size_t address, object owner):
     # The handle as given: Stream.from_handle(0).handle is 0, as in cuda.core (numba-cuda
     # round-trips it through int()); it equals LEGACY_DEFAULT_STREAM all the same.
     cdef CUstream handle = <CUstream>address
     cdef CUcontext ctx_handle = NULL
     cdef Context ctx = None
+    if not is_default_handle(handle) and address < _FIRST_PAGE_END:
+        # The driver would read a stream at that address: the first page is never mapped.
+        raise ValueError(f"{address:#x} is not a stream: a CUstream is the address of the "
+                         f"driver's stream object (0, 1 and 2 name the default streams)")
     ensure_driver()
     if not is_default_handle(handle):
         HANDLE_RETURN(cydriver.cuStreamGetCtx(handle, &ctx_handle))

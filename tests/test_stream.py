@@ -31,8 +31,17 @@ def test_from_handle_type_checked(bad):
 
 
 def test_from_handle_negative():
-    with pytest.raises(ValueError, match="not a valid stream address"):
+    # Also cuda.core's OverflowError (its conversion to an address).
+    with pytest.raises(OverflowError, match="not a valid stream address"):
         Stream.from_handle(-5)
+
+
+@pytest.mark.parametrize("address", [3, 0x10, 4095])
+def test_from_handle_in_the_first_page_is_refused(address):
+    # No stream lives in the first page: asking the driver for its context would read there
+    # (a crash). Refused before the driver is loaded, so also without one.
+    with pytest.raises(ValueError, match=f"{address:#x} is not a stream"):
+        Stream.from_handle(address)
 
 
 @pytest.mark.gpu
