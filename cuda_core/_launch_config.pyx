@@ -66,6 +66,18 @@ cdef inline bint _small_int(object value, unsigned int* out) noexcept:
     return False
 
 
+cdef int _check_blocks(const unsigned int grid[3], const unsigned int cluster[3],
+                       str where) except -1:
+    """A grid of clusters counts its blocks in the driver's unsigned int, per dimension."""
+    cdef int i
+    for i in range(3):
+        if <unsigned long long>grid[i] * cluster[i] > _UINT_MAX:
+            raise ValueError(f"{where}: grid {(grid[0], grid[1], grid[2])} of clusters "
+                             f"{(cluster[0], cluster[1], cluster[2])} has more than 2**32 - 1 "
+                             f"blocks in one dimension")
+    return 0
+
+
 cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
     cdef int i
     if isinstance(value, tuple):
@@ -96,7 +108,10 @@ cdef int _dims_general(object value, str name, unsigned int out[3]) except -1:
 cdef class LaunchConfig:
     """How to launch a kernel: grid, block, optional cluster, dynamic shared memory, flags.
 
-    Immutable once built, so one config can be shared between threads and launches.
+    The fields can be assigned after the config is built, as in cuda.core, and are checked and
+    normalised as at construction. A config assigned to while another thread launches with it
+    may launch with a mix of old and new values; give each thread its own config if it changes
+    one.
 
     Parameters
     ----------
@@ -135,7 +150,8 @@ cdef class LaunchConfig:
         cdef int overflow = 0
         cdef long long shmem = 0
         if self._frozen:
-            raise AttributeError("LaunchConfig is immutable")
+            raise AttributeError("LaunchConfig.__init__: this config is already built; assign "
+                                 "its fields to change it")
         if cooperative_launch is not None:
             # stacklevel 1: compiled code has no frame of its own, so 1 is the caller's line.
             warnings.warn("LaunchConfig(cooperative_launch=...) is deprecated; use "
@@ -153,10 +169,7 @@ cdef class LaunchConfig:
         self._has_cluster = cluster is not None
         if self._has_cluster:
             _dims(cluster, where, "cluster", self._cluster)
-            for i in range(3):
-                if <unsigned long long>self._grid[i] * self._cluster[i] > _UINT_MAX:
-                    raise ValueError(f"{where}: grid {self.grid} of clusters {self.cluster}"
-                                     " has more than 2**32 - 1 blocks in one dimension")
+            _check_blocks(self._grid, self._cluster, where)
         else:
             self._cluster[0] = self._cluster[1] = self._cluster[2] = 1
         if shmem_size is not None:
@@ -182,10 +195,24 @@ cdef class LaunchConfig:
         """The grid as a 3-tuple (in clusters when ``cluster`` is set)."""
         return (self._grid[0], self._grid[1], self._grid[2])
 
+    @grid.setter
+    def grid(self, value):
+        cdef unsigned int dims[3]
+        _dims(value, "LaunchConfig", "grid", dims)
+        if self._has_cluster:
+            _check_blocks(dims, self._cluster, "LaunchConfig")
+        self._grid[0], self._grid[1], self._grid[2] = dims[0], dims[1], dims[2]
+
     @property
     def block(self):
         """The block as a 3-tuple of threads."""
         return (self._block[0], self._block[1], self._block[2])
+
+    @block.setter
+    def block(self, value):
+        cdef unsigned int dims[3]
+        _dims(value, "LaunchConfig", "block", dims)
+        self._block[0], self._block[1], self._block[2] = dims[0], dims[1], dims[2]
 
     @property
     def cluster(self):
@@ -194,15 +221,37 @@ cdef class LaunchConfig:
             return None
         return (self._cluster[0], self._cluster[1], self._cluster[2])
 
+    @cluster.setter
+    def cluster(self, value):
+        cdef unsigned int dims[3]
+        if value is None:
+            self._has_cluster = False
+            self._cluster[0] = self._cluster[1] = self._cluster[2] = 1
+            return
+        _dims(value, "LaunchConfig", "cluster", dims)
+        _check_blocks(self._grid, dims, "LaunchConfig")
+        self._cluster[0], self._cluster[1], self._cluster[2] = dims[0], dims[1], dims[2]
+        self._has_cluster = True
+
     @property
     def shmem_size(self):
         """Dynamic shared memory per block, in bytes."""
         return self._shmem_size
 
+    @shmem_size.setter
+    def shmem_size(self, value):
+        self._shmem_size = 0 if value is None else check_int(
+            value, "LaunchConfig.shmem_size", 0, _UINT_MAX, False, SizeOverflowError)
+
     @property
     def is_cooperative(self):
         """True for a cooperative launch (the kernel may synchronize the whole grid)."""
         return bool(self._is_cooperative)
+
+    @is_cooperative.setter
+    def is_cooperative(self, value):
+        self._is_cooperative = value if type(value) is bool else check_bool(
+            value, "LaunchConfig.is_cooperative")
 
     @property
     def cooperative_launch(self):
@@ -216,6 +265,11 @@ cdef class LaunchConfig:
         """True when the kernel may overlap with the previous one on its stream
         (programmatic dependent launch)."""
         return bool(self._pss)
+
+    @programmatic_stream_serialization.setter
+    def programmatic_stream_serialization(self, value):
+        self._pss = value if type(value) is bool else check_bool(
+            value, "LaunchConfig.programmatic_stream_serialization")
 
     def _key(self):
         return (self.grid, self.cluster, self.block, self._shmem_size,
@@ -236,7 +290,7 @@ cdef class LaunchConfig:
 
     def __reduce__(self):
         # As cuda.core 1.2.2, whose LaunchConfig holds C launch attributes: copy.copy,
-        # copy.deepcopy and pickle raise TypeError (a config is immutable: share it).
+        # copy.deepcopy and pickle raise TypeError.
         raise TypeError(f"cannot pickle {type(self).__name__!r} object")
 
 

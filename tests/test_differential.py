@@ -50,6 +50,13 @@ def fields(obj, *names):
 
 
 SCENARIOS = [
+    # -- LaunchConfig: its fields can be assigned ------------------------------------------------
+    Scenario("LaunchConfig: grid assigned", lambda m: (lambda c: (
+        setattr(c, "grid", (4, 2, 1)), setattr(c, "shmem_size", 64),
+        fields(c, "grid", "block", "shmem_size"))[-1])(m.LaunchConfig(grid=1, block=32))),
+    Scenario("LaunchConfig: assigned configs compare by value", lambda m: (lambda c: (
+        setattr(c, "block", (64, 1, 1)), c == m.LaunchConfig(grid=1, block=64))[-1])(
+            m.LaunchConfig(grid=1, block=32))),
     # -- StreamOptions / EventOptions ----------------------------------------------------------
     Scenario("StreamOptions()", lambda m: fields(m.StreamOptions(), "nonblocking", "priority")),
     Scenario("StreamOptions(nonblocking=1)",

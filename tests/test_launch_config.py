@@ -71,14 +71,38 @@ def test_cooperative_launch_is_a_deprecated_spelling():
         LaunchConfig(grid=1, block=1, is_cooperative=True, cooperative_launch=True)
 
 
-def test_immutable():
+def test_fields_can_be_assigned_and_are_checked():
+    # As in cuda.core, the fields can be assigned; they are checked and normalised as at
+    # construction, and a refused value leaves the field as it was.
     cfg = LaunchConfig(grid=2, block=64)
-    for field in ("grid", "block", "cluster", "shmem_size", "is_cooperative"):
-        with pytest.raises(AttributeError):
-            setattr(cfg, field, 3)
-    with pytest.raises(AttributeError, match="immutable"):
+    cfg.grid = (4, 2)
+    cfg.block = 32
+    cfg.shmem_size = 1024
+    cfg.is_cooperative = 1
+    cfg.programmatic_stream_serialization = True
+    assert (cfg.grid, cfg.block, cfg.shmem_size) == ((4, 2, 1), (32, 1, 1), 1024)
+    assert cfg.is_cooperative is True and cfg.programmatic_stream_serialization is True
+    assert cfg == LaunchConfig(grid=(4, 2), block=32, shmem_size=1024, is_cooperative=True,
+                               programmatic_stream_serialization=True)
+    cfg.cluster = 2
+    assert cfg.cluster == (2, 1, 1)
+    cfg.cluster = None
+    assert cfg.cluster is None
+    with pytest.raises(ValueError, match=r"LaunchConfig.grid values must be >= 1"):
+        cfg.grid = (4, 0)
+    with pytest.raises(TypeError, match=r"LaunchConfig.block must be an int"):
+        cfg.block = 1.5
+    with pytest.raises(OverflowError, match=r"LaunchConfig.shmem_size"):
+        cfg.shmem_size = -1
+    with pytest.raises(TypeError, match=r"LaunchConfig.is_cooperative"):
+        cfg.is_cooperative = 0.5
+    cfg.grid = 2**31
+    with pytest.raises(ValueError, match="more than 2\\*\\*32 - 1 blocks"):
+        cfg.cluster = 2
+    assert (cfg.grid, cfg.block, cfg.shmem_size, cfg.cluster) == ((2**31, 1, 1), (32, 1, 1),
+                                                                   1024, None)
+    with pytest.raises(AttributeError, match="already built"):
         cfg.__init__(grid=5, block=5)
-    assert cfg.grid == (2, 1, 1)
 
 
 def test_eq_hash_repr_weakref_and_no_pickle():
