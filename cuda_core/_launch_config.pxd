@@ -3,7 +3,7 @@ from cuda.bindings.cydriver cimport CUlaunchAttribute, CUlaunchConfig, CUstream
 
 
 cdef class LaunchConfig:
-    # Normalised at construction; read by the launcher without a Python call.
+    # Normalised at construction and assignment; read by the launcher without a Python call.
     cdef unsigned int _grid[3]      # in clusters when _has_cluster, else in blocks
     cdef unsigned int _block[3]
     cdef unsigned int _cluster[3]
@@ -11,7 +11,7 @@ cdef class LaunchConfig:
     cdef unsigned int _shmem_size
     cdef bint _is_cooperative
     cdef bint _pss
-    cdef bint _frozen
+    cdef bint _frozen               # built: __init__ again is refused (assign fields instead)
     cdef object __weakref__
 
     # ``where`` names the config in messages: "LaunchConfig", or "<query>(): config".

@@ -1,7 +1,7 @@
-"""LaunchConfig: the immutable shape of a kernel launch.
+"""LaunchConfig: the shape of a kernel launch.
 
 Pure checks (types, values >= 1, limits of the driver's integer fields) happen here, at
-construction. Checks that need a device or a kernel (block size, cluster support, cooperative
+construction and when a field is assigned. Checks that need a device or a kernel (block size, cluster support, cooperative
 grid size, dynamic shared memory) happen at launch, where the device and kernel are known.
 """
 
