@@ -121,8 +121,6 @@ cdef class GraphBuilder(Resource):
             # fails to end leaves the body incomplete: the parent's graph is unusable.
             if end_capture_on(self._stream) != CUDA_SUCCESS:
                 self._store._broken = BODY_CAPTURE_FAILED
-            if not self._stream._closed:
-                body_capture_ends(self._stream._handle)
         elif self._state == _BUILDING and not self._join_required:
             # A stream released first (in a reference cycle with the builder) ended the
             # capture itself (Stream._release), and its handle is gone.
@@ -688,8 +686,6 @@ cdef class GraphBuilder(Resource):
         if self._state == _BUILDING:
             self._state = _ENDED
             err = end_capture_on(self._stream)
-            if not self._stream._closed:
-                body_capture_ends(self._stream._handle)
         return err
 
     def _hold_captured(self, objects):

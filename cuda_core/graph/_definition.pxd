@@ -73,7 +73,7 @@ cdef class GraphNode:
 cdef _GraphStore new_store(CUgraph owned)
 cdef int end_body_captures(_GraphStore store) except -1
 # End the capture in progress on ``stream``, if any (its graph is not destroyed: a body's is
-# its node's); nothing on a closed stream. Returns the driver's result of ending it
+# its node's), and forget it as a body being captured; nothing on a closed stream. Returns the driver's result of ending it
 # (CUDA_SUCCESS where nothing was capturing).
 cdef int end_capture_on(Stream stream) except -1
 # The message of _GraphStore._broken for a conditional body whose capture failed.

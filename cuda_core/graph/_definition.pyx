@@ -37,7 +37,7 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
 from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
-from cuda_core._context cimport context_from_handle
+from cuda_core._context cimport body_capture_ends, context_from_handle
 from cuda_core._driver cimport device_count, driver_version, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._event cimport Event
@@ -142,9 +142,10 @@ cdef str BODY_CAPTURE_FAILED = (
 cdef int end_capture_on(Stream stream) except -1:
     cdef CUresult err = CUDA_SUCCESS
     if stream._closed:
-        return 0
+        return 0  # Stream._release ended the capture and forgot the body
     with nogil:
         err = end_capture(stream._handle)
+    body_capture_ends(stream._handle)
     return <int>err
 
 
