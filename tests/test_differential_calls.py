@@ -17,13 +17,9 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers.differential import their_class
+from helpers.differential import require_reference, their_class
 
-_reference = pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extra "
-                                                     "installs it) is the reference")
-if not _reference.__version__.startswith("1.2.2"):
-    pytest.skip(f"the cuda.core here is {_reference.__version__}; these cases compare against "
-                f"1.2.2, which the test extra installs (CI)", allow_module_level=True)
+require_reference("1.2.2")
 
 EDGES = {"None": None, "0": 0, "-1": -1, "1": 1, "True": True, "False": False,
          "np.int32(3)": np.int32(3), "np.True_": np.True_, "1.5": 1.5, "''": "", "'x'": "x",
@@ -109,14 +105,6 @@ def outcome(package, call, x):
             return None, exc
 
 
-def reference_class(exc):
-    """The class ours must raise or subclass where cuda.core raised ``exc`` (see
-    helpers.differential.their_class), also cuda.pathfinder's, which both packages use."""
-    if type(exc).__module__.startswith("cuda.pathfinder"):
-        return type(exc)
-    return their_class(exc)
-
-
 @pytest.mark.parametrize("label, call", CALLS, ids=[label for label, _ in CALLS])
 def test_a_call_given_edge_inputs(label, call):
     problems = []
@@ -129,7 +117,7 @@ def test_a_call_given_edge_inputs(label, call):
             if type(their_error).__name__ == "DynamicLibNotFoundError" and \
                     not isinstance(our_error, type(their_error)):
                 continue  # cuda.core looked for the driver before it looked at x
-            cls = reference_class(their_error)
+            cls = their_class(their_error)
             if not (isinstance(our_error, cls) if cls is not None
                     else type(our_error).__name__ == type(their_error).__name__):
                 problems.append(f"{name}: cuda.core raises {type(their_error).__name__} "

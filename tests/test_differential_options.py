@@ -18,13 +18,9 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers.differential import their_class
+from helpers.differential import require_reference, their_class
 
-_reference = pytest.importorskip("cuda.core", reason="NVIDIA's cuda-core 1.2.2 (the test extra "
-                                                     "installs it) is the reference")
-if not _reference.__version__.startswith("1.2.2"):
-    pytest.skip(f"the cuda.core here is {_reference.__version__}; these cases compare against "
-                f"1.2.2, which the test extra installs (CI)", allow_module_level=True)
+require_reference("1.2.2")
 
 CLASSES = [
     ("", name) for name in (

@@ -105,14 +105,15 @@ def outcome(scenario: Scenario, package: str) -> Outcome:
 
 def their_class(exc: BaseException) -> type[BaseException] | None:
     """The class ours must raise (or subclass) where cuda.core raised ``exc``: a builtin, one of
-    a package both use (``cuda.bindings``' ``nvJitLinkError``), or ours of the same name; None
-    where ours has none (then only the name is compared)."""
+    a package both use (``cuda.bindings``' ``nvJitLinkError``, ``cuda.pathfinder``'s
+    ``DynamicLibNotFoundError``), or ours of the same name; None where ours has none (then only
+    the name is compared)."""
     name = type(exc).__name__
     builtin = getattr(builtins, name, None)
     if isinstance(builtin, type) and issubclass(builtin, BaseException) and \
             type(exc).__module__ == "builtins":
         return builtin
-    if type(exc).__module__.startswith("cuda.bindings."):
+    if type(exc).__module__.startswith(("cuda.bindings.", "cuda.pathfinder")):
         return type(exc)
     import cuda_core
 
@@ -139,3 +140,16 @@ def migrating_sections() -> set[str]:
     return {lines[i - 1].strip() for i in range(1, len(lines))
             if lines[i] and set(lines[i]) == {"-"} and len(lines[i]) >= len(lines[i - 1].strip())
             and lines[i - 1].strip()}
+
+
+def require_reference(release: str):
+    """Skip the calling test module unless the cuda.core installed is ``release`` (its
+    comparisons were read off that release, which the test extra installs: CI)."""
+    import pytest
+
+    reference = pytest.importorskip("cuda.core", reason=f"NVIDIA's cuda-core {release} (the "
+                                                        f"test extra installs it) is the reference")
+    if not reference.__version__.startswith(release):
+        pytest.skip(f"the cuda.core here is {reference.__version__}; these cases compare "
+                    f"against {release}, which the test extra installs (CI)",
+                    allow_module_level=True)
