@@ -201,7 +201,7 @@ cdef class LaunchConfig:
         _dims(value, "LaunchConfig", "grid", dims)
         if self._has_cluster:
             _check_blocks(dims, self._cluster, "LaunchConfig")
-        self._grid[0], self._grid[1], self._grid[2] = dims[0], dims[1], dims[2]
+        self._grid[:] = dims
 
     @property
     def block(self):
@@ -212,7 +212,7 @@ cdef class LaunchConfig:
     def block(self, value):
         cdef unsigned int dims[3]
         _dims(value, "LaunchConfig", "block", dims)
-        self._block[0], self._block[1], self._block[2] = dims[0], dims[1], dims[2]
+        self._block[:] = dims
 
     @property
     def cluster(self):
@@ -230,7 +230,7 @@ cdef class LaunchConfig:
             return
         _dims(value, "LaunchConfig", "cluster", dims)
         _check_blocks(self._grid, dims, "LaunchConfig")
-        self._cluster[0], self._cluster[1], self._cluster[2] = dims[0], dims[1], dims[2]
+        self._cluster[:] = dims
         self._has_cluster = True
 
     @property
