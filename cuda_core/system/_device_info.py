@@ -1,6 +1,6 @@
-"""The records ``cuda_core.system.Device`` hands out beyond its own properties (attributes,
-cooler and fans, field values, InfoROM, MIG, dynamic P-states, processes, repair status, device
-events), with the NVML codes they decode. They go through cuda.bindings' NVML as
+"""The records ``cuda_core.system.Device`` hands out beyond its own properties (PCI, clocks,
+temperature, attributes, cooler and fans, field values, InfoROM, MIG, dynamic P-states,
+processes, repair status, device events), with the NVML codes they decode. They go through cuda.bindings' NVML as
 :mod:`cuda_core.system._device` does, which imports them (and whose ``Device`` they return).
 """
 
@@ -17,17 +17,21 @@ from cuda_core.system import _device
 from cuda_core.system._nvml import call, nvml
 from cuda_core.system.typing import (
     AddressingMode,
+    ClockId,
+    ClockType,
     CoolerControl,
     CoolerTarget,
     EventType,
     FanControlPolicy,
     InforomObject,
+    TemperatureThresholds,
 )
 
 if TYPE_CHECKING:
     from cuda_core.system._device import Device
 
 __all__ = [
+    "ClockInfo",
     "CoolerInfo",
     "DeviceAttributes",
     "DeviceEvents",
@@ -39,13 +43,17 @@ __all__ = [
     "GpuDynamicPstatesUtilization",
     "InforomInfo",
     "MigInfo",
+    "PciInfo",
     "ProcessInfo",
     "RepairStatus",
+    "Temperature",
 ]
 
 _U32_MAX = 0xFFFFFFFF
-
-
+# The NVML codes (nvml.h) of the clock and temperature enumerations' members.
+_CLOCK_TYPE = {ClockType.GRAPHICS: 0, ClockType.SM: 1, ClockType.MEMORY: 2, ClockType.VIDEO: 3}
+_CLOCK_ID = {ClockId.CURRENT: 0, ClockId.CUSTOMER_BOOST_MAX: 3}
+_THRESHOLD = {member: code for code, member in enumerate(TemperatureThresholds)}
 _ADDRESSING_MODE = {1: AddressingMode.HMM, 2: AddressingMode.ATS}
 _COOLER_CONTROL = {1: CoolerControl.TOGGLE, 2: CoolerControl.VARIABLE}
 _COOLER_TARGET_BITS = ((1, CoolerTarget.NONE), (2, CoolerTarget.GPU), (4, CoolerTarget.MEMORY),
@@ -138,6 +146,143 @@ def _field_ids(field_ids) -> list:
         else:
             out.append((check_int(item, "field id", 0, _U32_MAX), 0))
     return out
+
+
+class PciInfo:
+    """The PCI attributes of a device (``nvmlDeviceGetPciInfoExt``), with its link's state
+    read on each access."""
+
+    __slots__ = ("_handle", "bus", "bus_id", "device", "domain", "vendor_id", "device_id",
+                 "subsystem_id", "base_class", "sub_class")
+
+    def __init__(self, handle: int):
+        info = call("device_get_pci_info_ext", handle)
+        self._handle = handle
+        #: The bus number.
+        self.bus = int(info.bus)
+        #: The PCI bus id, ``domain:bus:device.function``, e.g. ``"00000000:1B:00.0"``.
+        self.bus_id = str(info.bus_id)
+        #: The device number on the bus.
+        self.device = int(info.device_)
+        #: The PCI domain.
+        self.domain = int(info.domain)
+        pci_id = int(info.pci_device_id)
+        #: The PCI vendor id (0x10DE for NVIDIA).
+        self.vendor_id = pci_id & 0xFFFF
+        #: The PCI device id.
+        self.device_id = pci_id >> 16
+        #: The PCI subsystem id.
+        self.subsystem_id = int(info.pci_sub_system_id)
+        #: The PCI base class code.
+        self.base_class = int(info.base_class)
+        #: The PCI sub class code.
+        self.sub_class = int(info.sub_class)
+
+    @property
+    def link_generation(self) -> int:
+        """The highest PCIe generation the GPU supports (``nvmlDeviceGetGpuMaxPcieLinkGeneration``)."""
+        return int(call("device_get_gpu_max_pcie_link_generation", self._handle))
+
+    @property
+    def max_link_generation(self) -> int:
+        """The highest PCIe generation of this GPU in this system (``nvmlDeviceGetMaxPcieLinkGeneration``)."""
+        return int(call("device_get_max_pcie_link_generation", self._handle))
+
+    @property
+    def max_link_width(self) -> int:
+        """The widest PCIe link of this GPU in this system (``nvmlDeviceGetMaxPcieLinkWidth``)."""
+        return int(call("device_get_max_pcie_link_width", self._handle))
+
+    @property
+    def current_link_generation(self) -> int:
+        """The current PCIe generation (``nvmlDeviceGetCurrPcieLinkGeneration``)."""
+        return int(call("device_get_curr_pcie_link_generation", self._handle))
+
+    @property
+    def current_link_width(self) -> int:
+        """The current PCIe link width (``nvmlDeviceGetCurrPcieLinkWidth``)."""
+        return int(call("device_get_curr_pcie_link_width", self._handle))
+
+    @property
+    def rx_throughput(self) -> int:
+        """PCIe bytes received over the last 20 ms, in KB/s (``nvmlDeviceGetPcieThroughput``)."""
+        return int(call("device_get_pcie_throughput", self._handle, 1))
+
+    @property
+    def tx_throughput(self) -> int:
+        """PCIe bytes sent over the last 20 ms, in KB/s (``nvmlDeviceGetPcieThroughput``)."""
+        return int(call("device_get_pcie_throughput", self._handle, 0))
+
+    @property
+    def replay_counter(self) -> int:
+        """The PCIe replay counter (``nvmlDeviceGetPcieReplayCounter``)."""
+        return int(call("device_get_pcie_replay_counter", self._handle))
+
+    def __repr__(self) -> str:
+        return f"<cuda_core.system.PciInfo bus_id={self.bus_id!r}>"
+
+
+class ClockInfo:
+    """One clock domain of a device (:meth:`Device.get_clock`); frequencies in MHz."""
+
+    __slots__ = ("_handle", "_type", "clock_type")
+
+    def __init__(self, handle: int, clock_type):
+        self.clock_type = check_enum(clock_type, "clock_type", ClockType)
+        self._handle = handle
+        self._type = _CLOCK_TYPE[self.clock_type]
+
+    def get_current_mhz(self, clock_id=ClockId.CURRENT) -> int:
+        """The clock's frequency: the current one, or with ``clock_id="customer_boost_max"``
+        the customer's boost limit (``nvmlDeviceGetClock``)."""
+        clock_id = check_enum(clock_id, "clock_id", ClockId)
+        return int(call("device_get_clock", self._handle, self._type, _CLOCK_ID[clock_id]))
+
+    def get_max_mhz(self) -> int:
+        """The highest frequency of this clock (``nvmlDeviceGetMaxClockInfo``)."""
+        return int(call("device_get_max_clock_info", self._handle, self._type))
+
+    def get_max_customer_boost_mhz(self) -> int:
+        """The customer-defined boost limit (``nvmlDeviceGetMaxCustomerBoostClock``)."""
+        return int(call("device_get_max_customer_boost_clock", self._handle, self._type))
+
+    def get_min_max_clock_of_pstate_mhz(self, pstate: int) -> tuple[int, int]:
+        """``(min, max)`` of this clock in performance state ``pstate`` (0 to 15)
+        (``nvmlDeviceGetMinMaxClockOfPState``)."""
+        pstate = check_int(pstate, "pstate", 0, 15)
+        low, high = call("device_get_min_max_clock_of_p_state", self._handle, self._type, pstate)
+        return int(low), int(high)
+
+    def __repr__(self) -> str:
+        return f"<cuda_core.system.ClockInfo {self.clock_type.value}>"
+
+
+class Temperature:
+    """A device's temperatures, in degrees Celsius (:attr:`Device.temperature`)."""
+
+    __slots__ = ("_handle",)
+
+    def __init__(self, handle: int):
+        self._handle = handle
+
+    def get_sensor(self) -> int:
+        """The GPU die's current temperature (``nvmlDeviceGetTemperatureV``)."""
+        return int(call("device_get_temperature_v", self._handle, 0))
+
+    def get_threshold(self, threshold_type) -> int:
+        """The temperature of a :class:`~cuda_core.system.typing.TemperatureThresholds` (the
+        slowdown or shutdown point, say) (``nvmlDeviceGetTemperatureThreshold``)."""
+        threshold_type = check_enum(threshold_type, "threshold_type", TemperatureThresholds)
+        return int(call("device_get_temperature_threshold", self._handle,
+                        _THRESHOLD[threshold_type]))
+
+    @property
+    def margin(self) -> int:
+        """How far the GPU is from its nearest slowdown threshold (``nvmlDeviceGetMarginTemperature``)."""
+        return int(call("device_get_margin_temperature", self._handle))
+
+    def __repr__(self) -> str:
+        return "<cuda_core.system.Temperature>"
 
 
 class DeviceAttributes:
