@@ -12,4 +12,5 @@ cpdef object check_choice(object value, str what, tuple allowed, bint allow_none
 cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=*)
 cpdef size_t check_size(object value, str what) except? 0
 cdef CUdeviceptr check_address(object value, str what) except? 0
+cdef int check_driver_int(object value, str what, int minimum) except? -1
 cdef int check_ordinal(object value, str what) except -1

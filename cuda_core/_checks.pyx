@@ -12,6 +12,8 @@ import builtins
 
 from cuda.bindings import driver as _driver_py
 
+from cuda_core._errors import InvalidValueError
+
 __all__ = []
 
 
@@ -112,6 +114,18 @@ cpdef object check_int(object value, str what, object minimum=None, object maxim
     return value
 
 
+cdef int check_driver_int(object value, str what, int minimum) except? -1:
+    """An int the driver takes as a C ``int`` with a lower bound it checks itself, where cuda.core
+    passes the value on: below ``minimum``, the driver's refusal as cuda.core reports it
+    (``InvalidValueError``, a ``CUDAError`` and a ``ValueError``), raised before the call; past
+    the C ``int``, ``SizeOverflowError`` (cuda.core's conversion raises ``OverflowError``)."""
+    value = _as_int(value, what, "an int")
+    if minimum <= value <= 0x7FFFFFFF:
+        return value
+    error = SizeOverflowError if value > 0x7FFFFFFF else InvalidValueError
+    raise error(f"{what} must be between {minimum} and 2147483647, got {value}")
+
+
 cpdef object check_choice(object value, str what, tuple allowed, bint allow_none=False):
     """``value`` as an int that is one of ``allowed``."""
     if value is None and allow_none:
@@ -168,6 +182,6 @@ cdef int check_ordinal(object value, str what) except -1:
     value = _as_int(value, what, "an int, a Device or None")
     if value < 0:
         raise ValueError(f"{what} must be >= 0, got {value}")
-    if value > 0x7FFFFFFF:
-        raise ValueError(f"{what} {value} is out of range")
+    if value > 0x7FFFFFFF:  # past the C int: an OverflowError too, as cuda.core's conversion
+        raise SizeOverflowError(f"{what} {value} is out of range")
     return value

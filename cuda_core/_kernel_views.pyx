@@ -15,7 +15,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUfunction, CUkernel, CUlaunchAttribute, CUlaunchConfig,
                                      CUresult)
 
-from cuda_core._checks cimport check_int, check_size
+from cuda_core._checks cimport check_driver_int, check_int, check_size
 from cuda_core._context cimport current_ordinal
 from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
@@ -268,7 +268,7 @@ cdef class KernelOccupancy:
         -----
         Calls ``cuOccupancyMaxActiveBlocksPerMultiprocessor``.
         """
-        cdef int bs = check_int(block_size, "block_size", 1, 0x7FFFFFFF)
+        cdef int bs = check_driver_int(block_size, "block_size", 1)
         cdef size_t smem = check_size(dynamic_shared_memory_size, "dynamic_shared_memory_size")
         cdef int n = 0
         cdef CUresult err
@@ -351,7 +351,7 @@ cdef class KernelOccupancy:
         """
         cdef int blocks = check_int(num_blocks_per_multiprocessor,
                                     "num_blocks_per_multiprocessor", 1, 0x7FFFFFFF)
-        cdef int bs = check_int(block_size, "block_size", 1, 0x7FFFFFFF)
+        cdef int bs = check_driver_int(block_size, "block_size", 1)
         cdef size_t smem = 0
         cdef CUresult err
         with nogil:

@@ -13,6 +13,7 @@ from cpython.ref cimport PyObject
 
 from cuda_core._checks cimport check_bool, check_int
 from cuda_core._checks import ArgumentTypeError, SizeOverflowError
+from cuda_core._errors import InvalidValueError
 
 
 cdef extern from "Python.h":
@@ -176,9 +177,11 @@ cdef class LaunchConfig:
             if type(shmem_size) is int:  # the common case takes no Python-level call
                 shmem = PyLong_AsLongLongAndOverflow(shmem_size, &overflow)
             if type(shmem_size) is not int or overflow or not 0 <= shmem <= <long long>_UINT_MAX:
-                # Out of range: an OverflowError too, as cuda.core's at launch.
-                shmem = check_int(shmem_size, f"{where}.shmem_size", 0, _UINT_MAX, False,
-                                  SizeOverflowError)
+                # Negative: the driver's INVALID_VALUE, as cuda.core's at launch; past 32 bits:
+                # an OverflowError too, as cuda.core's conversion.
+                shmem = check_int(shmem_size, f"{where}.shmem_size")
+                check_int(shmem, f"{where}.shmem_size", 0, _UINT_MAX, False,
+                          InvalidValueError if shmem < 0 else SizeOverflowError)
         self._shmem_size = <unsigned int>shmem
         if type(is_cooperative) is not bool:
             check_bool(is_cooperative, f"{where}.is_cooperative")

@@ -388,7 +388,7 @@ cdef class ObjectCode(Resource):
                             f"{type(name).__name__}")
         symbol = self._sym_map.get(key, key)
         c_symbol = symbol.encode()
-        if b"\0" in c_symbol or not c_symbol:
+        if b"\0" in c_symbol:  # C would read a shorter name: another kernel's
             raise ValueError(f"get_kernel(): invalid kernel name {name!r}")
         self._ensure_loaded()
         with _load_lock:  # not while close() unloads the library

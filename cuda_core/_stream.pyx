@@ -8,7 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, body_capture_ends, context_from_handle,
                                  context_gone, current_context, enter_context, exit_context,
                                  refuse_during_body_capture)
-from cuda_core._checks import SizeOverflowError
+from cuda_core._checks import ArgumentTypeError, SizeOverflowError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -423,7 +423,7 @@ cdef int _check_protocol_method(object obj, str what) except -1:
     try:
         protocol = obj.__cuda_stream__
     except AttributeError:
-        raise TypeError(f"{what}: expected a Stream or an object with __cuda_stream__, not "
+        raise ArgumentTypeError(f"{what}: expected a Stream or an object with __cuda_stream__, not "
                         f"{type(obj).__name__}") from None
     if not callable(protocol):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__ must be a method "

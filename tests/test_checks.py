@@ -5,7 +5,8 @@ bounds; it returns the value as the C type needs it, raises ArgumentTypeError (a
 is also a ValueError, as cuda.core raises for many) for a wrong type and ValueError for a value
 out of range, and every message starts with ``what``. A bool is never an
 int; an object with ``__index__`` (a NumPy integer) is one. The ``cpdef`` checks are called here
-from Python; the ``cdef`` ones (check_size, check_address, check_ordinal) exist only in C, so a
+from Python; the ``cdef`` ones (check_size, check_address, check_ordinal,
+check_driver_int) exist only in C, so a
 Cython module built against the installed ``.pxd`` files (tests/helpers/downstream.pyx) calls
 them, in a subprocess, and the ``cpdef`` ones again through their C signatures.
 """
@@ -16,6 +17,7 @@ import pytest
 
 from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_choice,
                               check_int)
+from cuda_core._errors import InvalidValueError
 from helpers.cython_build import run_downstream
 
 
@@ -182,9 +184,10 @@ C_CASES = [
     case("ordinal", "Index(1)", "device_id", ok(1)),
     case("ordinal", "np.int32(2)", "device_id", ok(2)),
     case("ordinal", "-1", "device_id", refused(ValueError, r"device_id must be >= 0, got -1")),
-    case("ordinal", "2**31", "device_id", refused(ValueError, r"device_id 2147483648 is out of range")),
+    case("ordinal", "2**31", "device_id",
+         refused(SizeOverflowError, r"device_id 2147483648 is out of range")),
     case("ordinal", "2**64", "device_id",
-         refused(ValueError, r"device_id 18446744073709551616 is out of range")),
+         refused(SizeOverflowError, r"device_id 18446744073709551616 is out of range")),
     case("ordinal", "True", "device_id", ok(1)),
     case("ordinal", "np.True_", "device_id",
          refused(ArgumentTypeError, r"device_id must be an int, a Device or None, not numpy.bool")),
@@ -192,6 +195,22 @@ C_CASES = [
     case("ordinal", "'0'", "device_id", refused(ArgumentTypeError, r"device_id must be an int, .*not str")),
     case("ordinal", "BadIndex()", "device_id", refused(
         ArgumentTypeError, r"device_id must be an int, a Device or None: BadIndex.__index__ returned str")),
+    # check_driver_int: below the minimum, the driver's INVALID_VALUE (a CUDAError and a
+    # ValueError, as cuda.core reports it); past the C int, an OverflowError too.
+    case("driver_int", "1", "block_size", ok(1), "1"),
+    case("driver_int", "0x7FFFFFFF", "block_size", ok(0x7FFFFFFF), "1"),
+    case("driver_int", "np.int64(32)", "block_size", ok(32), "1"),
+    case("driver_int", "True", "block_size", ok(1), "1"),
+    case("driver_int", "0", "block_size",
+         refused(InvalidValueError, r"block_size must be between 1 and 2147483647, got 0"), "1"),
+    case("driver_int", "-1", "block_size",
+         refused(InvalidValueError, r"block_size must be between 1 and 2147483647, got -1"), "1"),
+    case("driver_int", "2**31", "block_size", refused(
+        SizeOverflowError, r"block_size must be between 1 and 2147483647, got 2147483648"), "1"),
+    case("driver_int", "2**64", "block_size", refused(
+        SizeOverflowError, r"block_size must be between 1 and 2147483647, got \d+"), "1"),
+    case("driver_int", "1.0", "block_size",
+         refused(ArgumentTypeError, r"block_size must be an int, not float"), "1"),
 ]
 
 
@@ -225,9 +244,9 @@ def test_python_checks(call, what, expect):
 
 def _in_downstream(downstream, calls):
     """The outcomes of ``calls`` (source text), made in one subprocess in which the names
-    size/address/ordinal/check_int/check_bool/check_choice are downstream's C calls."""
+    size/address/ordinal/driver_int/check_int/check_bool/check_choice are downstream's C calls."""
     code = _PRELUDE + f"""
-from downstream import size, address, ordinal
+from downstream import size, address, ordinal, driver_int
 check_int, check_bool, check_choice = downstream.integer, downstream.flag, downstream.choice
 
 def outcome(call):

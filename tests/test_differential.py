@@ -109,7 +109,7 @@ SCENARIOS = [
              differs=LAUNCH, ours_raises=OverflowError),
     Scenario("LaunchConfig(grid=1, block=1, shmem_size=-1)",
              lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=-1),
-             differs=LAUNCH, ours_raises=OverflowError),
+             differs=LAUNCH, ours_raises=CUDAError),
     Scenario("LaunchConfig(grid=1, block=1, shmem_size=2**32)",
              lambda m: m.LaunchConfig(grid=1, block=1, shmem_size=2**32)),
     Scenario("LaunchConfig(grid=1, block=1, shmem_size=1.5)",

@@ -6,7 +6,8 @@ tests/test_differential_calls.py).
 Each call's inputs run through each package in a child process (tests/helpers/gpu_edge_calls.py),
 so that a crash is an outcome. Ours must never crash. Where cuda.core refuses an input, ours
 refuses it too, with cuda.core's exception class or a subclass; where both return, they return
-the same. The inputs after a crash of cuda.core's child are not compared. Where ours refuses what
+the same, except where cuda.core's answer is garbage (``DECLARED``: there ours must give the
+right one). The inputs after a crash of cuda.core's child are not compared. Where ours refuses what
 cuda.core takes, the case is listed in the report that ``CUDA_CORE_REFUSALS_REPORT`` names (a
 file), for part 1's rule: each must prevent a harm that docs/migrating.rst names.
 """
@@ -21,6 +22,16 @@ import pytest
 from helpers.gpu_edge_calls import CALLS, EDGES
 
 HELPER = os.path.join(os.path.dirname(__file__), "helpers", "gpu_edge_calls.py")
+
+# Where cuda.core's answer is garbage, ours must give the right one, named here:
+# (call, input) -> (ours, why cuda.core's differs).
+DECLARED = {
+    ("launch(stream, config, kernel, ptr, x)", name): (
+        repr(value), "cuda.core packs a Python bool as one byte, so the kernel's 4-byte "
+                     "parameter reads three bytes of whatever followed it; ours packs the bool at "
+                     "the parameter's size")
+    for name, value in (("True", b"\x01\0\0\0"), ("False", b"\0\0\0\0"))
+}
 
 
 def run(package, label):
@@ -54,6 +65,10 @@ def test_a_gpu_call_given_edge_inputs(label):
             if o[0] == "err" and their_class not in o[1]:
                 problems.append(f"{name}: cuda.core raises {their_class} ({t[2]}); ours "
                                 f"{o[1][0]} ({o[2]})")
+        elif (label, name) in DECLARED:
+            right, why = DECLARED[label, name]
+            if o != ["ok", right]:
+                problems.append(f"{name}: ours must return {right} ({why}); ours {o}")
         elif o[0] == "ok":
             if t[1] != o[1]:
                 problems.append(f"{name}: cuda.core returns {t[1]}; ours {o[1]}")

@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 import pytest
 
-from cuda_core import LaunchConfig
+from cuda_core import CUDAError, LaunchConfig
 
 
 @pytest.mark.parametrize("given, expected", [
@@ -49,7 +49,7 @@ def test_cluster_keeps_grid_in_clusters():
      "LaunchConfig.shmem_size must be between 0 and 4294967295, got 4294967296"),
     ({"grid": 1, "block": 1, "cluster": 0}, ValueError, "LaunchConfig.cluster values must be"),
     ({"grid": 2**31, "block": 1, "cluster": 2}, ValueError, "more than 2\\*\\*32 - 1 blocks"),
-    ({"grid": 1, "block": 1, "shmem_size": -1}, ValueError, "LaunchConfig.shmem_size must be"),
+    ({"grid": 1, "block": 1, "shmem_size": -1}, CUDAError, "LaunchConfig.shmem_size must be"),
     ({"grid": 1, "block": 1, "shmem_size": 1.5}, TypeError, "LaunchConfig.shmem_size must be"),
     ({"grid": 1, "block": 1, "is_cooperative": "no"}, TypeError, "LaunchConfig.is_cooperative"),
     ({"grid": 1, "block": 1, "programmatic_stream_serialization": None}, TypeError,

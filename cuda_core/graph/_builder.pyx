@@ -25,6 +25,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUresult, CUstreamCaptureStatus)
 
 from cuda_core._checks cimport check_int
+from cuda_core._checks import ArgumentTypeError, SizeOverflowError
 from cuda_core._context cimport (Context, ContextGuard, body_capture_begins, body_capture_ends,
                                  body_capture_in, context_gone, enter_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -235,7 +236,8 @@ cdef class GraphBuilder(Resource):
         """
         self._check_open()
         if type(mode) is not str:
-            raise TypeError(f"begin_building(): mode must be a str, not {type(mode).__name__}")
+            raise ArgumentTypeError(f"begin_building(): mode must be a str, not "
+                                    f"{type(mode).__name__}")
         try:
             capture_mode = _CAPTURE_MODES[mode]
         except KeyError:
@@ -546,7 +548,7 @@ cdef class GraphBuilder(Resource):
         self._check_building("create_condition()")
         if default_value is not None:
             value = check_int(default_value, "create_condition(): default_value", 0,
-                              0xFFFFFFFF)
+                              0xFFFFFFFF, False, SizeOverflowError)
         self._capture_info(&cap)
         return create_condition(cap.graph, _context_of(self._stream), value,
                                 default_value is not None)

@@ -37,6 +37,7 @@ from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS
 from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
+from cuda_core._checks import SizeOverflowError
 from cuda_core._context cimport body_capture_ends, context_from_handle
 from cuda_core._driver cimport device_count, driver_version, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -438,7 +439,7 @@ cdef class GraphDefinition(Resource):
         cdef unsigned int value = 0
         if default_value is not None:
             value = check_int(default_value, "GraphDefinition.create_condition(): "
-                              "default_value", 0, 0xFFFFFFFF)
+                              "default_value", 0, 0xFFFFFFFF, False, SizeOverflowError)
         self._check_valid("GraphDefinition.create_condition()")
         return create_condition(self._handle, current_ctx("GraphDefinition.create_condition()"),
                                 value, default_value is not None)

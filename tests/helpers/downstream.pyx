@@ -9,8 +9,8 @@ subprocess (tests/test_cython_api.py, tests/test_checks.py, tests/test_resource.
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUevent, CUstream
 
-from cuda_core._checks cimport (check_address, check_bool, check_choice, check_int,
-                                check_ordinal, check_size)
+from cuda_core._checks cimport (check_address, check_bool, check_choice, check_driver_int,
+                                check_int, check_ordinal, check_size)
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._event cimport Event
@@ -32,6 +32,11 @@ def address(value, what):
 
 def ordinal(value, what):
     cdef int n = check_ordinal(value, what)
+    return n
+
+
+def driver_int(value, what, int minimum):
+    cdef int n = check_driver_int(value, what, minimum)
     return n
 
 
