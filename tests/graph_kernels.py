@@ -8,6 +8,7 @@ pytest finds fixtures in the module's namespace. Nothing here touches the GPU at
 
 import ctypes
 import functools
+import os
 import threading
 import types
 
@@ -238,7 +239,10 @@ def runs_past_a_busy_event(dev, graph, slow, out, stream, kernels):
         busy.record(slow)
         graph.launch(stream)
         stream.sync()
-        assert not slow.is_done  # the graph did not wait for the spinning stream
+        # The graph did not wait for the spinning stream. compute-sanitizer (tools/gpu/memcheck.sh)
+        # runs one kernel at a time, so there the spin is always done first.
+        if os.environ.get("CUDA_CORE_UNDER_SANITIZER") != "1":
+            assert not slow.is_done
         assert np.array_equal(fetch(out, stream), np.ones(N))
     finally:
         busy.sync()

@@ -646,21 +646,29 @@ def test_a_million_launches_keep_memory_flat(dev, stream, echo_module):
     out = DeviceBytes(4)
     cfg = LaunchConfig(grid=1, block=1)
     value = np.float32(1)
-    for _ in range(20000):  # warm up every cache
+    for i in range(20000):  # warm up every cache
         launch(stream, cfg, kernel, value, out.ptr)
+        if i % 10_000 == 0:
+            stream.sync()
     stream.sync()
     gc.collect()
     rss0 = _rss_bytes()
     used0 = device_bytes_of_this_process(dev)
     # tools/gpu/memcheck.sh asks for fewer: a million launches under the sanitizer outlast its
-    # time on the device; what it checks there is every access, not the memory's flatness.
+    # time on the device; what it checks there is every access, not the memory's flatness (the
+    # sanitizer's own host memory grows with each launch it tracks).
+    under_sanitizer = os.environ.get("CUDA_CORE_UNDER_SANITIZER") == "1"
     for i in range(int(os.environ.get("CUDA_CORE_FLAT_LAUNCHES", 1_000_000))):
         launch(stream, cfg, kernel, value, out.ptr)
-        if i % 100_000 == 0:
+        # At most 10,000 launches in flight, as in the warm-up: with up to 100,000, the RSS
+        # grew 15 MB on an H200 shared by 8 pytest workers, where the GPU falls behind and the
+        # driver queues the pending work in host memory.
+        if i % 10_000 == 0:
             stream.sync()
     stream.sync()
     gc.collect()
-    assert _rss_bytes() - rss0 < 4 * 1024 * 1024
+    if not under_sanitizer:
+        assert _rss_bytes() - rss0 < 4 * 1024 * 1024
     used1 = device_bytes_of_this_process(dev)
     out.free()
     if used0 is None or used1 is None:
