@@ -8,6 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, body_capture_ends, context_from_handle,
                                  context_gone, current_context, enter_context, exit_context,
                                  refuse_during_body_capture)
+from cuda_core._checks cimport check_int
 from cuda_core._checks import ArgumentTypeError, SizeOverflowError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
@@ -82,8 +83,16 @@ cdef class Stream(Resource):
         The stream's lifetime is not managed: the caller keeps it alive while the returned
         object is used, and ``close()`` does not destroy it. ``0``, ``1``
         (``CU_STREAM_LEGACY``) and ``2`` (``CU_STREAM_PER_THREAD``) name the default streams of
-        the context current at each call.
+        the context current at each call. As in cuda.core, the address may be any int: Python's
+        ``bool`` (``False`` is 0, ``True`` is 1) or an object with ``__index__`` (a NumPy
+        integer), or a ``cuda.bindings.driver.CUstream``.
         """
+        if type(handle) is not int and not isinstance(handle, _driver_py.CUstream):
+            try:
+                handle = check_int(handle, "handle")
+            except ArgumentTypeError as exc:  # NumPy's bool is no int (see check_int)
+                raise ArgumentTypeError(f"handle must be a stream address (int) or a "
+                                        f"cuda.bindings.driver.CUstream: {exc}") from None
         return wrap_handle(_stream_address(handle, "handle"), None)
 
     def close(self):

@@ -3,11 +3,13 @@
 import gc
 import weakref
 
+import numpy as np
 import pytest
 
 import cuda_core
 from cuda_core import (Device, Event, LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM,
                        Stream, StreamOptions)
+from cuda_core._checks import ArgumentTypeError
 from helpers import StreamGate
 
 
@@ -24,10 +26,20 @@ def test_default_stream_constants_need_no_driver():
     assert not LEGACY_DEFAULT_STREAM.is_closed
 
 
-@pytest.mark.parametrize("bad", ["1", 1.5, None, True])
+@pytest.mark.parametrize("bad", ["1", 1.5, None, np.True_])
 def test_from_handle_type_checked(bad):
-    with pytest.raises(TypeError, match="handle must be a stream address"):
+    # Also cuda.core's ValueError where it refuses; it takes 1.5 as 1 and NumPy's bool as an int
+    # (docs/migrating.rst, "Where an int is taken").
+    with pytest.raises(ArgumentTypeError, match="handle must be a stream address"):
         Stream.from_handle(bad)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("handle", [True, np.int64(1), np.uint8(2)])
+def test_from_handle_takes_any_int(dev, handle):
+    # A bool or a NumPy integer is the address it stands for, as in cuda.core: here 1 or 2, a
+    # default stream.
+    assert Stream.from_handle(handle).__cuda_stream__() == (0, int(handle))
 
 
 def test_from_handle_negative():
