@@ -24,7 +24,7 @@ import textwrap
 
 import pytest
 
-from helpers import run_python
+from helpers import SLOWDOWN, run_python
 
 LIFETIME = pathlib.Path(__file__).parent / "helpers" / "lifetime.py"
 
@@ -559,7 +559,8 @@ FOUND_1277552414 = [["stream_new", 0], ["mr_new", 5], ["dev_alloc", 0, 4], ["cod
                          + ["event-closed-in-a-graph", "body-capture-invalidated"])
 def test_the_lifetime_program_that_found_it(tmp_path, program):
     result = subprocess.run([sys.executable, str(LIFETIME)], input=json.dumps(program),
-                            capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+                            capture_output=True, text=True, cwd=str(tmp_path),
+                            timeout=300 * SLOWDOWN)
     assert result.returncode == 0, (f"exit {result.returncode}\n{result.stdout[-3000:]}\n"
                                     f"{result.stderr[-3000:]}")
 

@@ -19,6 +19,7 @@ import sys
 
 import pytest
 
+from helpers import SLOWDOWN
 from helpers.gpu_edge_calls import CALLS, EDGES
 
 HELPER = os.path.join(os.path.dirname(__file__), "helpers", "gpu_edge_calls.py")
@@ -37,7 +38,7 @@ DECLARED = {
 def run(package, label):
     """The outcomes by input name, and how the child ended (None: it exited)."""
     result = subprocess.run([sys.executable, HELPER, package, label], capture_output=True,
-                            text=True, timeout=300)
+                            text=True, timeout=300 * SLOWDOWN)
     outcomes = {}
     for line in result.stdout.splitlines():
         name, *rest = json.loads(line)

@@ -36,10 +36,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from helpers import SLOWDOWN
 from helpers.lifetime import cpu_programs, gpu_programs
 
 INTERPRETER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers", "lifetime.py")
-TIMEOUT = 60  # seconds per program; past it, the program hangs
+TIMEOUT = int(60 * SLOWDOWN)  # seconds per program; past it, the program hangs
 TAIL = 40
 REDUCE_S = float(os.environ.get("CUDA_CORE_STRESS_REDUCE_S", "60"))
 # Hypothesis' shrinking runs an interpreter per attempt (minutes for one failure): off unless

@@ -9,6 +9,10 @@ import tempfile
 
 import pytest
 
+# Under compute-sanitizer (tools/gpu/memcheck.sh sets CUDA_CORE_UNDER_SANITIZER=1) every process
+# starts and runs several times slower: the time a test gives a child process stretches by this.
+SLOWDOWN = 5.0 if os.environ.get("CUDA_CORE_UNDER_SANITIZER") == "1" else 1.0
+
 
 @functools.lru_cache(maxsize=None)
 def gpu_probe():
@@ -61,7 +65,7 @@ def run_python(code, env=None, timeout=120):
     if env:
         full_env.update(env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=tempfile.gettempdir())
+                          env=full_env, timeout=timeout * SLOWDOWN, cwd=tempfile.gettempdir())
 
 
 class StreamGate:

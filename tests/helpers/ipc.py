@@ -18,8 +18,10 @@ import traceback
 
 import pytest
 
+from helpers import SLOWDOWN
+
 SPAWN = multiprocessing.get_context("spawn")
-CHILD_TIMEOUT = float(os.environ.get("CUDA_CORE_TEST_CHILD_TIMEOUT", "120"))
+CHILD_TIMEOUT = float(os.environ.get("CUDA_CORE_TEST_CHILD_TIMEOUT", "120")) * SLOWDOWN
 _GRACE = 5.0  # seconds a child gets to finish once the test body has failed
 
 

@@ -22,7 +22,8 @@ tree=$(mktemp -d)
   | tar -xf - -C "$tree"
 # test_launcher's million launches, as 20,000 (the test says why).
 # CUDA_CORE_UNDER_SANITIZER: the tests leave out what the sanitizer changes (host memory it
-# grows, kernels it serializes).
+# grows, kernels it serializes) and give their child processes 5 times the time
+# (tests/helpers SLOWDOWN).
 export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1 CUDA_CORE_FLAT_LAUNCHES=20000 CUDA_CORE_UNDER_SANITIZER=1
 cd "$tree" || exit 1
 files=${*:-$(ls tests/test_*.py)}
