@@ -250,6 +250,11 @@ def read(ptr, count, dtype=np.int32):
 def write(ptr, values, dtype=np.int32):
     host = np.ascontiguousarray(values, dtype=dtype)
     _check(driver.cuMemcpyHtoD(int(ptr), host.ctypes.data, host.nbytes))
+    # From pageable memory the call returns once the data is staged: without this, the DMA may
+    # land after a non-blocking stream's work has begun. Under compute-sanitizer,
+    # test_memset_then_kernels_in_order read 30 where 70 was due: -1 landing between the memset
+    # (3) and the add (+4) gives (-1 + 4) * 10.
+    _check(driver.cuCtxSynchronize())
 
 
 def n32():

@@ -724,6 +724,7 @@ def test_buffers_as_arguments(dev, stream):
     y = dev.allocate(4 * n, stream=stream)
     host = np.arange(n, dtype=np.float32)
     _check(driver.cuMemcpyHtoD(int(x.handle), host.ctypes.data, 4 * n) + (None,))
+    _check(driver.cuCtxSynchronize() + (None,))  # staged is not landed: see test_graph's write
     y.fill(0, stream=stream)
     launch(stream, LaunchConfig(grid=4, block=256), kernel, np.float32(3), x, y, np.uint64(n))
     stream.sync()
