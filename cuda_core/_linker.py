@@ -115,8 +115,7 @@ def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
 
 
 _BOOL_FIELDS = ("time", "verbose", "link_time_optimization", "ptx", "debug", "lineinfo", "ftz",
-                "prec_div", "prec_sqrt", "fma", "optimize_unused_variables", "no_cache",
-                "numba_debug")
+                "prec_div", "prec_sqrt", "fma", "optimize_unused_variables", "no_cache")
 
 
 @dataclasses.dataclass
@@ -194,6 +193,10 @@ class LinkerOptions:
     numba_debug: bool | None = None
 
     def __post_init__(self):
+        # Deprecated and ignored, as in cuda.core, whatever its value: nothing to check.
+        if self.numba_debug is not None:
+            warnings.warn("LinkerOptions.numba_debug is deprecated and has no effect",
+                          DeprecationWarning, stacklevel=3)
         if self.name is None:
             self.name = "<default linker>"
         _cu.check_text(self.name, "LinkerOptions.name")
@@ -218,9 +221,6 @@ class LinkerOptions:
         if self.ptx and not self.link_time_optimization:
             raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
                              "nvJitLink emits PTX only from LTO IR")
-        if self.numba_debug is not None:
-            warnings.warn("LinkerOptions.numba_debug is deprecated and has no effect",
-                          DeprecationWarning, stacklevel=3)
 
     def _name(self) -> str:
         """``name``, which __post_init__ made a str."""

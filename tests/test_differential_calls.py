@@ -8,6 +8,7 @@ same. Not compared: inputs cuda.core never reaches without a driver (it loads th
 for some calls, such as ``Program.compile`` and ``StridedMemoryView.view``), errors that are
 accidents of cuda.core's implementation rather than documented failures (``ACCIDENTS``), and
 inputs ours refuses where cuda.core takes them (``docs/migrating.rst`` names those rules).
+Every warning cuda.core gives, ours gives too.
 """
 
 import importlib
@@ -17,7 +18,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers.differential import require_reference, their_class
+from helpers.differential import missed_warnings, require_reference, their_class
 
 require_reference("1.2.2")
 
@@ -97,20 +98,24 @@ ACCIDENTS = {"make_program_cache_key(options=x)", "make_program_cache_key(extra_
 
 def outcome(package, call, x):
     module = importlib.import_module(package)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecations are compared elsewhere
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            return call(setup(module), x), None
+            value, error = call(setup(module), x), None
         except Exception as exc:  # the outcome under test, whatever it is
-            return None, exc
+            value, error = None, exc
+    return value, error, {w.category for w in caught}
 
 
 @pytest.mark.parametrize("label, call", CALLS, ids=[label for label, _ in CALLS])
 def test_a_call_given_edge_inputs(label, call):
     problems = []
     for name, x in EDGES.items():
-        theirs, their_error = outcome("cuda.core", call, x)
-        ours, our_error = outcome("cuda_core", call, x)
+        theirs, their_error, their_warnings = outcome("cuda.core", call, x)
+        ours, our_error, our_warnings = outcome("cuda_core", call, x)
+        missed = missed_warnings(their_warnings, our_warnings)
+        if missed:  # a deprecation cuda.core gives, ours gives, refused or not
+            problems.append(f"{name}: cuda.core warns {missed}; ours does not")
         if their_error is not None:
             if label in ACCIDENTS or our_error is None:
                 continue  # ours taking what cuda.core refuses is leniency, not a break

@@ -36,30 +36,36 @@ DECLARED = {
 
 
 def run(package, label):
-    """The outcomes by input name, and how the child ended (None: it exited)."""
+    """The outcomes and the warnings by input name, and how the child ended (None: it
+    exited)."""
     result = subprocess.run([sys.executable, HELPER, package, label], capture_output=True,
                             text=True, timeout=300 * SLOWDOWN)
-    outcomes = {}
+    outcomes, warned = {}, {}
     for line in result.stdout.splitlines():
-        name, *rest = json.loads(line)
+        name, warned[name], *rest = json.loads(line)
         outcomes[name] = rest
     died = None if result.returncode == 0 else (
         f"exit {result.returncode}: {result.stderr.strip()[-1000:]}")
-    return outcomes, died
+    return outcomes, warned, died
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("label", list(CALLS))
 def test_a_gpu_call_given_edge_inputs(label):
     pytest.importorskip("cuda.core", reason="NVIDIA's cuda.core is the reference")
-    ours, our_death = run("cuda_core", label)
+    ours, our_warnings, our_death = run("cuda_core", label)
     assert our_death is None, f"ours: {our_death}"
-    theirs, _ = run("cuda.core", label)
+    theirs, their_warnings, _ = run("cuda.core", label)
     problems, refusals = [], []
     for name in EDGES:
         if name not in theirs:
             break  # cuda.core's child died on this input: the rest are not compared
         t, o = theirs[name], ours[name]
+        # Each warning cuda.core gives, ours gives: that class or a subclass (its bases' names).
+        missed = [w[0] for w in their_warnings[name]
+                  if not any(w[0] in mine for mine in our_warnings[name])]
+        if missed:
+            problems.append(f"{name}: cuda.core warns {missed}; ours does not")
         if t[0] == "err":
             their_class = t[1][0]
             # Ours taking what cuda.core refuses is leniency (a valid setting), not a break.

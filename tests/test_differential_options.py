@@ -7,7 +7,9 @@ Where cuda.core refuses an input, ours refuses it too, with cuda.core's exceptio
 subclass, so that ``except`` written for cuda.core holds. Where both take it, both keep the same
 setting. Where ours refuses what cuda.core takes, ``docs/migrating.rst`` names the rule
 (floats and containers for flags, NumPy bools for ints, ... are checked when the options are
-made, where cuda.core finds out at use or never); those are not compared here.
+made, where cuda.core finds out at use or never); those are not compared here. Every warning
+cuda.core gives (a ``DeprecationWarning`` for a deprecated field), ours gives too, whether or not
+either refuses the input.
 """
 
 import dataclasses
@@ -18,7 +20,7 @@ import warnings
 import numpy as np
 import pytest
 
-from helpers.differential import require_reference, their_class
+from helpers.differential import missed_warnings, require_reference, their_class
 
 require_reference("1.2.2")
 
@@ -82,12 +84,13 @@ def field_names(cls):
 def make(package, module, name, field, value):
     cls = getattr(importlib.import_module(package + (f".{module}" if module else "")), name)
     kwargs = dict(REQUIRED.get(name, {}), **{field: value})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecations are compared elsewhere
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            return getattr(cls(**kwargs), field), None
+            value, error = getattr(cls(**kwargs), field), None
         except Exception as exc:  # the outcome under test, whatever it is
-            return None, exc
+            value, error = None, exc
+    return value, error, {w.category for w in caught}
 
 
 def same_setting(theirs, ours):
@@ -114,8 +117,11 @@ CASES = [(module, name, field)
 def test_an_option_field_given_edge_inputs(module, name, field):
     problems = []
     for label, value in EDGES.items():
-        theirs, their_error = make("cuda.core", module, name, field, value)
-        ours, our_error = make("cuda_core", module, name, field, value)
+        theirs, their_error, their_warnings = make("cuda.core", module, name, field, value)
+        ours, our_error, our_warnings = make("cuda_core", module, name, field, value)
+        missed = missed_warnings(their_warnings, our_warnings)
+        if missed:  # a deprecation cuda.core gives, ours gives, refused or not
+            problems.append(f"{label}: cuda.core warns {missed}; ours does not")
         if their_error is not None:
             if (name, field) in ACCIDENTS or type(their_error).__name__ in NO_DRIVER:
                 continue

@@ -121,6 +121,13 @@ def their_class(exc: BaseException) -> type[BaseException] | None:
     return ours if isinstance(ours, type) and issubclass(ours, BaseException) else None
 
 
+def missed_warnings(theirs, ours) -> list[str]:
+    """The names of the warning classes cuda.core gave where ours gave neither that class (or
+    one of ours of its name) nor a subclass of it."""
+    return sorted(c.__name__ for c in theirs
+                  if not any(issubclass(o, c) or o.__name__ == c.__name__ for o in ours))
+
+
 def agree(theirs: Outcome, ours: Outcome) -> bool:
     if not theirs.warned <= ours.warned:
         return False

@@ -4,7 +4,9 @@ in one argument, run through one package in this child process (issue 27, part 6
     python gpu_edge_calls.py PACKAGE LABEL
 
 prints one JSON line per edge input, flushed, so that the lines printed before a crash survive:
-``["ok", repr of the value]`` or ``["err", [the exception's class and base names], message]``.
+``[input, warned, "ok", repr of the value]`` or ``[input, warned, "err", [the exception's class
+and base names], message]``, where ``warned`` lists, for each warning given, its class and base
+names.
 """
 
 import ctypes
@@ -120,14 +122,17 @@ def main():
     m = importlib.import_module(package)
     call = CALLS[label]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecations are compared elsewhere
+        warnings.simplefilter("ignore")
         env = Env(m)
-        for name, x in EDGES.items():
+    for name, x in EDGES.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             try:
                 line = ["ok", repr(call(env, x))]
             except Exception as exc:  # the outcome under test, whatever it is
                 line = ["err", [c.__name__ for c in type(exc).__mro__], str(exc)[:300]]
-            print(json.dumps([name] + line), flush=True)
+        warned = [[c.__name__ for c in w.category.__mro__] for w in caught]
+        print(json.dumps([name, warned] + line), flush=True)
 
 
 if __name__ == "__main__":
