@@ -1,0 +1,38 @@
+#!/bin/bash
+# On the GPU machine, after tools/gpu/stage_cu12.sh (which says how to call it): the whole suite
+# against the CUDA 12 build of cuda_core, in a virtual environment of its own (/tmp/cu12-venv)
+# that sees the machine's packages (numpy, CuPy, PyTorch, NVIDIA's cuda-core, which picks its
+# CUDA 12 half beside cuda-bindings 12.9) but has cuda-bindings 12.9 and the CUDA 12 compilers
+# of its own, so that the machine's CUDA 13 ones stay as they are.
+#   install: make the environment and install .gpu/ into it (call 1)
+#   run:     install .gpu-nvvm/ (libNVVM 12) and run the suite from a copy of the tree (call 2);
+#            pytest.log goes to LOG_DIR.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+venv=/tmp/cu12-venv
+export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+case "${1:-}" in
+  install)
+    rm -rf "$venv" && python3 -m venv --system-site-packages "$venv" || exit 1
+    "$venv/bin/python" -m pip install -q --no-index --no-deps .gpu/*.whl .gpu/cu12/*.whl 2>&1 \
+      | grep -v '^WARNING'
+    "$venv/bin/python" -c "
+import cuda.bindings, cuda_core
+from cuda_core._build_config import CUDA_MAJOR
+print('installed: cuda_core', cuda_core.__version__, 'built for CUDA', CUDA_MAJOR,
+      'with cuda-bindings', cuda.bindings.__version__)" ;;
+  run)
+    [ -x "$venv/bin/python" ] || { echo "cu12_suite: no $venv: run 'install' first, in the call before"; exit 1; }
+    "$venv/bin/python" -m pip install -q --no-index --no-deps .gpu-nvvm/*.whl 2>&1 | grep -v '^WARNING'
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    "$venv/bin/python" -m cuda_core 2>&1 | head -30
+    rm -rf /tmp/run-cu12 && mkdir -p /tmp/run-cu12
+    tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu-nvvm --exclude=./.git --exclude=./build \
+      -cf - . | tar -xf - -C /tmp/run-cu12
+    cd /tmp/run-cu12 || exit 1
+    "$venv/bin/python" -m pytest tests -q -rs -n "${JOBS:-4}" -p no:cacheprovider 2>&1 \
+      | tee "${LOG_DIR:-/tmp}/pytest.log" | tail -40
+    exit "${PIPESTATUS[0]}" ;;
+  *) echo "usage: cu12_suite.sh install|run"; exit 2 ;;
+esac
