@@ -364,6 +364,7 @@ class ProgramOptions:
         target_type : str, optional
             The compile target; ``"ltoir"`` adds the flag that makes LTO IR (NVRTC
             ``--dlink-time-opt``, NVVM ``-gen-lto``) when ``link_time_optimization`` is unset.
+            Any other value adds nothing, as in cuda.core, which does not check it.
 
         Returns
         -------
@@ -374,23 +375,21 @@ class ProgramOptions:
         Raises
         ------
         ValueError
-            An unknown backend or target, or a field the backend cannot honour.
+            An unknown backend, or a field the backend cannot honour.
         """
         which = _cu.enum_value(backend, "ProgramOptions.as_bytes(): backend",
                                ("NVRTC", "NVVM", "nvJitLink", "driver"), casefold=True)
         if which == "driver":
             raise ValueError("ProgramOptions.as_bytes(): the driver's linker takes no flags; "
                              "backend must be 'nvrtc', 'nvvm' or 'nvjitlink'")
-        if target_type is not None:
-            source = {"NVRTC": "c++", "NVVM": "nvvm", "nvJitLink": "ptx"}[which]
-            target_type = _cu.enum_value(target_type, "ProgramOptions.as_bytes(): target_type",
-                                         TARGETS[source])
+        # The target only decides the LTO flag: no check of it prevents anything (cuda.core
+        # takes any value).
+        ltoir = isinstance(target_type, str) and target_type.lower() == "ltoir"
         self._check_backend(which)
         if which == "NVRTC":
-            flags = self._render(_NVRTC_RENDER, _FIELD_ORDER, target_type == "ltoir",
-                                 "--dlink-time-opt")
+            flags = self._render(_NVRTC_RENDER, _FIELD_ORDER, ltoir, "--dlink-time-opt")
         elif which == "NVVM":
-            flags = self._render(_NVVM_RENDER, _NVVM_ORDER, target_type == "ltoir", "-gen-lto")
+            flags = self._render(_NVVM_RENDER, _NVVM_ORDER, ltoir, "-gen-lto")
         else:
             flags = self._linker_options()._nvjitlink_flags()
         return [flag.encode() for flag in flags]

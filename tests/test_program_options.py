@@ -193,10 +193,16 @@ def test_unsupported_field_set_to_false_is_harmless():
 
 
 @pytest.mark.parametrize("backend, target", [("nvrtc", "fatbin"), ("nvvm", "cubin"),
-                                             ("nvjitlink", "ltoir")])
-def test_as_bytes_checks_the_target(backend, target):
-    with pytest.raises(ValueError, match="target_type must be one of"):
-        ProgramOptions().as_bytes(backend, target)
+                                             ("nvjitlink", "ltoir"), ("nvrtc", 1), ("nvvm", "x")])
+def test_as_bytes_takes_any_target_as_cuda_core_does(backend, target):
+    # Only "ltoir" changes the flags (the LTO flag); cuda.core checks no target.
+    opts = ProgramOptions(arch="sm_90")
+    assert opts.as_bytes(backend, target) == opts.as_bytes(backend)
+
+
+@pytest.mark.parametrize("backend, flag", [("nvrtc", b"--dlink-time-opt"), ("nvvm", b"-gen-lto")])
+def test_as_bytes_for_ltoir_adds_the_lto_flag(backend, flag):
+    assert flag in ProgramOptions(arch="sm_90").as_bytes(backend, "LTOIR")
 
 
 @pytest.mark.parametrize("backend", ["driver", "gcc"])
