@@ -40,14 +40,16 @@ def check_text(item: Any, what: str, pathlike: bool = False, allow_empty: bool =
     return item
 
 
-def str_list(value: Any, what: str, pathlike: bool = False) -> list[str]:
-    """``value`` (None, one str, or a list/tuple of str) as a list of str, checked. An empty
-    sequence means none, as None does (cuda.core's reading)."""
+def str_list(value: Any, what: str, pathlike: bool = False,
+             allow_empty: bool = False) -> list[str]:
+    """``value`` (None, one str, or a list/tuple of str) as a list of str, checked (an empty
+    str only where ``allow_empty``). An empty sequence means none, as None does (cuda.core's
+    reading)."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
-        return [check_text(v, what, pathlike) for v in value]
-    return [check_text(value, what, pathlike)]
+        return [check_text(v, what, pathlike, allow_empty) for v in value]
+    return [check_text(value, what, pathlike, allow_empty)]
 
 
 def int_list(value: Any, what: str) -> list[int]:

@@ -199,28 +199,33 @@ class LinkerOptions:
                           DeprecationWarning, stacklevel=3)
         if self.name is None:
             self.name = "<default linker>"
-        _cu.check_text(self.name, "LinkerOptions.name")
+        # Only a label (of the linked ObjectCode): an empty one is taken, as in cuda.core.
+        _cu.check_text(self.name, "LinkerOptions.name", allow_empty=True)
         # Refused values that cuda.core passes on, which nvJitLink then refuses: the same
         # class (CompilerOptionError) here, before any link.
         compiler_check_arch(self.arch, "LinkerOptions.arch")
         # Any int, as cuda.core passes it (nvJitLink takes 0 and negative counts: no limit).
+        # Another type: cuda.core renders "x" as -maxrregcount=x, which nvJitLink 13 takes
+        # without a word (no limit, whatever was meant).
         self.max_register_count = check_int(self.max_register_count,
                                             "LinkerOptions.max_register_count", allow_none=True)
         self.optimization_level = compiler_check_choice(
             self.optimization_level, "LinkerOptions.optimization_level", (0, 3), allow_none=True)
         self.split_compile = compiler_check_int(
             self.split_compile, "LinkerOptions.split_compile", 0, allow_none=True)
-        self.split_compile_extended = check_int(self.split_compile_extended,
-                                                "LinkerOptions.split_compile_extended", 0,
-                                                allow_none=True)
+        # nvJitLink refuses a negative count (ERROR_UNRECOGNIZED_OPTION, as cuda.core passes it)
+        # and takes "x" without a word.
+        self.split_compile_extended = compiler_check_int(
+            self.split_compile_extended, "LinkerOptions.split_compile_extended", 0, None, True)
         for field in _BOOL_FIELDS:
             check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
         for field in ("kernels_used", "variables_used"):
             _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
         compiler_str_list(self.ptxas_options, "LinkerOptions.ptxas_options")
         if self.ptx and not self.link_time_optimization:
-            raise ValueError("LinkerOptions.ptx=True needs link_time_optimization=True: "
-                             "nvJitLink emits PTX only from LTO IR")
+            raise _compiler_option_errors()[0](
+                "LinkerOptions.ptx=True needs link_time_optimization=True: nvJitLink emits PTX "
+                "only from LTO IR")
 
     def _name(self) -> str:
         """``name``, which __post_init__ made a str."""

@@ -478,13 +478,14 @@ _CHECKS: dict[str, Any] = {
     "arch": lambda v: None if type(v) is str and _cu.arch_ok(v) else compiler_check_arch(
         v, "ProgramOptions.arch"),
     # allow_none: the messages say that None (unset) is allowed too. Any int: NVRTC and
-    # nvJitLink take 0 and negative counts (no limit), as cuda.core passes them.
-    "max_register_count": lambda v: check_int(v, "ProgramOptions.max_register_count", None,
-                                              None, True),
+    # nvJitLink take 0 and negative counts (no limit), as cuda.core passes them. Another type
+    # is the compiler's refusal (cuda.core renders "x" as --maxrregcount=x).
+    "max_register_count": lambda v: compiler_check_int(v, "ProgramOptions.max_register_count",
+                                                       None, None, True),
     "split_compile": lambda v: compiler_check_int(v, "ProgramOptions.split_compile", 0, None,
                                                   True),
-    "define_macro": _macro_list,
-    "frandom_seed": _frandom_seed_check,
+    "define_macro": refused_by_compiler(_macro_list),
+    "frandom_seed": refused_by_compiler(_frandom_seed_check),
     "extra_sources": extra_source_list,
 }
 
@@ -497,9 +498,13 @@ def _field_check(check: Any, field: str, *args: Any):
 for _f in _BOOL_FIELDS:
     _CHECKS[_f] = _field_check(check_bool, _f, True)
 _CHECKS["ptxas_options"] = refused_by_compiler(_field_check(_cu.str_list, "ptxas_options"))
-_CHECKS["undefine_macro"] = _field_check(_cu.str_list, "undefine_macro")
-for _f in ("include_path", "pre_include"):
-    _CHECKS[_f] = _field_check(_cu.str_list, _f, True)
+# An empty str, or another type that cuda.core formats into the flag (undefine_macro=b"x" is
+# --undefine-macro=120): NVRTC refuses them (verified with NVRTC 13), so the compiler's class.
+# include_path="" is --include-path=, which NVRTC takes (no path), as cuda.core passes it on.
+_CHECKS["undefine_macro"] = refused_by_compiler(_field_check(_cu.str_list, "undefine_macro"))
+_CHECKS["include_path"] = refused_by_compiler(_field_check(_cu.str_list, "include_path", True,
+                                                           True))
+_CHECKS["pre_include"] = refused_by_compiler(_field_check(_cu.str_list, "pre_include", True))
 for _f, _choices in (("std", _STD_VALUES), ("optimization_info", _OPTIMIZATION_INFO_VALUES),
                      ("ofast_compile", _OFAST_VALUES)):
     _CHECKS[_f] = refused_by_compiler(_field_check(_cu.enum_value, _f, _choices))
@@ -507,7 +512,8 @@ for _f in ("diag_error", "diag_suppress", "diag_warn"):
     # cuda.core passes what is not a number on, and NVRTC refuses it.
     _CHECKS[_f] = refused_by_compiler(_field_check(_cu.int_list, _f))
 for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
-    _CHECKS[_f] = _field_check(_cu.check_file_name, _f)
+    # An empty name: NVRTC refuses it. A bool: cuda.core writes a file named True.
+    _CHECKS[_f] = refused_by_compiler(_field_check(_cu.check_file_name, _f))
 assert set(_CHECKS) == set(_FIELD_ORDER), set(_FIELD_ORDER) ^ set(_CHECKS)
 
 # help(ProgramOptions) and inspect.signature show the fields, as for a generated __init__.
@@ -555,7 +561,8 @@ _NVRTC_RENDER = {
     "gen_opt_lto": _flag("--gen-opt-lto"),
     "define_macro": _each("--define-macro", _macro_list),
     "undefine_macro": _each("--undefine-macro", _field_check(_cu.str_list, "undefine_macro")),
-    "include_path": _each("--include-path", _field_check(_cu.str_list, "include_path", True)),
+    "include_path": _each("--include-path", _field_check(_cu.str_list, "include_path", True,
+                                                         True)),
     "use_bundled_headers": lambda v: ((f"--use-bundled-headers={_bundled_headers_dir()}",)
                                       if v else ()),
     "pre_include": _each("--pre-include", _field_check(_cu.str_list, "pre_include", True)),
@@ -627,9 +634,9 @@ def _key_flag(value: bool) -> Any:
     return True if value else _SKIP
 
 
-def _key_str_list(field: str, pathlike: bool = False):
+def _key_str_list(field: str, pathlike: bool = False, allow_empty: bool = False):
     what = f"{_CLS}.{field}"
-    return lambda v: tuple(_cu.str_list(v, what, pathlike))
+    return lambda v: tuple(_cu.str_list(v, what, pathlike, allow_empty))
 
 
 def _key_extra_sources(value: Any) -> tuple:
@@ -653,7 +660,7 @@ _KEY_NORM.update({
     "arch": _SKIP,
     "ptxas_options": _key_str_list("ptxas_options"),
     "undefine_macro": _key_str_list("undefine_macro"),
-    "include_path": _key_str_list("include_path", True),
+    "include_path": _key_str_list("include_path", True, True),
     "pre_include": _key_str_list("pre_include", True),
     "define_macro": lambda v: tuple(_macro_list(v)),
     "diag_error": lambda v: tuple(_cu.int_list(v, "ProgramOptions.diag_error")),

@@ -233,7 +233,7 @@ def test_as_bytes_rejects_other_backends(backend):
     ({"diag_suppress": "12"}, ValueError, "character by character"),
     ({"diag_warn": -1}, CompilerOptionError, "ProgramOptions.diag_warn"),
     ({"ptxas_options": ["-v", 3]}, CompilerOptionTypeError, "ProgramOptions.ptxas_options"),
-    ({"include_path": ""}, ValueError, "ProgramOptions.include_path must not be empty"),
+    ({"pre_include": ""}, ValueError, "ProgramOptions.pre_include must not be empty"),
     ({"include_path": 5}, TypeError, "ProgramOptions.include_path"),
     ({"define_macro": ("A", 1)}, TypeError, "ProgramOptions.define_macro"),
     ({"define_macro": [("A", "1", "2")]}, ValueError, "ProgramOptions.define_macro"),
@@ -251,6 +251,15 @@ def test_as_bytes_rejects_other_backends(backend):
 def test_validation_names_the_field(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         ProgramOptions(**kwargs)
+
+
+def test_an_empty_include_path_is_passed_on_as_cuda_core_does():
+    # NVRTC takes --include-path= (no path); the other empty str options it refuses, so they
+    # are refused here with its class.
+    assert ProgramOptions(include_path="").as_bytes("nvrtc") == [b"--include-path="]
+    for field in ("pre_include", "undefine_macro", "define_macro", "time", "pch_dir"):
+        with pytest.raises(CompilerOptionError, match=f"ProgramOptions.{field}"):
+            ProgramOptions(**{field: ""})
 
 
 def test_integer_fields_take_numpy_integers():
