@@ -220,7 +220,8 @@ class LinkerOptions:
         for field in _BOOL_FIELDS:
             check_bool(getattr(self, field), f"LinkerOptions.{field}", allow_none=True)
         for field in ("kernels_used", "variables_used"):
-            _cu.str_list(getattr(self, field), f"LinkerOptions.{field}")
+            # An empty name: nvJitLink refuses -kernels-used= (ERROR_UNRECOGNIZED_OPTION).
+            compiler_str_list(getattr(self, field), f"LinkerOptions.{field}")
         compiler_str_list(self.ptxas_options, "LinkerOptions.ptxas_options")
         if self.ptx and not self.link_time_optimization:
             raise _compiler_option_errors()[0](
