@@ -25,6 +25,8 @@ for i in $(seq "$N"); do
 done
 # The failing tests by name, with how many of the runs they failed in.
 grep -h '^FAILED' /tmp/ours*.log | sed 's/ - .*//' | sort | uniq -c
+# Why, as the first run's summary says it.
+grep -h '^FAILED' /tmp/ours1.log | cut -c1-400
 for i in 1 2 3; do
   (cd "$S" && PYTHONPATH=$root/tools/gpu/cuda_core_alias:$PYTHONPATH timeout 120 python3 -m pytest \
      -p numba_cuda_fixture -p no:cacheprovider -q test_cudadrv__test_managed_alloc.py > "/tmp/alias$i.log" 2>&1)
