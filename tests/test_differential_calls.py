@@ -71,6 +71,11 @@ CALLS = [
  ("InMemoryProgramCache()[x] = code", lambda e, x: e["m"].utils.InMemoryProgramCache().__setitem__(x, b"abc")),
  ("InMemoryProgramCache()['k'] = x", lambda e, x: e["m"].utils.InMemoryProgramCache().__setitem__("k", x)),
  ("InMemoryProgramCache().get(x)", lambda e, x: e["m"].utils.InMemoryProgramCache().get(x)),
+ ("ProgramCacheResource.update(x) of an InMemoryProgramCache",
+  lambda e, x: (lambda c: (c.update(x), len(c)))(e["m"].utils.InMemoryProgramCache())),
+ ("ProgramCacheResource.clear(), ProgramCacheResource.close() of an InMemoryProgramCache "
+  "holding x", lambda e, x: (lambda c: (c.__setitem__("k", x), c.clear(), len(c), c.close()))(
+      e["m"].utils.InMemoryProgramCache())),
  ("FileStreamProgramCache(x)", lambda e, x: type(e["m"].utils.FileStreamProgramCache(x)).__name__),
  ("FileStreamProgramCache(dir, max_size_bytes=x)", lambda e, x: type(e["m"].utils.FileStreamProgramCache(tempfile.mkdtemp(), max_size_bytes=x)).__name__),
  ("StridedMemoryView.from_array_interface(x)", lambda e, x: e["m"].utils.StridedMemoryView.from_array_interface(x).shape),

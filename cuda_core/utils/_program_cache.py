@@ -26,7 +26,7 @@ import abc
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cuda_core._checks import check_int
+from cuda_core._checks import ArgumentTypeError, check_int
 from cuda_core._object_code import ObjectCode
 
 __all__ = ["ProgramCacheResource"]
@@ -141,8 +141,9 @@ class ProgramCacheResource(abc.ABC):
             try:
                 key, value = item
             except (TypeError, ValueError):
-                raise TypeError(f"update(): element {i} is not a (key, value) pair "
-                                f"({type(item).__name__})") from None
+                # Also the ValueError of cuda.core's (and dict.update's) unpacking.
+                raise ArgumentTypeError(f"update(): element {i} is not a (key, value) pair "
+                                        f"({type(item).__name__})") from None
             self[key] = value
 
     def close(self) -> None:

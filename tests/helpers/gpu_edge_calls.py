@@ -501,6 +501,92 @@ READS.update({
 })
 
 
+def _bodies(b):
+    """The builders of a conditional's bodies, each captured empty: what the parent's end
+    needs."""
+    made = {"if_then": [b.if_then(b.create_condition(0))],
+            "if_else": list(b.if_else(b.create_condition(0))),
+            "while_loop": [b.while_loop(b.create_condition(0))],
+            "switch": list(b.switch(b.create_condition(0), 3))}
+    for bodies in made.values():
+        for body in bodies:
+            body.begin_building()
+            body.end_building()
+    return {k: [_name(x) for x in v] for k, v in made.items()}
+
+
+def _fresh(e, kind):
+    """A node of ``kind`` in a definition of its own, and that definition."""
+    m, d = e.m, e.m.graph.GraphDefinition()
+    node = {"kernel": lambda: d.launch(m.LaunchConfig(grid=1, block=1), e.kernel, e.pinned, 3),
+            "memset": lambda: d.memset(e.buf, np.uint32(1), 4),
+            "memcpy": lambda: d.memcpy(e.buf, e.pinned, 4),
+            "record": lambda: d.record(e.dev.create_event()),
+            "wait": lambda: d.wait(e.dev.create_event()),
+            "child": lambda: d.embed(m.graph.GraphDefinition()),
+            "callback": lambda: d.callback(lambda: None)}[kind]()
+    return node, d
+
+
+def _exec_fresh(e, kind):
+    node, d = _fresh(e, kind)
+    return d.instantiate()[node]
+
+
+READS.update({
+    "GraphBuilder.create_condition(), GraphBuilder.if_then(), GraphBuilder.if_else(), "
+    "GraphBuilder.while_loop(), GraphBuilder.switch(): the body builders":
+        lambda e: e.capturing(_bodies),
+    "GraphBuilder.callback(fn), GraphBuilder.embed(GraphDefinition)":
+        lambda e: e.capturing(lambda b: (b.callback(lambda: None),
+                                         b.embed(e.m.graph.GraphDefinition()))),
+})
+
+
+def _ipc_types(e):
+    """The classes of what IPC-enabled pools, their buffers and an IPC event hand out, each
+    read apart (one failure does not hide the rest)."""
+    m = e.m
+    out = {}
+
+    def read(label, get):
+        try:
+            out[label] = type(get()).__name__
+        except Exception as exc:  # an outcome compared between the packages
+            out[label] = ["err", type(exc).__name__]
+
+    dmr = m.DeviceMemoryResource(0, options=m.DeviceMemoryResourceOptions(ipc_enabled=True))
+    pmr = m.PinnedMemoryResource(options=m.PinnedMemoryResourceOptions(ipc_enabled=True))
+    read("DeviceMemoryResource.allocation_handle", lambda: dmr.allocation_handle)
+    read("DeviceMemoryResource.peer_accessible_by", lambda: dmr.peer_accessible_by)
+    read("Buffer.ipc_descriptor", lambda: dmr.allocate(64, stream=e.s).ipc_descriptor)
+    read("PinnedMemoryResource.allocation_handle", lambda: pmr.allocation_handle)
+    read("PinnedMemoryResource.numa_id", lambda: pmr.numa_id)
+    read("Event.ipc_descriptor", lambda: e.dev.create_event(
+        options=m.EventOptions(ipc_enabled=True)).ipc_descriptor)
+    # Its own pool, imported in the same process.
+    read("DeviceMemoryResource.from_allocation_handle",
+         lambda: m.DeviceMemoryResource.from_allocation_handle(0, dmr.allocation_handle))
+    read("PinnedMemoryResource.from_allocation_handle",
+         lambda: m.PinnedMemoryResource.from_allocation_handle(pmr.allocation_handle))
+    return out
+
+
+READS.update({
+    "IPC: DeviceMemoryResource.allocation_handle, DeviceMemoryResource.peer_accessible_by, "
+    "Buffer.ipc_descriptor, PinnedMemoryResource.allocation_handle, "
+    "PinnedMemoryResource.numa_id, Event.ipc_descriptor, "
+    "DeviceMemoryResource.from_allocation_handle(), "
+    "PinnedMemoryResource.from_allocation_handle(): their types": _ipc_types,
+    "Program.pch_status": lambda e: _plain(e.m.Program(
+        'extern "C" __global__ void k() {}', "c++",
+        e.m.ProgramOptions(arch="sm_" + e.dev.arch)).pch_status),
+    "TensorMapDescriptor.device":
+        lambda e: _plain(e.view().as_tensor_map(box_dim=(4, 4)).device),
+    "WorkqueueResource.device": lambda e: _plain(e.dev.resources.workqueue.device),
+})
+
+
 def _split(e, b, count):
     parts = b.split(count)
     try:
@@ -587,6 +673,46 @@ CALLS.update({
     "MipmappedArray.get_level(x)": lambda e, x: list(_tex(e, "mipmapped").get_level(x).shape),
     "TensorMapDescriptor.replace_address(x)":
         lambda e, x: e.view().as_tensor_map(box_dim=(4, 4)).replace_address(x),
+    "GraphBuilder.callback(x)": lambda e, x: e.capturing(lambda b: b.callback(x)),
+    "GraphBuilder.embed(x)": lambda e, x: e.capturing(lambda b: b.embed(x)),
+    "GraphBuilder.if_then(x)": lambda e, x: e.capturing(lambda b: _name(b.if_then(x))),
+    "GraphBuilder.if_else(x)": lambda e, x: e.capturing(lambda b: len(b.if_else(x))),
+    "GraphBuilder.while_loop(x)": lambda e, x: e.capturing(lambda b: _name(b.while_loop(x))),
+    "GraphBuilder.switch(condition, x)":
+        lambda e, x: e.capturing(lambda b: len(b.switch(b.create_condition(0), x))),
+    "GraphBuilder.join(x)": lambda e, x: _name(e.m.graph.GraphBuilder.join(x)),
+    "KernelNode.update(config=x)": lambda e, x: _fresh(e, "kernel")[0].update(config=x),
+    "MemsetNode.update(value=x)": lambda e, x: _fresh(e, "memset")[0].update(value=x),
+    "MemcpyNode.update(size=x)": lambda e, x: _fresh(e, "memcpy")[0].update(size=x),
+    "EventRecordNode.update(x)": lambda e, x: _fresh(e, "record")[0].update(x),
+    "EventWaitNode.update(x)": lambda e, x: _fresh(e, "wait")[0].update(x),
+    "ChildGraphNode.update(x)": lambda e, x: _fresh(e, "child")[0].update(x),
+    "ExecutableKernelNode.update(config=x, kernel=, args=)":
+        lambda e, x: _exec_fresh(e, "kernel").update(config=x, kernel=e.kernel,
+                                                     args=(e.pinned, 3)),
+    "ExecutableMemsetNode.update(dst=, value=x, width=4)":
+        lambda e, x: _exec_fresh(e, "memset").update(dst=e.buf, value=x, width=4),
+    "ExecutableMemcpyNode.update(dst=, src=, size=x)":
+        lambda e, x: _exec_fresh(e, "memcpy").update(dst=e.buf, src=e.pinned, size=x),
+    "ExecutableEventRecordNode.update(x)": lambda e, x: _exec_fresh(e, "record").update(x),
+    "ExecutableEventWaitNode.update(x)": lambda e, x: _exec_fresh(e, "wait").update(x),
+    "ExecutableChildGraphNode.update(x)": lambda e, x: _exec_fresh(e, "child").update(x),
+    "ExecutableHostCallbackNode.update(x)": lambda e, x: _exec_fresh(e, "callback").update(x),
+    "DeviceMemoryResource.from_registry(x)":
+        lambda e, x: _name(e.m.DeviceMemoryResource.from_registry(x)),
+    "PinnedMemoryResource.from_registry(x)":
+        lambda e, x: _name(e.m.PinnedMemoryResource.from_registry(x)),
+    "DeviceMemoryResource.register(x)": lambda e, x: _name(e.m.DeviceMemoryResource(
+        0, options=e.m.DeviceMemoryResourceOptions(ipc_enabled=True)).register(x)),
+    "PinnedMemoryResource.register(x)": lambda e, x: _name(e.m.PinnedMemoryResource(
+        options=e.m.PinnedMemoryResourceOptions(ipc_enabled=True)).register(x)),
+    "Buffer.from_ipc_descriptor(mr, x, stream=)": lambda e, x: _name(e.m.Buffer.from_ipc_descriptor(
+        e.m.DeviceMemoryResource(0, options=e.m.DeviceMemoryResourceOptions(ipc_enabled=True)),
+        x, stream=e.s)),
+    "WorkqueueResource.configure(x)": lambda e, x: e.dev.resources.workqueue.configure(x),
+    "VirtualMemoryResource.modify_allocation(buf, x)":
+        lambda e, x: (lambda mr: mr.modify_allocation(mr.allocate(2 << 20, stream=e.s), x).size)(
+            e.m.VirtualMemoryResource(0)),
     "HostCallbackNode.update(x)":
         lambda e, x: e.m.graph.GraphDefinition().callback(lambda: None).update(x),
 })
