@@ -90,9 +90,11 @@ cdef class Stream(Resource):
         if type(handle) is not int and not isinstance(handle, _driver_py.CUstream):
             try:
                 handle = check_int(handle, "handle")
-            except ArgumentTypeError as exc:  # NumPy's bool is no int (see check_int)
+            except ArgumentTypeError:  # NumPy's bool is no int either (see check_int)
+                t = type(handle)
+                name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
                 raise ArgumentTypeError(f"handle must be a stream address (int) or a "
-                                        f"cuda.bindings.driver.CUstream: {exc}") from None
+                                        f"cuda.bindings.driver.CUstream, not {name}") from None
         return wrap_handle(_stream_address(handle, "handle"), None)
 
     def close(self):
@@ -432,8 +434,8 @@ cdef int _check_protocol_method(object obj, str what) except -1:
     try:
         protocol = obj.__cuda_stream__
     except AttributeError:
-        raise ArgumentTypeError(f"{what}: expected a Stream or an object with __cuda_stream__, not "
-                        f"{type(obj).__name__}") from None
+        raise ArgumentTypeError(f"{what}: expected a Stream or an object with __cuda_stream__, "
+                                f"not {type(obj).__name__}") from None
     if not callable(protocol):
         raise TypeError(f"{what}: {type(obj).__name__}.__cuda_stream__ must be a method "
                         f"returning (version, address)")
