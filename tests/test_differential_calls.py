@@ -118,7 +118,8 @@ def test_a_call_given_edge_inputs(label, call):
     for name, x in EDGES.items():
         theirs, their_error, their_warnings = outcome("cuda.core", call, x)
         ours, our_error, our_warnings = outcome("cuda_core", call, x)
-        missed = missed_warnings(their_warnings, our_warnings)
+        # (Not for an accident: NumPy 2.2 warns inside cuda.core's bytes(np.True_), say.)
+        missed = [] if label in ACCIDENTS else missed_warnings(their_warnings, our_warnings)
         if missed:  # a deprecation cuda.core gives, ours gives, refused or not
             problems.append(f"{name}: cuda.core warns {missed}; ours does not")
         if their_error is not None:

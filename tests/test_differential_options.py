@@ -119,7 +119,9 @@ def test_an_option_field_given_edge_inputs(module, name, field):
     for label, value in EDGES.items():
         theirs, their_error, their_warnings = make("cuda.core", module, name, field, value)
         ours, our_error, our_warnings = make("cuda_core", module, name, field, value)
-        missed = missed_warnings(their_warnings, our_warnings)
+        # (Not for an accident of cuda.core's implementation, whose warnings are its own.)
+        missed = ([] if (name, field) in ACCIDENTS
+                  else missed_warnings(their_warnings, our_warnings))
         if missed:  # a deprecation cuda.core gives, ours gives, refused or not
             problems.append(f"{label}: cuda.core warns {missed}; ours does not")
         if their_error is not None:
