@@ -584,6 +584,20 @@ READS.update({
     "TensorMapDescriptor.device":
         lambda e: _plain(e.view().as_tensor_map(box_dim=(4, 4)).device),
     "WorkqueueResource.device": lambda e: _plain(e.dev.resources.workqueue.device),
+    # Issue 27, part 4: the fallbacks cuda.core makes.
+    "SMResource.split(SMResourceOptions()) on this driver":
+        lambda e: (lambda groups, rest: (len(groups), _name(rest)))(
+            *e.dev.resources.sm.split(e.m.SMResourceOptions())),
+    "ManagedMemoryResource().allocate(64), ManagedMemoryResource.attributes":
+        lambda e: (lambda mr: (_name(mr.allocate(64, stream=e.s)), _name(mr.attributes)))(
+            e.m.ManagedMemoryResource()),
+    "PinnedMemoryResource().allocate(16), Buffer.fill(7, stream=): the bytes":
+        lambda e: (lambda b: (b.fill(7, stream=e.s), e.s.sync(),
+                              ctypes.string_at(int(b.handle), 4)))(
+            e.m.PinnedMemoryResource().allocate(16, stream=e.s)),
+    "GraphMemoryResource(Device).allocate(64, stream=GraphBuilder) while capturing":
+        lambda e: e.capturing(lambda b: _name(e.m.GraphMemoryResource(e.dev).allocate(
+            64, stream=b))),
 })
 
 
