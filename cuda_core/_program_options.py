@@ -153,7 +153,8 @@ class ProgramOptions:
         Default ``"default_program"``.
     arch : str
         ``"sm_XX"`` or ``"compute_XX"`` (also ``sm_XXa``/``sm_XXf``)
-        [``--gpu-architecture=``; NVVM ``-arch=compute_XX``; nvJitLink ``-arch=``]. Defaults
+        [``-arch=``, as cuda.core renders it; NVVM ``-arch=compute_XX``; nvJitLink
+        ``-arch=``]. Defaults
         to the device of the current context; where none is current it must be given.
     relocatable_device_code : bool [``--relocatable-device-code=``]
     extensible_whole_program : bool [``--extensible-whole-program``]
@@ -544,7 +545,7 @@ def _int_value(flag: str):
 
 
 _NVRTC_RENDER = {
-    "arch": _value("--gpu-architecture"),
+    "arch": _value("-arch"),  # NVRTC's short spelling, byte for byte cuda.core's
     "relocatable_device_code": _tf_flag("--relocatable-device-code"),
     "extensible_whole_program": _flag("--extensible-whole-program"),
     "debug": _flag("--device-debug"),

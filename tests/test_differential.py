@@ -223,6 +223,12 @@ SCENARIOS = [
              differs=SMALLER, ours_raises=NVRTCError),
     # -- program options (the flags cuda.core passes NVRTC) -------------------------------------
     Scenario("ProgramOptions(name='')", lambda m: m.ProgramOptions(arch="sm_90", name="").name),
+    Scenario("ProgramOptions(every common C++ field).as_bytes('nvrtc'): the same bytes",
+             lambda m: m.ProgramOptions(
+                 arch="sm_90", debug=True, lineinfo=True, max_register_count=32, ftz=True,
+                 define_macro=["A", ("B", "1")], include_path=["/x"], std="c++17",
+                 use_fast_math=True, relocatable_device_code=True,
+                 link_time_optimization=True).as_bytes("nvrtc")),
     Scenario("ProgramOptions(diag_suppress='1') flags", lambda m: [
         f for f in m.ProgramOptions(arch="sm_90", diag_suppress="1").as_bytes("nvrtc")
         if b"diag" in f]),

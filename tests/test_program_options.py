@@ -27,7 +27,7 @@ def field_cases(tmp):
     takes; ``tmp`` holds the files and directories the path-valued fields name."""
     inc = tmp / "inc"
     return {
-        "arch": ("sm_90", [b"--gpu-architecture=sm_90"]),
+        "arch": ("sm_90", [b"-arch=sm_90"]),
         "relocatable_device_code": (True, [b"--relocatable-device-code=true"]),
         "extensible_whole_program": (True, [b"--extensible-whole-program"]),
         "debug": (True, [b"--device-debug"]),
@@ -116,7 +116,7 @@ def test_nvrtc_rendering(field, tmp_path):
 
 @pytest.mark.parametrize("backend", ["nvrtc", "NVRTC", CompilerBackendType.NVRTC])
 def test_backend_spellings(backend):
-    assert ProgramOptions(arch="sm_80").as_bytes(backend) == [b"--gpu-architecture=sm_80"]
+    assert ProgramOptions(arch="sm_80").as_bytes(backend) == [b"-arch=sm_80"]
 
 
 def test_false_renders_the_negative_form_or_nothing():
@@ -267,10 +267,10 @@ def test_integer_fields_take_numpy_integers():
     # as for cuda.core), rendered as its number; NumPy's bool is not an int.
     opts = ProgramOptions(arch="sm_90", max_register_count=np.int32(32),
                           split_compile=np.uint8(0), diag_warn=[np.int64(20)])
-    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--maxrregcount=32",
+    assert opts.as_bytes("nvrtc") == [b"-arch=sm_90", b"--maxrregcount=32",
                                       b"--diag-warn=20", b"--split-compile=0"]
     opts = ProgramOptions(arch="sm_90", max_register_count=True, split_compile=False)
-    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--maxrregcount=1",
+    assert opts.as_bytes("nvrtc") == [b"-arch=sm_90", b"--maxrregcount=1",
                                       b"--split-compile=0"]
     with pytest.raises(TypeError, match="ProgramOptions.split_compile must be an int or None, "
                                         "not numpy.bool"):
@@ -285,7 +285,7 @@ def test_an_empty_list_option_means_none(field, empty):
     # As cuda.core reads them: nothing rendered, and no backend refuses what is not there
     # (extra_sources is NVVM's only).
     opts = ProgramOptions(arch="sm_90", **{field: empty})
-    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90"]
+    assert opts.as_bytes("nvrtc") == [b"-arch=sm_90"]
 
 
 def test_dict_options_are_accepted_and_unknown_keys_named():
@@ -428,7 +428,7 @@ def test_assignment_is_checked():
     opts = ProgramOptions(arch="sm_90")
     opts.debug = True
     opts.define_macro = ["A", ("B", "1")]
-    assert opts.as_bytes("nvrtc") == [b"--gpu-architecture=sm_90", b"--device-debug",
+    assert opts.as_bytes("nvrtc") == [b"-arch=sm_90", b"--device-debug",
                                       b"--define-macro=A", b"--define-macro=B=1"]
     with pytest.raises(TypeError, match="ProgramOptions.debug must be a bool"):
         opts.debug = "False"
