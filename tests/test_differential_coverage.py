@@ -19,8 +19,6 @@ import importlib
 import inspect
 import re
 
-import pytest
-
 from helpers.differential import require_reference
 
 require_reference("1.2.2")
@@ -112,7 +110,7 @@ def gaps():
 
 
 def test_the_count_is_reported(capsys):
-    found, members = exercised()
+    _, members = exercised()
     total = sum(len(n) or 1 for n in members.values())
     missing = sum(len(v) for v in gaps().values())
     with capsys.disabled():
