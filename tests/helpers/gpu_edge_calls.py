@@ -140,12 +140,15 @@ class Env:
             alloc = callback.allocate(64)
             free = alloc.deallocate(alloc.dptr)
             child = free.embed(g.GraphDefinition())
-            cond = d.create_condition(default_value=0)
+
+            def cond():  # a handle of its own for each conditional node, as the driver wants
+                return d.create_condition(default_value=0)
+
             self._nodes = {"def": d, "event": ev, "empty": first, "kernel": kernel,
                            "memset": memset, "memcpy": memcpy, "record": record, "wait": wait,
                            "callback": callback, "alloc": alloc, "free": free, "child": child,
-                           "if": child.if_then(cond), "if_else": child.if_else(cond),
-                           "while": child.while_loop(cond), "switch": child.switch(cond, 3)}
+                           "if": child.if_then(cond()), "if_else": child.if_else(cond()),
+                           "while": child.while_loop(cond()), "switch": child.switch(cond(), 3)}
         return self._nodes
 
 
