@@ -5,6 +5,10 @@ from cuda.bindings.cydriver cimport CUdeviceptr
 # starts with ``what``. An int argument takes a Python int or any object with __index__ (NumPy
 # integers), never a bool.
 
+# A value's type as a message names it: qualified by its module where the bare name would read
+# as a builtin's (NumPy's bool is "numpy.bool", not "bool").
+cdef str type_name(object value)
+
 cpdef object check_bool(object value, str what, bint allow_none=*)
 cpdef object check_int(object value, str what, object minimum=*, object maximum=*,
                        bint allow_none=*, object error=*)

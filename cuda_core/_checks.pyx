@@ -38,7 +38,7 @@ class SizeOverflowError(OverflowError, ValueError):
 cdef object _U64_END = 1 << 64
 
 
-cdef str _type_name(object value):
+cdef str type_name(object value):
     """The type's name, qualified by its module where it would read as a builtin's (NumPy's bool
     is not ``bool``)."""
     t = type(value)
@@ -61,11 +61,11 @@ cdef inline object _as_int(object value, str what, str expected):
     if type(value) is bool:
         return int(value)
     if _is_bool(value) or not hasattr(type(value), "__index__"):
-        raise ArgumentTypeError(f"{what} must be {expected}, not {_type_name(value)}")
+        raise ArgumentTypeError(f"{what} must be {expected}, not {type_name(value)}")
     result = type(value).__index__(value)
     if not isinstance(result, int):
-        raise ArgumentTypeError(f"{what} must be {expected}: {_type_name(value)}.__index__ "
-                                f"returned {_type_name(result)}")
+        raise ArgumentTypeError(f"{what} must be {expected}: {type_name(value)}.__index__ "
+                                f"returned {type_name(result)}")
     return int(result)
 
 
@@ -92,7 +92,7 @@ cpdef object check_bool(object value, str what, bint allow_none=False):
                 f"False")
         return bool(value)
     raise ArgumentTypeError(f"{what} must be a bool{' or None' if allow_none else ''}, not "
-                            f"{_type_name(value)}")
+                            f"{type_name(value)}")
 
 
 cpdef object check_int(object value, str what, object minimum=None, object maximum=None,
@@ -147,7 +147,7 @@ cpdef object check_enum(object value, str what, object enum_cls, bint allow_none
             pass
     words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
     if value is not None and not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be one of {words}, not {_type_name(value)}")
+        raise ArgumentTypeError(f"{what} must be one of {words}, not {type_name(value)}")
     raise ValueError(f"{what} must be one of {words}, got {value!r}")
 
 
@@ -169,7 +169,7 @@ cdef CUdeviceptr check_address(object value, str what) except? 0:
         expected = "an int (an address) or a cuda.bindings.driver.CUdeviceptr"
         if type(value).__module__.startswith("cuda.bindings"):
             # Its other handles (CUstream, CUevent, ...) have __index__ but are not addresses.
-            raise ArgumentTypeError(f"{what} must be {expected}, not {_type_name(value)}")
+            raise ArgumentTypeError(f"{what} must be {expected}, not {type_name(value)}")
         value = _as_int(value, what, expected)
     if value < 0 or value >= _U64_END:
         raise SizeOverflowError(f"{what}={value} is not a valid address")

@@ -8,7 +8,7 @@ from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
 from cuda_core._context cimport (Context, ContextGuard, body_capture_ends, context_from_handle,
                                  context_gone, current_context, enter_context, exit_context,
                                  refuse_during_body_capture)
-from cuda_core._checks cimport check_int
+from cuda_core._checks cimport check_int, type_name
 from cuda_core._checks import ArgumentTypeError, SizeOverflowError
 from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
@@ -91,10 +91,9 @@ cdef class Stream(Resource):
             try:
                 handle = check_int(handle, "handle")
             except ArgumentTypeError:  # NumPy's bool is no int either (see check_int)
-                t = type(handle)
-                name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
                 raise ArgumentTypeError(f"handle must be a stream address (int) or a "
-                                        f"cuda.bindings.driver.CUstream, not {name}") from None
+                                        f"cuda.bindings.driver.CUstream, not "
+                                        f"{type_name(handle)}") from None
         return wrap_handle(_stream_address(handle, "handle"), None)
 
     def close(self):

@@ -351,17 +351,27 @@ READS.update({
 })
 
 
-def _each(obj, names, plain):
-    """{name: the value of attribute (or call ``name()``) ``name`` of ``obj``, as ``plain``
-    makes it comparable, or ["err", its class's name]}: one failure does not hide the rest."""
+def _apart(reads):
+    """{label: what ``read()`` returns, or ["err", its exception's class name]} for
+    ``{label: read}``: one failure does not hide the rest."""
     out = {}
-    for name in names:
+    for label, read in reads.items():
         try:
-            value = getattr(obj, name.rstrip("()"))
-            out[name] = plain(value() if name.endswith("()") else value)
+            out[label] = read()
         except Exception as exc:  # an outcome compared between the packages
-            out[name] = ["err", type(exc).__name__]
+            out[label] = ["err", type(exc).__name__]
     return out
+
+
+def _attribute(obj, name):
+    """Attribute ``name`` of ``obj``, or what it returns for a ``name`` ending in ``()``."""
+    value = getattr(obj, name.rstrip("()"))
+    return value() if name.endswith("()") else value
+
+
+def _each(obj, names, plain):
+    """{name: ``_attribute(obj, name)`` as ``plain`` makes it comparable}, read apart."""
+    return _apart({name: lambda name=name: plain(_attribute(obj, name)) for name in names})
 
 
 _NODE_BUILDERS = ("empty", "launch", "memset", "memcpy", "record", "wait", "callback", "allocate",
@@ -452,14 +462,8 @@ _HANDLES = {
 
 
 def _handle_kinds(e):
-    out = {}
-    for label, get in _HANDLES.items():
-        try:
-            h = get(e)
-            out[label] = (type(h).__name__, int(h) != 0)
-        except Exception as exc:  # an outcome compared between the packages
-            out[label] = ["err", type(exc).__name__]
-    return out
+    return _apart({label: lambda get=get: (lambda h: (type(h).__name__, int(h) != 0))(get(e))
+                   for label, get in _HANDLES.items()})
 
 
 READS.update({
@@ -550,29 +554,23 @@ def _ipc_types(e):
     """The classes of what IPC-enabled pools, their buffers and an IPC event hand out, each
     read apart (one failure does not hide the rest)."""
     m = e.m
-    out = {}
-
-    def read(label, get):
-        try:
-            out[label] = type(get()).__name__
-        except Exception as exc:  # an outcome compared between the packages
-            out[label] = ["err", type(exc).__name__]
-
     dmr = m.DeviceMemoryResource(0, options=m.DeviceMemoryResourceOptions(ipc_enabled=True))
     pmr = m.PinnedMemoryResource(options=m.PinnedMemoryResourceOptions(ipc_enabled=True))
-    read("DeviceMemoryResource.allocation_handle", lambda: dmr.allocation_handle)
-    read("DeviceMemoryResource.peer_accessible_by", lambda: dmr.peer_accessible_by)
-    read("Buffer.ipc_descriptor", lambda: dmr.allocate(64, stream=e.s).ipc_descriptor)
-    read("PinnedMemoryResource.allocation_handle", lambda: pmr.allocation_handle)
-    read("PinnedMemoryResource.numa_id", lambda: pmr.numa_id)
-    read("Event.ipc_descriptor", lambda: e.dev.create_event(
-        options=m.EventOptions(ipc_enabled=True)).ipc_descriptor)
-    # Its own pool, imported in the same process.
-    read("DeviceMemoryResource.from_allocation_handle",
-         lambda: m.DeviceMemoryResource.from_allocation_handle(0, dmr.allocation_handle))
-    read("PinnedMemoryResource.from_allocation_handle",
-         lambda: m.PinnedMemoryResource.from_allocation_handle(pmr.allocation_handle))
-    return out
+    gets = {
+        "DeviceMemoryResource.allocation_handle": lambda: dmr.allocation_handle,
+        "DeviceMemoryResource.peer_accessible_by": lambda: dmr.peer_accessible_by,
+        "Buffer.ipc_descriptor": lambda: dmr.allocate(64, stream=e.s).ipc_descriptor,
+        "PinnedMemoryResource.allocation_handle": lambda: pmr.allocation_handle,
+        "PinnedMemoryResource.numa_id": lambda: pmr.numa_id,
+        "Event.ipc_descriptor": lambda: e.dev.create_event(
+            options=m.EventOptions(ipc_enabled=True)).ipc_descriptor,
+        # Its own pool, imported in the same process.
+        "DeviceMemoryResource.from_allocation_handle":
+            lambda: m.DeviceMemoryResource.from_allocation_handle(0, dmr.allocation_handle),
+        "PinnedMemoryResource.from_allocation_handle":
+            lambda: m.PinnedMemoryResource.from_allocation_handle(pmr.allocation_handle),
+    }
+    return _apart({label: lambda get=get: type(get()).__name__ for label, get in gets.items()})
 
 
 READS.update({
