@@ -49,6 +49,9 @@ cdef int body_capture_begins(CUcontext ctx, CUstream stream) except -1
 cdef int body_capture_ends(CUstream stream) except -1
 # Whether a body is being captured in ``ctx`` or on ``stream`` (NULL: not asked).
 cdef bint body_capture_in(CUcontext ctx, CUstream stream) except -1
+# Whether any body is being captured now (one atomic load): what a caller checks before it
+# spends a driver call on finding the context to ask body_capture_in about.
+cdef bint any_body_capture() noexcept
 # Raise the CUDAError the driver would give (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), naming
 # ``what``, where a body is being captured in ``ctx`` or on ``stream`` (NULL: not asked),
 # without invalidating it. Free while no body is being captured (one atomic load).

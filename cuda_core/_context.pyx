@@ -326,7 +326,7 @@ cdef int body_capture_begins(CUcontext ctx, CUstream stream) except -1:
 
 
 cdef int body_capture_ends(CUstream stream) except -1:
-    if load_int(&_body_count) == 0:
+    if not any_body_capture():
         return 0
     with _body_lock:
         for i, (_, body_stream) in enumerate(_bodies):
@@ -337,8 +337,12 @@ cdef int body_capture_ends(CUstream stream) except -1:
     return 0
 
 
+cdef bint any_body_capture() noexcept:
+    return load_int(&_body_count) != 0
+
+
 cdef bint body_capture_in(CUcontext ctx, CUstream stream) except -1:
-    if load_int(&_body_count) == 0:
+    if not any_body_capture():
         return False
     with _body_lock:
         for body_ctx, body_stream in _bodies:

@@ -5,8 +5,8 @@ synchronous free, the allocation error, and the device capabilities a resource n
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
-from cuda_core._context cimport (ContextGuard, enter_context, exit_context, primary_context,
-                                 refuse_during_body_capture)
+from cuda_core._context cimport (ContextGuard, any_body_capture, enter_context, exit_context,
+                                 primary_context, refuse_during_body_capture)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._stream cimport Stream, as_stream
@@ -81,9 +81,10 @@ cdef int sync_context(CUcontext ctx) except -1:
     """Wait for all work of ``ctx`` (the current context when NULL), GIL released."""
     cdef CUresult err
     cdef ContextGuard guard
-    if ctx == NULL:
-        HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
-    refuse_during_body_capture(ctx, NULL, "synchronizing the context")
+    if any_body_capture():  # else no driver call to name the current context
+        if ctx == NULL:
+            HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
+        refuse_during_body_capture(ctx, NULL, "synchronizing the context")
     with nogil:
         enter_context(guard, ctx)
         err = cydriver.cuCtxSynchronize()
