@@ -99,7 +99,9 @@ cpdef object check_int(object value, str what, object minimum=None, object maxim
                        bint allow_none=False, object error=None):
     """``value`` as an int in [minimum, maximum] (a bound of None is open); None passes
     through when ``allow_none``. ``error``, where given, is the class of the out-of-range
-    error (a subclass of ValueError)."""
+    error (a subclass of ValueError). Without it, a value outside the C type the bounds are
+    (below 0 where ``minimum`` is not, past a ``maximum`` of 2**k - 1) raises
+    ``SizeOverflowError``, an ``OverflowError`` as cuda.core's conversion to that type."""
     if value is None and allow_none:
         return None
     value = _as_int(value, what, "an int or None" if allow_none else "an int")
@@ -110,6 +112,9 @@ cpdef object check_int(object value, str what, object minimum=None, object maxim
             bound = f"<= {maximum}"
         else:
             bound = f"between {minimum} and {maximum}"
+        if error is None and ((value < 0 and minimum is not None and minimum >= 0) or (
+                maximum is not None and value > maximum and (maximum + 1) & maximum == 0)):
+            error = SizeOverflowError
         raise (ValueError if error is None else error)(f"{what} must be {bound}, got {value}")
     return value
 

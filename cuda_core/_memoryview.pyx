@@ -963,9 +963,9 @@ cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
 cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1:
     cdef str who = "StridedMemoryView.from_cuda_array_interface()"
     cdef long long sval
-    cdef object consumer = stream_int(stream_ptr, who, &sval)
     cdef object producer
-    d = _interface(obj, "__cuda_array_interface__", who)
+    d = _interface(obj, "__cuda_array_interface__", who)  # first: an object without it says so
+    cdef object consumer = stream_int(stream_ptr, who, &sval)
     _read_interface(v, d, obj, who)
     v._device_accessible = True
     v._dl_type = kDLCUDA

@@ -137,9 +137,11 @@ cdef object _int_member(object value, str what, object enum_cls):
 
 
 cdef tuple _int_tuple(object value, str what, int low, int high):
-    """``value`` (a sequence of ints) as a tuple, each in [low, high]."""
+    """``value`` (a sequence of ints) as a tuple, each in [low, high]. A bad value that is not
+    a tuple raises ``ArgumentTypeError``: cuda.core refuses every non-tuple with ``TypeError``."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
         raise TypeError(f"{what} must be a tuple of ints, not {type(value).__name__}")
+    error = ValueError if type(value) is tuple else ArgumentTypeError
     out = []
     for j, item in enumerate(value):
         if isinstance(item, bool):
@@ -149,10 +151,10 @@ cdef tuple _int_tuple(object value, str what, int low, int high):
         except TypeError:
             raise TypeError(f"{what}[{j}] must be an int, not {type(item).__name__}") from None
         if not low <= item <= high:
-            raise ValueError(f"{what}[{j}] must be in [{low}, {high}], got {item}")
+            raise error(f"{what}[{j}] must be in [{low}, {high}], got {item}")
         out.append(item)
     if not 1 <= len(out) <= 5:
-        raise ValueError(f"{what} must have 1 to 5 entries (the tensor's rank), got {len(out)}")
+        raise error(f"{what} must have 1 to 5 entries (the tensor's rank), got {len(out)}")
     return tuple(out)
 
 

@@ -53,6 +53,7 @@ nitpick_ignore = [
     ("py:class", "os.PathLike"),
     ("py:class", "abc.ABC"),
     ("py:class", "collections.abc.Iterable"),
+    ("py:class", "collections.abc.Iterator"),
     ("py:class", "collections.abc.Mapping"),
     ("py:class", "collections.abc.MutableSet"),
     ("py:class", "collections.abc.Sequence"),

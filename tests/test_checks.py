@@ -97,8 +97,13 @@ PY_CASES = [
          refused(ArgumentTypeError, r"n must be an int: BadIndex.__index__ returned str")),
     # Bounds: inclusive, either one open.
     case("check_int", "0", "S.priority", ok(0), "minimum=0"),
-    case("check_int", "-1", "S.priority", refused(ValueError, r"S.priority must be >= 0, got -1"),
-         "minimum=0"),
+    # Outside the C type the bounds are (below 0 where the minimum is not, past a maximum of
+    # 2**k - 1): SizeOverflowError, an OverflowError as cuda.core's conversion and a ValueError.
+    case("check_int", "-1", "S.priority",
+         refused(SizeOverflowError, r"S.priority must be >= 0, got -1"), "minimum=0"),
+    case("check_int", "256", "M.value",
+         refused(SizeOverflowError, r"M.value must be between 0 and 255, got 256"),
+         "minimum=0, maximum=255"),
     case("check_int", "9", "S.priority", ok(9), "maximum=9"),
     case("check_int", "10", "S.priority", refused(ValueError, r"S.priority must be <= 9, got 10"),
          "maximum=9"),
@@ -111,7 +116,7 @@ PY_CASES = [
     case("check_int", "Index(5)", "S.priority", refused(ValueError, r"S.priority must be <= 4, got 5"),
          "maximum=4"),
     case("check_int", "np.int64(-1)", "S.priority",
-         refused(ValueError, r"S.priority must be >= 0, got -1"), "minimum=0"),
+         refused(SizeOverflowError, r"S.priority must be >= 0, got -1"), "minimum=0"),
     case("check_int", "None", "S.priority", ok(None), "minimum=0, maximum=1, allow_none=True"),
 
     case("check_choice", "2", "O.kind", ok(2), "(1, 2, 4)"),

@@ -568,6 +568,19 @@ def test_split_builder_must_be_joined_before_it_ends(dev):
 
 
 @pytest.mark.gpu
+def test_split_count_is_bounded(dev):
+    # Past the C int, an OverflowError at once (the GPU matrix found 2**64 creating streams
+    # until it was killed); below 2, a ValueError; the capture is unharmed.
+    gb = dev.create_graph_builder().begin_building()
+    for count, cls in ((2**64, OverflowError), (2**31, OverflowError), (1, ValueError),
+                       (-1, ValueError)):
+        with pytest.raises(cls, match="split\\(\\): count must be between 2 and 2147483647"):
+            gb.split(count)
+    gb.end_building()
+    gb.close()
+
+
+@pytest.mark.gpu
 def test_root_cannot_end_with_unjoined_work(dev, k, device_array):
     x = device_array(np.zeros(N))
     gb = dev.create_graph_builder().begin_building()
@@ -1109,6 +1122,10 @@ def test_debug_dot_print(dev, k, device_array, tmp_path):
     assert len(verbose.read_text()) > len(plain.read_text())
     with pytest.raises(TypeError):
         gb.debug_dot_print(str(plain), {"not_a_flag": True})
+    gb.debug_dot_print(plain)  # an os.PathLike
+    for bad in (b"x.dot", 3, None):  # a str path only, as cuda.core
+        with pytest.raises(TypeError, match="path must be a str or an os.PathLike of one"):
+            gb.debug_dot_print(bad)
     gb.close()
 
 

@@ -326,8 +326,11 @@ def test_registry_from_threads():
 
 def test_from_registry():
     key = uuid.uuid4()
-    with pytest.raises(TypeError, match=r"from_registry\(\): uuid must be a uuid.UUID, not str"):
+    with pytest.raises(RuntimeError, match=r"from_registry\(\): no memory resource is registered "
+                                           r"under '[0-9a-f-]+': the keys are uuid.UUID, not str"):
         DeviceMemoryResource.from_registry(str(key))
+    with pytest.raises(TypeError, match="unhashable"):  # as cuda.core's lookup
+        DeviceMemoryResource.from_registry([])
     with pytest.raises(RuntimeError, match=f"no mapped memory resource with uuid {key} in this "
                                            f"process; send the resource through multiprocessing"):
         DeviceMemoryResource.from_registry(key)

@@ -32,9 +32,12 @@ def test_options_checked_before_the_driver():
 
 def test_location_arguments_checked():
     buf = ManagedBuffer.from_handle(0x1000, 64)
-    with pytest.raises(TypeError, match="location must be a Device, a device ordinal \\(int\\) "
-                                        "or a Host, not str"):
+    with pytest.raises(TypeError, match="location must be a Device or a Host, not str"):
         buf.prefetch("gpu", stream=LEGACY_DEFAULT_STREAM)
+    with pytest.raises(TypeError, match="location must be a Device or a Host, not int"):
+        buf.prefetch(0, stream=LEGACY_DEFAULT_STREAM)  # as cuda.core: no device ordinals here
+    with pytest.raises(ValueError, match="location must be a Device or a Host, not NoneType"):
+        buf.prefetch(None, stream=LEGACY_DEFAULT_STREAM)  # cuda.core: ValueError
     with pytest.raises(TypeError, match="read_mostly must be a bool"):
         buf.read_mostly = "no"
     with pytest.raises(TypeError, match="stream is required"):
@@ -140,7 +143,7 @@ def test_advice(dev, stream):
     assert dev not in accessed
     accessed.add(dev)
     assert dev in buf.accessed_by and Device(dev.device_id) in set(buf.accessed_by)
-    accessed.discard(dev.device_id)
+    accessed.discard(dev)
     assert dev not in buf.accessed_by
     buf.accessed_by = [dev]
     assert set(buf.accessed_by) == {dev}

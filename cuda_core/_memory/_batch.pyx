@@ -24,6 +24,7 @@ from libcpp.vector cimport vector
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport cuda_version, driver_version
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._alloc cimport require_stream, stream_context
 from cuda_core._memory._buffer cimport Buffer
@@ -62,9 +63,9 @@ cdef tuple _buffers(object obj, str what, str name):
     if isinstance(obj, Buffer):
         raise TypeError(f"{what}: {name} must be a sequence of Buffers (a list or tuple), not "
                         f"a single Buffer; pass [{name[:-1]}]")
-    if not _is_sequence(obj):
-        raise TypeError(f"{what}: {name} must be a sequence of Buffers (a list or tuple), not "
-                        f"{type(obj).__name__}")
+    if not _is_sequence(obj):  # cuda.core: ValueError for a str (an empty one is no Buffers)
+        raise ArgumentTypeError(f"{what}: {name} must be a sequence of Buffers (a list or "
+                                f"tuple), not {type(obj).__name__}")
     items = tuple(obj)
     for i in range(len(items)):
         if not isinstance(items[i], Buffer):

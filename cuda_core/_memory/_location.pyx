@@ -91,8 +91,9 @@ class Host:
         return f"Host(numa_id={self._numa_id})"
 
 
-cdef int as_location(object loc, CUmemLocation* out, str what) except -1:
-    """Fill ``out`` from a Device, a device ordinal or a Host."""
+cdef int as_location(object loc, CUmemLocation* out, str what, bint ordinal=True) except -1:
+    """Fill ``out`` from a Device, a device ordinal (where ``ordinal``) or a Host. A wrong type
+    raises ``ArgumentTypeError``: cuda.core raises ``ValueError`` for a missing location."""
     if isinstance(loc, Host):
         if loc._is_numa_current:
             out.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
@@ -104,9 +105,11 @@ cdef int as_location(object loc, CUmemLocation* out, str what) except -1:
             out.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
             out.id = loc._numa_id
         return 0
-    if isinstance(loc, bool) or not isinstance(loc, (Device, int)):
-        raise TypeError(f"{what}: location must be a Device, a device ordinal (int) or a Host, "
-                        f"not {type(loc).__name__}")
+    if not isinstance(loc, Device) and (not ordinal or isinstance(loc, bool)
+                                        or not isinstance(loc, int)):
+        expected = "a Device, a device ordinal (int) or a Host" if ordinal else "a Device or a Host"
+        raise ArgumentTypeError(f"{what}: location must be {expected}, not "
+                                f"{type(loc).__name__}")
     out.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
     out.id = Device(loc).device_id
     return 0

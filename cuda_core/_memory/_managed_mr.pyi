@@ -11,7 +11,7 @@ from cuda_core._memory._mr_options import ManagedMemoryResourceOptions as Manage
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType
 
-_Location = Device | Host | int
+_Location = Device | Host
 
 class ManagedBuffer(Buffer):
     def prefetch(self, location: _Location, *, stream: Stream | IsStreamType) -> None: ...

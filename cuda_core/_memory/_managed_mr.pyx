@@ -45,8 +45,8 @@ cdef class ManagedBuffer(Buffer):
     """A :class:`Buffer` of managed memory, with the driver's advice and prefetch API.
 
     Returned by :meth:`ManagedMemoryResource.allocate`; ``ManagedBuffer.from_handle`` wraps an
-    existing managed allocation. Locations are a :class:`Device` (or its ordinal) or a
-    :class:`Host`.
+    existing managed allocation. Locations are a :class:`Device` or a :class:`Host`, as in
+    cuda.core (an int is refused with ``TypeError``).
 
     Example::
 
@@ -75,7 +75,7 @@ cdef class ManagedBuffer(Buffer):
         self._check_open()
         memset(&loc, 0, sizeof(loc))
         if location is not None:
-            as_location(location, &loc, what)
+            as_location(location, &loc, what, False)
         else:
             loc.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE  # ignored by the unset advices
         if self._size == 0:
@@ -105,7 +105,7 @@ cdef class ManagedBuffer(Buffer):
 
         Parameters
         ----------
-        location : Device, int or Host
+        location : Device or Host
         stream : Stream
             Keyword-only, required.
 
@@ -120,7 +120,7 @@ cdef class ManagedBuffer(Buffer):
         cdef ContextGuard guard
         self._check_open()
         s._check_open()
-        as_location(location, &loc, "ManagedBuffer.prefetch()")
+        as_location(location, &loc, "ManagedBuffer.prefetch()", False)
         if self._size == 0:
             return
         ctx = stream_context(s)
@@ -159,7 +159,7 @@ cdef class ManagedBuffer(Buffer):
         self._check_open()
         s._check_open()
         if location is not None:
-            as_location(location, &loc, what)
+            as_location(location, &loc, what, False)
         if size == 0:
             return
         ctx = stream_context(s)
@@ -236,10 +236,10 @@ cdef class ManagedBuffer(Buffer):
     @accessed_by.setter
     def accessed_by(self, locations):
         self._check_open()
-        if isinstance(locations, (Device, Host, int)):
+        if isinstance(locations, (Device, Host)):
             locations = (locations,)
         elif isinstance(locations, (str, bytes)) or not hasattr(type(locations), "__iter__"):
-            raise TypeError(f"ManagedBuffer.accessed_by: expected a Device, an int, a Host or an "
+            raise TypeError(f"ManagedBuffer.accessed_by: expected a Device, a Host or an "
                             f"iterable of them, not {type(locations).__name__}")
         wanted = {_normalize_location(loc) for loc in locations}
         current = set(self._accessed_by_list())
@@ -273,12 +273,10 @@ cdef class ManagedBuffer(Buffer):
 
 
 def _normalize_location(loc):
-    if isinstance(loc, Host):
+    if isinstance(loc, (Device, Host)):
         return loc
-    if isinstance(loc, bool) or not isinstance(loc, (Device, int)):
-        raise TypeError(f"ManagedBuffer.accessed_by: expected Device, int or Host items, not "
-                        f"{type(loc).__name__}")
-    return Device(loc)
+    raise TypeError(f"ManagedBuffer.accessed_by: expected Device or Host items, not "
+                    f"{type(loc).__name__}")
 
 
 class AccessedBySetProxy(_LiveSet):
@@ -299,7 +297,7 @@ class AccessedBySetProxy(_LiveSet):
         return loc in self._items()
 
     def add(self, location):
-        """Keep a mapping of the memory at ``location`` (a Device, an ordinal or a Host)."""
+        """Keep a mapping of the memory at ``location`` (a Device or a Host)."""
         self._owner._set_accessed_by(_normalize_location(location), True)
 
     def discard(self, location):

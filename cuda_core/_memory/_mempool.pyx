@@ -475,8 +475,10 @@ cdef class _MemPool(MemoryResource):
             are refused), or is closed.
         """
         what = f"{type(self).__name__}.register()"
+        hash(uuid)  # an unhashable key: TypeError, as cuda.core's lookup
         if not isinstance(uuid, _uuid_class()):
-            raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
+            raise RuntimeError(f"{what}: no memory resource is registered under {uuid!r}: the "
+                               f"keys are uuid.UUID, not {type(uuid).__name__}")
         self._check_usable()
         if not self._mapped:
             raise RuntimeError(f"{what}: only a mapped resource (from_allocation_handle) can "
@@ -505,13 +507,16 @@ cdef class _MemPool(MemoryResource):
         Raises
         ------
         TypeError
-            If ``uuid`` is not a ``uuid.UUID``, or the registered resource is not a ``cls``.
+            If the registered resource is not a ``cls``.
         RuntimeError
-            If no live resource is registered under ``uuid``.
+            If no live resource is registered under ``uuid`` (which is always so for a key
+            that is not a ``uuid.UUID``, as in cuda.core).
         """
         what = f"{cls.__name__}.from_registry()"
+        hash(uuid)  # an unhashable key: TypeError, as cuda.core's lookup
         if not isinstance(uuid, _uuid_class()):
-            raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
+            raise RuntimeError(f"{what}: no memory resource is registered under {uuid!r}: the "
+                               f"keys are uuid.UUID, not {type(uuid).__name__}")
         mr = registry_get(uuid)
         if mr is None:
             raise RuntimeError(f"no mapped memory resource with uuid {uuid} in this process; "

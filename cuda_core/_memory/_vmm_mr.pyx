@@ -434,8 +434,9 @@ cdef class VirtualMemoryResource(MemoryResource):
 
         Growing maps more physical memory right after the buffer when its reservation has room
         (the address stays the same); otherwise the physical memory is remapped into a new,
-        larger reservation (the address changes, the bytes are not copied). Shrinking, or
-        growing within the memory already mapped, changes only the size.
+        larger reservation (the address changes, the bytes are not copied). Growing within the
+        memory already mapped changes only the size. A size no larger than the buffer's
+        returns ``buf`` itself, unchanged, as cuda.core does (it never shrinks).
 
         Parameters
         ----------
@@ -453,7 +454,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         Returns
         -------
         Buffer
-            The resized buffer. ``buf`` is closed: its memory now belongs to the result.
+            The resized buffer. ``buf`` is closed: its memory now belongs to the result
+            (unless ``buf`` itself is returned).
 
         Notes
         -----
@@ -477,9 +479,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         if old._exports:
             raise RuntimeError("VirtualMemoryResource.modify_allocation(): buf has live "
                                "DLPack exports; release them first")
-        if n == 0:
-            raise ValueError("VirtualMemoryResource.modify_allocation(): new_size must be > 0 "
-                             "(close the buffer to free it)")
+        if n <= old._size:
+            return old
         opts = self._config
         if config is not None:
             opts = dataclasses.replace(check_or_create_options(

@@ -34,8 +34,9 @@ from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_
 from cuda_core.graph._condition cimport GraphCondition, create_condition
 from cuda_core.graph._definition cimport (BODY_CAPTURE_FAILED, GraphDefinition, _GraphStore,
                                           _NodeRecord, definition_view, end_body_captures,
-                                          end_capture_on, new_record, new_store, own_uses)
-from cuda_core.graph._graph cimport (Graph, dot_print, instantiate, instantiate_params,
+                                          end_capture_on, new_record, new_store, own_uses,
+                                          switch_count)
+from cuda_core.graph._graph cimport (Graph, dot_path, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
 
@@ -404,6 +405,7 @@ cdef class GraphBuilder(Resource):
         options : GraphDebugPrintOptions or dict, optional
             What to write beyond the graph's shape.
         """
+        path = dot_path(path, "GraphBuilder.debug_dot_print()")  # first, as cuda.core does
         self._check_ended("debug_dot_print()")
         dot_print(self._graph, path, options, "GraphBuilder.debug_dot_print()")
 
@@ -428,7 +430,9 @@ cdef class GraphBuilder(Resource):
         cdef GraphBuilder branch
         cdef ContextGuard guard
         self._check_building("split()")
-        count = check_int(count, "split(): count", 2)
+        # Bounded by the C int (SizeOverflowError past it, as cuda.core's conversion): an
+        # unbounded count would create streams until memory runs out.
+        count = check_int(count, "split(): count", 2, 0x7FFFFFFF)
         ctx = self._stream._resolve_ctx()
         branches = [self]
         enter_context(guard, (<Context>ctx)._handle)
@@ -468,11 +472,12 @@ cdef class GraphBuilder(Resource):
         cdef GraphBuilder other
         cdef CUevent done = NULL
         cdef ContextGuard guard
-        if len(builders) < 2:
-            raise ValueError(f"join() takes at least two GraphBuilders, {len(builders)} given")
         for b in builders:
             if not isinstance(b, GraphBuilder):
                 raise TypeError(f"join() takes GraphBuilders, not {type(b).__name__}")
+        if len(builders) < 2:
+            raise ValueError(f"join() takes at least two GraphBuilders, {len(builders)} given")
+        for b in builders:
             (<GraphBuilder>b)._check_building("join()")
         if len({id(b) for b in builders}) != len(builders):
             raise ValueError("join(): a builder is given more than once")
@@ -617,7 +622,7 @@ cdef class GraphBuilder(Resource):
             ``count`` body builders, not building yet.
         """
         return self._conditional(condition, cydriver.CU_GRAPH_COND_TYPE_SWITCH,
-                                 check_int(count, "switch(): count", 1, 0xFFFFFFFF), "switch()")
+                                 switch_count(count, "switch()"), "switch()")
 
     def while_loop(self, condition):
         """Add a node that runs a body graph again and again while ``condition`` is nonzero
@@ -643,8 +648,8 @@ cdef class GraphBuilder(Resource):
         cdef _Capture cap
         self._check_building("embed()")
         if not isinstance(child, GraphBuilder):
-            raise TypeError(f"embed(): child must be a GraphBuilder, not "
-                            f"{type(child).__name__}")
+            raise ArgumentTypeError(f"embed(): child must be a GraphBuilder, not "
+                                    f"{type(child).__name__}")  # cuda.core: ValueError
         cdef GraphBuilder c = <GraphBuilder>child
         c._check_ended("embed()")
         memset(&params, 0, sizeof(params))

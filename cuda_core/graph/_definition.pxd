@@ -107,3 +107,6 @@ cdef CUcontext current_ctx(str what) except? NULL
 # ``child`` as a valid GraphDefinition; ``event`` an open Event.
 cdef GraphDefinition child_definition(object child, str what)
 cdef int check_event(object event, str what) except -1
+# A switch node's branch count, 1 to 2**32 - 1: 0 as the driver's refusal (InvalidValueError),
+# outside the C unsigned int SizeOverflowError, as cuda.core's conversion.
+cdef unsigned int switch_count(object count, str what) except? 0

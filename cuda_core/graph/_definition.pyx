@@ -38,6 +38,7 @@ from libc.string cimport memset as c_memset
 
 from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
 from cuda_core._checks import SizeOverflowError
+from cuda_core._errors import InvalidValueError
 from cuda_core._context cimport body_capture_ends, context_from_handle
 from cuda_core._driver cimport device_count, driver_version, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -214,6 +215,13 @@ cdef int check_event(object event, str what) except -1:
         raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
     (<Event>event)._check_open()
     return 0
+
+
+cdef unsigned int switch_count(object count, str what) except? 0:
+    cdef unsigned int n = check_int(count, f"{what}: count", 0, 0xFFFFFFFF)
+    if n == 0:
+        raise InvalidValueError(f"{what}: count must be between 1 and 4294967295, got 0")
+    return n
 
 
 cdef bint _owner_holds(_GraphStore store, _NodeRecord owner, CUgraph graph):
@@ -523,8 +531,8 @@ cdef class GraphDefinition(Resource):
     def switch(self, condition, count):
         """Add a switch node that depends on nothing; see :meth:`GraphNode.switch`."""
         return _add_conditional(self, (), condition, _COND_SWITCH,
-                                check_int(count, "GraphDefinition.switch(): count", 1,
-                                          0xFFFFFFFF), "GraphDefinition.switch()")
+                                switch_count(count, "GraphDefinition.switch()"),
+                                "GraphDefinition.switch()")
 
 
 include "_node_base.pxi"

@@ -32,6 +32,8 @@ cdef object instantiate_params(object options, str what,
                                CUDA_GRAPH_INSTANTIATE_PARAMS* params)
 # cuGraphDebugDotPrint of ``graph`` to ``path`` with ``options`` (GraphDebugPrintOptions, a
 # dict or None) as its flags.
+# A DOT file's path: a str or an os.PathLike of one (cuda.core takes a str); TypeError else.
+cdef str dot_path(object path, str what)
 cdef int dot_print(CUgraph graph, object path, object options, str what) except -1
 cdef int update_graph(Graph graph, CUgraph source, object store) except -1
 # After an executable-node update of ``node``: ``objects`` (what the new parameters use) are

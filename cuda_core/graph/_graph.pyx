@@ -290,8 +290,18 @@ cdef object instantiate_params(object options, str what,
     return opts
 
 
+cdef str dot_path(object path, str what):
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if type(path) is not str:
+        raise TypeError(f"{what}: path must be a str or an os.PathLike of one, not "
+                        f"{type(path).__name__}")
+    return path
+
+
 cdef int dot_print(CUgraph graph, object path, object options, str what) except -1:
     """Write ``graph`` to ``path`` as a Graphviz DOT file (``cuGraphDebugDotPrint``)."""
+    path = dot_path(path, what)
     opts = check_or_create_options(GraphDebugPrintOptions, options, f"{what} options")
     cdef unsigned int flags = 0
     for name, flag in _DOT_FLAGS.items():

@@ -424,7 +424,7 @@ cdef class GraphNode:
         SwitchNode
         """
         return _add_conditional(self._graph, (self,), condition, _COND_SWITCH,
-                                check_int(count, "GraphNode.switch(): count", 1, 0xFFFFFFFF),
+                                switch_count(count, "GraphNode.switch()"),
                                 "GraphNode.switch()")
 
 
@@ -612,11 +612,12 @@ cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params
 cdef int _raise_add_error(CUresult err, CUgraphNodeType kind, str what) except -1:
     if err == cydriver.CUDA_ERROR_INVALID_VALUE:
         if kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE:
-            raise ValueError(f"{what}: the driver refused the free: dptr is not memory that "
-                             f"an allocation node of a graph gave, or it is freed twice")
+            raise InvalidValueError(f"{what}: the driver refused the free: dptr is not memory "
+                                    f"that an allocation node of a graph gave, or it is freed "
+                                    f"twice")
         if kind == cydriver.CU_GRAPH_NODE_TYPE_HOST:
-            raise ValueError(f"{what}: the driver refused the host node (none may be in a "
-                             f"conditional body)")
+            raise InvalidValueError(f"{what}: the driver refused the host node (none may be "
+                                    f"in a conditional body)")
     if err == cydriver.CUDA_ERROR_NOT_SUPPORTED and kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC:
         raise make_driver_error(err, f"{what}: this driver does not support the memory_type "
                                      f"(or the peer_access) asked for in a graph allocation")
@@ -676,7 +677,7 @@ cdef GraphNode _add_alloc(GraphDefinition graph, tuple deps, object size, object
     cdef CUdevice dev = 0
     cdef size_t nbytes = check_size(size, f"{what}: size")
     if nbytes == 0:
-        raise ValueError(f"{what}: size must be at least 1 byte")
+        raise InvalidValueError(f"{what}: size must be at least 1 byte")
     try:
         kind = GraphMemoryType(memory_type)
     except ValueError:
@@ -714,7 +715,7 @@ cdef GraphNode _add_free(GraphDefinition graph, tuple deps, object dptr, str wha
     cdef CUgraphNodeParams params
     cdef CUdeviceptr ptr = check_address(dptr, f"{what}: dptr")
     if ptr == 0:
-        raise ValueError(f"{what}: dptr is a null pointer")
+        raise InvalidValueError(f"{what}: dptr is a null pointer")
     c_memset(&params, 0, sizeof(params))
     params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE
     params.free.dptr = ptr

@@ -19,6 +19,7 @@ from cuda.bindings.cydriver cimport (CUdeviceptr, CUgraphNodeParams,
                                      CUlaunchAttribute, CUlaunchConfig)
 
 from cuda_core._checks cimport check_address, check_int, check_size
+from cuda_core._errors import InvalidValueError
 from cuda_core._kernel cimport Kernel, kernel_param_layout
 from cuda_core._kernel_args cimport ParamHolder, holder_init, pack_args
 from cuda_core._launch_config cimport LAUNCH_ATTRS, LaunchConfig, fill_launch_config
@@ -78,7 +79,7 @@ cdef tuple _operand(object obj, object owner, str name, str what):
         return (<Buffer>obj)._ptr, (<Buffer>obj)._size, obj
     cdef CUdeviceptr ptr = check_address(obj, f"{what}: {name}")
     if ptr == 0:
-        raise ValueError(f"{what}: {name} is a null pointer")
+        raise InvalidValueError(f"{what}: {name} is a null pointer")
     return ptr, None, owner
 
 
@@ -138,7 +139,7 @@ cdef list memcpy_params(CUgraphNodeParams* params, object dst, object src, objec
     src_ptr, src_limit, src_held = _operand(src, src_owner, "src", what)
     cdef size_t nbytes = check_size(size, f"{what}: size")
     if nbytes == 0:
-        raise ValueError(f"{what}: size must be at least 1 byte")
+        raise InvalidValueError(f"{what}: size must be at least 1 byte")
     _check_extent(dst_limit, nbytes, "dst", what)
     _check_extent(src_limit, nbytes, "src", what)
     params.type = cydriver.CU_GRAPH_NODE_TYPE_MEMCPY

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from cuda_core._checks import check_enum, check_int
@@ -34,7 +35,7 @@ from cuda_core.system._device_info import (
     _bit_members,
     _field_ids,
 )
-from cuda_core.system._nvml import call, nvml
+from cuda_core.system._nvml import _note, call, nvml
 from cuda_core.system.typing import (
     AddressingMode,
     AffinityScope,
@@ -183,8 +184,12 @@ class NvlinkInfo(metaclass=_NvlinkInfoType):
 
     def __init__(self, device: Device, link: int):
         device = _device_arg(device, "device")
-        link = check_int(link, "link", 0)
+        # As cuda.core: a link of no numeric type is a TypeError, then a device that NVML
+        # reports no link for is NotSupportedError, whatever the number.
+        if not hasattr(type(link), "__int__"):
+            raise TypeError(f"link must be an int, not {type(link).__name__}")
         count = device.get_nvlink_count()
+        link = check_int(link, "link", 0)
         if link >= count:
             raise ValueError(f"link must be between 0 and {count - 1}, got {link}" if count
                              else f"link {link} does not exist: the device has no NVLink")
@@ -397,11 +402,10 @@ class Device:
         return int(call("device_get_count_v2"))
 
     @classmethod
-    def get_all_devices(cls) -> tuple[Device, ...]:
-        """Every device NVML sees, by NVML index."""
-        count = cls.get_device_count()
-        return tuple(cls._from_handle(call("device_get_handle_by_index_v2", i))
-                     for i in range(count))
+    def get_all_devices(cls) -> Iterator[Device]:
+        """Every device NVML sees, by NVML index: a generator, as in cuda.core."""
+        for i in range(cls.get_device_count()):
+            yield cls._from_handle(call("device_get_handle_by_index_v2", i))
 
     # -- memory, temperature, clocks, utilization ----------------------------------------------
 
@@ -457,13 +461,20 @@ class Device:
 
     def get_nvlink_count(self) -> int:
         """The number of NVLinks: the links from 0 up that NVML answers for
-        (``nvmlDeviceGetNvLinkState``); 0 on a GPU without NVLink."""
+        (``nvmlDeviceGetNvLinkState``). NVML's ``NotSupportedError`` where it does not answer
+        for link 0 (a GPU without NVLink, or one whose links NVML does not report), as
+        cuda.core raises it."""
         module = nvml()
         count = 0
         for link in range(_MAX_LINKS):
             try:
                 module.device_get_nvlink_state(self._handle, link)
-            except (module.NotSupportedError, module.InvalidArgumentError):
+            except module.NotSupportedError as exc:
+                if link == 0:
+                    _note(exc, "device_get_nvlink_state")
+                    raise
+                break
+            except module.InvalidArgumentError:
                 break
             count += 1
         return count
@@ -473,24 +484,28 @@ class Device:
         have."""
         return NvlinkInfo(self, link)
 
-    def get_nvlinks(self) -> tuple[NvlinkInfo, ...]:
-        """:class:`NvlinkInfo` of every link, in order."""
-        return tuple(NvlinkInfo._of(self._handle, link) for link in range(self.get_nvlink_count()))
+    def get_nvlinks(self) -> Iterator[NvlinkInfo]:
+        """:class:`NvlinkInfo` of every link, in order: a generator, as in cuda.core."""
+        for link in range(self.get_nvlink_count()):
+            yield NvlinkInfo._of(self._handle, link)
 
     # -- topology and affinity -----------------------------------------------------------------
 
-    def get_topology_nearest_gpus(self, level) -> tuple[Device, ...]:
+    def get_topology_nearest_gpus(self, level) -> Iterator[Device]:
         """The GPUs nearest to this one at a :class:`~cuda_core.system.typing.GpuTopologyLevel`
-        (Linux; ``nvmlDeviceGetTopologyNearestGpus``)."""
+        (Linux; ``nvmlDeviceGetTopologyNearestGpus``): a generator, as in cuda.core (``level``
+        is checked when it is first advanced)."""
         level = check_enum(level, "level", GpuTopologyLevel)
-        handles = call("device_get_topology_nearest_gpus", self._handle, _TOPOLOGY[level])
-        return tuple(Device._from_handle(h) for h in handles)
+        for h in call("device_get_topology_nearest_gpus", self._handle, _TOPOLOGY[level]):
+            yield Device._from_handle(h)
 
     @classmethod
-    def get_all_devices_with_cpu_affinity(cls, cpu_index: int) -> tuple[Device, ...]:
-        """The GPUs with an affinity to CPU ``cpu_index`` (Linux; ``nvmlSystemGetTopologyGpuSet``)."""
+    def get_all_devices_with_cpu_affinity(cls, cpu_index: int) -> Iterator[Device]:
+        """The GPUs with an affinity to CPU ``cpu_index`` (Linux; ``nvmlSystemGetTopologyGpuSet``):
+        a generator, as in cuda.core (``cpu_index`` is checked when it is first advanced)."""
         cpu_index = check_int(cpu_index, "cpu_index", 0, _U32_MAX)
-        return tuple(cls._from_handle(h) for h in call("system_get_topology_gpu_set", cpu_index))
+        for h in call("system_get_topology_gpu_set", cpu_index):
+            yield cls._from_handle(h)
 
     def get_cpu_affinity(self, scope=AffinityScope.NODE) -> list[int]:
         """The CPUs nearest to the device, within its NUMA node or socket, ascending (Linux;

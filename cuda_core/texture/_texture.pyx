@@ -235,10 +235,9 @@ cdef class OpaqueArray(_ArrayBase):
 
     @property
     def handle(self):
-        """The ``cuda.bindings.driver.CUarray`` handle."""
-        from cuda.bindings import driver
+        """The ``CUarray`` handle, as an int (as in cuda.core)."""
         self._check_usable()
-        return driver.CUarray(<size_t>self._handle)
+        return <size_t>self._handle
 
     @property
     def shape(self):
@@ -290,8 +289,13 @@ cdef class OpaqueArray(_ArrayBase):
             object is complete when the call returns (the stream is synchronized).
         stream : Stream
             Orders the copy (keyword-only, required).
+
+        Returns
+        -------
+        ``dst``, as in cuda.core.
         """
         self._copy(dst, stream, True)
+        return dst
 
     cdef int _copy(self, object other, object stream, bint to_other) except -1:
         cdef str what = "OpaqueArray.copy_to()" if to_other else "OpaqueArray.copy_from()"
@@ -454,10 +458,9 @@ cdef class MipmappedArray(_ArrayBase):
 
     @property
     def handle(self):
-        """The ``cuda.bindings.driver.CUmipmappedArray`` handle."""
-        from cuda.bindings import driver
+        """The ``CUmipmappedArray`` handle, as an int (as in cuda.core)."""
         self._check_open()
-        return driver.CUmipmappedArray(<size_t>self._handle)
+        return <size_t>self._handle
 
     @property
     def shape(self):
@@ -481,8 +484,8 @@ cdef class MipmappedArray(_ArrayBase):
 
         Raises
         ------
-        IndexError
-            If ``level`` is not in ``[0, num_levels)``.
+        ValueError
+            If ``level`` is not in ``[0, num_levels)`` (as cuda.core).
         """
         cdef CUarray handle = NULL
         cdef CUresult err
@@ -491,7 +494,7 @@ cdef class MipmappedArray(_ArrayBase):
         self._check_open()
         level = check_int(level, "MipmappedArray.get_level(): level")
         if not 0 <= level < self._levels:
-            raise IndexError(f"MipmappedArray.get_level(): level {level} is out of range "
+            raise ValueError(f"MipmappedArray.get_level(): level {level} is out of range "
                              f"[0, {self._levels})")
         lv = level
         with nogil:
@@ -664,13 +667,15 @@ cdef class ResourceDescriptor:
 
     @property
     def format(self):
-        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
-        return self._format
+        """For ``linear`` and ``pitch2d``: the :class:`~cuda_core.typing.ArrayFormatType` of one
+        channel; None otherwise (an array's is its own :attr:`OpaqueArray.format`), as in
+        cuda.core."""
+        return self._format if self.kind in ("linear", "pitch2d") else None
 
     @property
     def num_channels(self):
-        """Channels per element: 1, 2 or 4."""
-        return self._channels
+        """For ``linear`` and ``pitch2d``: channels per element (1, 2 or 4); None otherwise."""
+        return self._channels if self.kind in ("linear", "pitch2d") else None
 
     @property
     def size_bytes(self):

@@ -11,8 +11,10 @@ printed before a crash survive: ``[label, input, warned, "ok", repr of the value
 """
 
 import ctypes
+import faulthandler
 import importlib
 import json
+import signal
 import sys
 import warnings
 
@@ -204,8 +206,10 @@ def _mr_reads(mr):
 
 
 def _kind(value):
-    """An enum member or a plain value, as both packages can be compared by it."""
-    return getattr(value, "name", value)
+    """An enum member or a plain value, as both packages can be compared by it: a member's
+    name, or a str, lowercased (``GraphMemoryType.DEVICE`` and cuda.core's ``"device"``)."""
+    value = getattr(value, "name", value)
+    return value.lower() if isinstance(value, str) else value
 
 
 # Reads: label -> function of the Env; each returns a plain value, compared between packages.
@@ -483,7 +487,7 @@ READS.update({
         lambda e: (_each(_tex(e, "texture"), ("resource", "options", "device"), _plain),
                    _each(_tex(e, "surface"), ("resource", "device"), _plain)),
     "OpaqueArray.copy_from(buffer, stream=), OpaqueArray.copy_to(buffer, stream=)":
-        lambda e: (lambda a, b: (a.copy_from(b, stream=e.s), a.copy_to(b, stream=e.s),
+        lambda e: (lambda a, b: (a.copy_from(b, stream=e.s), a.copy_to(b, stream=e.s) is b,
                                  e.s.sync()))(_tex(e, "array"), e.dev.allocate(256, stream=e.s)),
     "TextureObject.close(), TextureObject.is_closed, SurfaceObject.close(), "
     "SurfaceObject.is_closed, OpaqueArray.close(), OpaqueArray.is_closed, MipmappedArray.close(), "
@@ -590,7 +594,8 @@ READS.update({
         lambda e: (lambda groups, rest: (len(groups), _name(rest)))(
             *e.dev.resources.sm.split(e.m.SMResourceOptions())),
     "ManagedMemoryResource().allocate(64), ManagedMemoryResource.attributes":
-        lambda e: (lambda mr: (_name(mr.allocate(64, stream=e.s)), _name(mr.attributes)))(
+        lambda e: (lambda mr: (_name(mr.allocate(64, stream=e.s)),  # (the attributes' class
+                               type(mr.attributes.release_threshold).__name__))(  # is private)
             e.m.ManagedMemoryResource()),
     "PinnedMemoryResource().allocate(16), Buffer.fill(7, stream=): the bytes":
         lambda e: (lambda b: (b.fill(7, stream=e.s), e.s.sync(),
@@ -684,7 +689,7 @@ CALLS.update({
     "StridedMemoryView.from_cuda_array_interface(x)":
         lambda e, x: _name(e.m.utils.StridedMemoryView.from_cuda_array_interface(x)),
     "utils.args_viewable_as_strided_memory(x)":
-        lambda e, x: _name(e.m.utils.args_viewable_as_strided_memory(x)(lambda *a: None)),
+        lambda e, x: callable(e.m.utils.args_viewable_as_strided_memory(x)(lambda *a: None)),
     "MipmappedArray.get_level(x)": lambda e, x: list(_tex(e, "mipmapped").get_level(x).shape),
     "TensorMapDescriptor.replace_address(x)":
         lambda e, x: e.view().as_tensor_map(box_dim=(4, 4)).replace_address(x),
@@ -746,6 +751,8 @@ def _line(label, name, fn):
 
 def main():
     package, labels = sys.argv[1], sys.argv[2:]
+    # A hang's stacks: the parent sends SIGUSR1 before it kills a child that stopped printing.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     m = importlib.import_module(package)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
