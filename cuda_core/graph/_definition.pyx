@@ -218,10 +218,11 @@ cdef int check_event(object event, str what) except -1:
 
 
 cdef unsigned int switch_count(object count, str what) except? 0:
-    cdef unsigned int n = check_int(count, f"{what}: count", 0, 0xFFFFFFFF)
-    if n == 0:
-        raise InvalidValueError(f"{what}: count must be between 1 and 4294967295, got 0")
-    return n
+    value = check_int(count, f"{what}: count")
+    if 1 <= value <= 0xFFFFFFFF:
+        return value
+    raise (InvalidValueError if value == 0 else SizeOverflowError)(
+        f"{what}: count must be between 1 and 4294967295, got {value}")
 
 
 cdef bint _owner_holds(_GraphStore store, _NodeRecord owner, CUgraph graph):
