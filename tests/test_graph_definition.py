@@ -500,6 +500,8 @@ def test_instantiate_options_and_dot_print(dev, stream, tmp_path, buffers):
     assert "digraph" in path.read_text()
     with pytest.raises(TypeError):
         d.instantiate(options=3)
+    for nothing in (0, False, "", (), []):  # a false value is no options, as for cuda.core
+        run(d.instantiate(options=nothing), stream)
 
 
 @pytest.mark.gpu

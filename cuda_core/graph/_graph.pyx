@@ -274,6 +274,9 @@ cdef object instantiate_params(object options, str what,
                                CUDA_GRAPH_INSTANTIATE_PARAMS* params):
     """The flags of ``options`` in ``params`` (zeroed first); returns the options object."""
     cdef Stream upload
+    if options is not None and not isinstance(options, (GraphCompleteOptions, dict)) and \
+            not options:
+        options = None  # a false value (0, "", an empty sequence) is none, as for cuda.core
     opts = check_or_create_options(GraphCompleteOptions, options, f"{what} options")
     memset(params, 0, sizeof(params[0]))
     if opts.auto_free_on_launch:

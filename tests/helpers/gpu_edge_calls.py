@@ -82,11 +82,15 @@ class Env:
             if b.is_building:
                 b.end_building()
 
-    def graph(self):
-        """An executable graph of one kernel launch, captured."""
+    def ended(self):
+        """A builder whose capture of one kernel launch has ended."""
         b = self.builder().begin_building()
         self.m.launch(b, self.m.LaunchConfig(grid=1, block=1), self.kernel, self.pinned, 5)
-        return b.end_building().complete()
+        return b.end_building()
+
+    def graph(self):
+        """An executable graph of one kernel launch, captured."""
+        return self.ended().complete()
 
     def ptx(self):
         return PTX.format(arch=self.dev.arch).encode()
@@ -735,6 +739,24 @@ CALLS.update({
             e.m.VirtualMemoryResource(0)),
     "HostCallbackNode.update(x)":
         lambda e, x: e.m.graph.GraphDefinition().callback(lambda: None).update(x),
+    # Options fields ours checks when the options are built and cuda.core stores: here they are
+    # used, to see what cuda.core does with each input then (issue 27, part 1's refusals).
+    "GraphBuilder.complete(GraphCompleteOptions(upload_stream=x))":
+        lambda e, x: _name(e.ended().complete(e.m.graph.GraphCompleteOptions(upload_stream=x))),
+    "utils.copy_batch(stream, [a], [b], options=CopyOptions(src_location_hint=x))":
+        lambda e, x: e.m.utils.copy_batch(
+            e.s, [e.dev.allocate(64, stream=e.s)], [e.dev.allocate(64, stream=e.s)],
+            options=e.m.utils.CopyOptions(src_location_hint=x)),
+    "Device.create_context(ContextOptions(resources=x))":
+        lambda e, x: _name(e.dev.create_context(e.m.ContextOptions(resources=x))),
+    "VirtualMemoryResource(0, VirtualMemoryResourceOptions(peers=x)).allocate(2 MiB)":
+        lambda e, x: e.m.VirtualMemoryResource(0, e.m.VirtualMemoryResourceOptions(
+            peers=x)).allocate(2 << 20, stream=e.s).size,
+    "SMResource.split(SMResourceOptions(count=[8], backfill=x))":
+        lambda e, x: len(e.dev.resources.sm.split(
+            e.m.SMResourceOptions(count=[8], backfill=x))[0]),
+    "StridedMemoryView.as_tensor_map(box_dim=(4, 4), element_strides=x)":
+        lambda e, x: _name(e.view().as_tensor_map(box_dim=(4, 4), element_strides=x)),
 })
 
 
