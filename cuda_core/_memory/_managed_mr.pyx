@@ -238,9 +238,9 @@ cdef class ManagedBuffer(Buffer):
         self._check_open()
         if isinstance(locations, (Device, Host)):
             locations = (locations,)
-        elif isinstance(locations, (str, bytes)) or not hasattr(type(locations), "__iter__"):
+        elif not hasattr(type(locations), "__iter__"):  # a str is iterated too, as in cuda.core:
             raise TypeError(f"ManagedBuffer.accessed_by: expected a Device, a Host or an "
-                            f"iterable of them, not {type(locations).__name__}")
+                            f"iterable of them, not {type(locations).__name__}")  # "" is none
         wanted = {_normalize_location(loc) for loc in locations}
         current = set(self._accessed_by_list())
         for loc in current - wanted:
