@@ -61,6 +61,8 @@ ACCIDENTS = {
         ("np.True_", "1.5"), "CUDAError: cuda.core truncates the value to an address"),
     "VirtualMemoryResource.modify_allocation(buf, x)": (
         ("2**64",), "CUDAError: cuda.core rounds the size past 64 bits for the driver"),
+    "VirtualMemoryResource(0, VirtualMemoryResourceOptions(peers=x)).allocate(2 MiB)": (
+        ("b'x'",), "CUDAError: cuda.core reads the bytes as device ordinals (device 120)"),
 }
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from cuda_core._checks import SizeOverflowError, check_bool, check_enum, check_int, check_size
+from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_enum,
+                               check_int, check_size)
 from cuda_core._errors import InvalidValueError
 from cuda_core._enum import StrEnum as _StrEnum
 
@@ -80,8 +81,10 @@ class VirtualMemoryAccessType(_StrEnum):
 def _device_ordinals(values: Iterable[Any], what: str) -> tuple[int, ...]:
     """``values``, an iterable of devices (Device or ordinal), as distinct ordinals in order."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{what} must be an iterable of devices (Device or int), not "
-                        f"{type(values).__name__}")
+        # A str: ArgumentTypeError, also the ValueError cuda.core's int() of a letter raises.
+        raise (ArgumentTypeError if isinstance(values, str) else TypeError)(
+            f"{what} must be an iterable of devices (Device or int), not "
+            f"{type(values).__name__}")
     # A negative ordinal: cuda.core passes it to the driver (CUDA_ERROR_INVALID_VALUE).
     return tuple(dict.fromkeys(check_int(v, f"{what}[{i}]", 0, error=InvalidValueError)
                                for i, v in enumerate(values)))

@@ -34,7 +34,7 @@ import dataclasses
 
 from cuda_core import _mp
 from cuda_core._device import Device
-from cuda_core._errors import CUDAError
+from cuda_core._errors import CUDAError, InvalidValueError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
@@ -198,9 +198,9 @@ cdef class VirtualMemoryResource(MemoryResource):
                                f"virtual memory (gpu_direct_rdma=True)")
         count = len(Device.get_all_devices())
         for p in opts.peers:
-            if p >= count:
-                raise ValueError(f"VirtualMemoryResourceOptions.peers: device {p} is out of "
-                                 f"range ({count} devices)")
+            if p >= count:  # the driver's refusal when cuda.core sets the access: a CUDAError
+                raise InvalidValueError(f"VirtualMemoryResourceOptions.peers: device {p} is out "
+                                        f"of range ({count} devices)")
 
     # -- properties ---------------------------------------------------------------------------
 
