@@ -14,7 +14,9 @@ import ctypes
 import faulthandler
 import importlib
 import json
+import os
 import signal
+import subprocess
 import sys
 import warnings
 
@@ -207,6 +209,34 @@ CALLS = {
 
 def _mr_reads(mr):
     return (mr.device_id, mr.is_device_accessible, mr.is_host_accessible, mr.is_managed)
+
+
+# A process with a CUDA context (device 0's primary one) that waits to be checkpointed.
+_CUDA_SLEEPER = """
+import ctypes, time
+cuda = ctypes.CDLL("libcuda.so.1")
+ctx = ctypes.c_void_p()
+assert cuda.cuInit(0) == 0 and cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def _checkpoint_cycle(e):
+    """The states of another process through lock, checkpoint, restore and unlock."""
+    child = subprocess.Popen([sys.executable, "-c", _CUDA_SLEEPER], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        p = e.m.checkpoint.Process(child.pid)
+        states = [_kind(p.state)]
+        for step in (lambda: p.lock(10000), p.checkpoint, p.restore, p.unlock):
+            step()
+            states.append(_kind(p.state))
+        return states
+    finally:
+        child.kill()
+        child.wait()
 
 
 def _same_buffer(result, buf):
@@ -416,6 +446,22 @@ READS.update({
                         [_kind(i) for i in v]),
     "system.Device (types): " + ", ".join(f"system.Device.{n}" for n in _NVML_TYPES):
         lambda e: _each(e.dev.to_system_device(), _NVML_TYPES, lambda v: type(v).__name__),
+    # This child's own CPU affinity, set to the device's CPUs and cleared again.
+    "system.Device.set_cpu_affinity(), system.Device.clear_cpu_affinity()":
+        lambda e: (lambda d: (d.set_cpu_affinity(), d.clear_cpu_affinity()))(
+            e.dev.to_system_device()),
+    # Reads of this process's checkpoint state only: locking or checkpointing itself would
+    # stop the child.
+    "checkpoint.Process.pid, checkpoint.Process.state, checkpoint.Process.restore_thread_id":
+        lambda e: (lambda p: (p.pid == os.getpid(), _kind(p.state),
+                              type(p.restore_thread_id).__name__))(
+            e.m.checkpoint.Process(os.getpid())),
+    "checkpoint.Process.lock(), checkpoint.Process.checkpoint(), checkpoint.Process.restore(), "
+    "checkpoint.Process.unlock() of another process: its states": _checkpoint_cycle,
+    "Device.create_context(ContextOptions(resources=all SMs)), Context.is_closed, "
+    "Context.close()":
+        lambda e: (lambda c: (c.is_closed, c.close(), c.is_closed))(
+            e.dev.create_context(e.m.ContextOptions(resources=[e.dev.resources.sm]))),
     "system.get_driver_branch(), system.get_kernel_mode_driver_version(), "
     "system.get_num_devices(), system.get_nvml_version(), "
     "system.get_user_mode_driver_version()":
@@ -748,6 +794,14 @@ CALLS.update({
             e.m.VirtualMemoryResource(0)),
     "HostCallbackNode.update(x)":
         lambda e, x: e.m.graph.GraphDefinition().callback(lambda: None).update(x),
+    # The members no other case names (tests/test_differential_coverage.py).
+    "graph.GraphNode.join(x)":
+        lambda e, x: _name(e.m.graph.GraphDefinition().empty().join(x)),
+    "system.Device.register_events(x)":
+        lambda e, x: _name(e.dev.to_system_device().register_events(x)),
+    "system.register_events(x)": lambda e, x: _name(e.m.system.register_events(x)),
+    "system.Device.clear_field_values(x)":
+        lambda e, x: e.dev.to_system_device().clear_field_values(x),
     # Options fields ours checks when the options are built and cuda.core stores: here they are
     # used, to see what cuda.core does with each input then (issue 27, part 1's refusals).
     "GraphBuilder.complete(GraphCompleteOptions(upload_stream=x))":
