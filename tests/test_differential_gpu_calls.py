@@ -74,7 +74,7 @@ def _accident(label, name):
 LABELS = list(CALLS) + list(READS)
 
 
-# A call that prints nothing for this long hangs: the child is killed, and the rest run in a new one.
+# A call that prints nothing for this long hangs: the child is killed, the rest run in a new one.
 STALL_S = 30 * SLOWDOWN
 
 
@@ -94,7 +94,7 @@ def _child(package, labels, cwd):
                                 stderr=err, text=True, cwd=cwd)
         threading.Thread(target=read, args=(proc.stdout,), daemon=True).start()
         out, wait, ended = [], 2 * STALL_S, None
-        while ended is None:
+        while True:
             try:
                 line = lines.get(timeout=wait)
             except queue.Empty:  # its threads' stacks to stderr first (the child's faulthandler)

@@ -107,7 +107,8 @@ cdef int as_location(object loc, CUmemLocation* out, str what, bint ordinal=True
         return 0
     if not isinstance(loc, Device) and (not ordinal or isinstance(loc, bool)
                                         or not isinstance(loc, int)):
-        expected = "a Device, a device ordinal (int) or a Host" if ordinal else "a Device or a Host"
+        expected = ("a Device, a device ordinal (int) or a Host" if ordinal
+                    else "a Device or a Host")
         raise ArgumentTypeError(f"{what}: location must be {expected}, not "
                                 f"{type(loc).__name__}")
     out.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
