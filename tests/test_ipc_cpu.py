@@ -562,6 +562,8 @@ def test_uninitialized_pool_resource(cls):
         fp_dumps(mr)
     with pytest.raises(RuntimeError, match="was not initialized"):
         mr.allocation_handle
+    with pytest.raises(TypeError, match=r"register\(\): uuid must be a uuid.UUID, not str"):
+        mr.register("x")  # the argument first
     with pytest.raises(RuntimeError, match="was not initialized"):
         mr.register(uuid.uuid4())
     assert mr._ipc_stats() is None

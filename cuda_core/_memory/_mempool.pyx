@@ -475,10 +475,8 @@ cdef class _MemPool(MemoryResource):
             are refused), or is closed.
         """
         what = f"{type(self).__name__}.register()"
-        hash(uuid)  # an unhashable key: TypeError, as cuda.core's lookup
         if not isinstance(uuid, _uuid_class()):
-            raise RuntimeError(f"{what}: no memory resource is registered under {uuid!r}: the "
-                               f"keys are uuid.UUID, not {type(uuid).__name__}")
+            raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
         self._check_usable()
         if not self._mapped:
             raise RuntimeError(f"{what}: only a mapped resource (from_allocation_handle) can "
