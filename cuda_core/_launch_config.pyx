@@ -244,7 +244,7 @@ cdef class LaunchConfig:
     @shmem_size.setter
     def shmem_size(self, value):
         self._shmem_size = 0 if value is None else check_int(
-            value, "LaunchConfig.shmem_size", 0, _UINT_MAX, False, SizeOverflowError)
+            value, "LaunchConfig.shmem_size", 0, _UINT_MAX)  # SizeOverflowError outside
 
     @property
     def is_cooperative(self):

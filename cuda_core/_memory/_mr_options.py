@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_enum,
-                               check_int, check_size)
+from cuda_core._checks import (ArgumentTypeError, check_bool, check_enum, check_int,
+                               check_size)
 from cuda_core._errors import InvalidValueError
 from cuda_core._enum import StrEnum as _StrEnum
 
@@ -230,8 +230,7 @@ class VirtualMemoryResourceOptions:
         self.addr_hint = check_size(self.addr_hint, f"{owner}.addr_hint")
         # The reservation's alignment is a size_t (cuda.core: OverflowError from the
         # conversion) and a power of two (cuda.core: CUDA_ERROR_INVALID_VALUE from the driver).
-        align = check_int(self.addr_align, f"{owner}.addr_align", 0, allow_none=True,
-                          error=SizeOverflowError)
+        align = check_int(self.addr_align, f"{owner}.addr_align", 0, allow_none=True)
         if align is not None:
             check_size(align, f"{owner}.addr_align")
             if align & (align - 1):  # 0 is the driver's default alignment, as None

@@ -25,7 +25,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
                                      CUresult, CUstreamCaptureStatus)
 
 from cuda_core._checks cimport check_int
-from cuda_core._checks import ArgumentTypeError, SizeOverflowError
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._context cimport (Context, ContextGuard, body_capture_begins, body_capture_ends,
                                  body_capture_in, context_gone, enter_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
@@ -553,7 +553,7 @@ cdef class GraphBuilder(Resource):
         self._check_building("create_condition()")
         if default_value is not None:
             value = check_int(default_value, "create_condition(): default_value", 0,
-                              0xFFFFFFFF, False, SizeOverflowError)
+                              0xFFFFFFFF)  # SizeOverflowError outside the C unsigned int
         self._capture_info(&cap)
         return create_condition(cap.graph, _context_of(self._stream), value,
                                 default_value is not None)

@@ -448,7 +448,7 @@ cdef class GraphDefinition(Resource):
         cdef unsigned int value = 0
         if default_value is not None:
             value = check_int(default_value, "GraphDefinition.create_condition(): "
-                              "default_value", 0, 0xFFFFFFFF, False, SizeOverflowError)
+                              "default_value", 0, 0xFFFFFFFF)  # SizeOverflowError outside
         self._check_valid("GraphDefinition.create_condition()")
         return create_condition(self._handle, current_ctx("GraphDefinition.create_condition()"),
                                 value, default_value is not None)

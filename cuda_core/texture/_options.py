@@ -12,8 +12,7 @@ import math
 import sys
 from typing import Any, cast
 
-from cuda_core._checks import (ArgumentTypeError, SizeOverflowError, check_bool, check_enum,
-                               check_int)
+from cuda_core._checks import ArgumentTypeError, check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
 from cuda_core.texture._fast_checks import texture_options_ready
 
@@ -299,8 +298,7 @@ class TextureObjectOptions:
         if type(value) is not int or not 0 <= value <= _UINT_MAX:
             # An unsigned int, as the driver's field (which clamps a ratio above 16), and as
             # cuda.core's conversion, whose OverflowError this also is.
-            value = check_int(value, f"{name}.max_anisotropy", 0, _UINT_MAX, False,
-                              SizeOverflowError)
+            value = check_int(value, f"{name}.max_anisotropy", 0, _UINT_MAX)
             self.max_anisotropy = value
         # Finite floats pass as they are (inf - inf and nan - nan are nan).
         value = self.mipmap_level_bias
