@@ -198,14 +198,13 @@ cdef class SMResource:
         """``cuDevSmResourceSplitByCount`` into ``out`` (one slot per group): the number of
         groups made, all that were asked for (else ValueError)."""
         # A count of 0 (or None) goes to the driver as minCount 0, as cuda.core passes it: the
-        # driver makes groups of its smallest size.
+        # driver makes groups of its smallest size. Backfill only permits the driver to relax
+        # co-scheduling; a split that keeps it has that permission unused, as in cuda.core.
         for g in groups:
             if g[1] is not None:
                 _require(_SPLIT, "SMResource.split() with coscheduled_sm_count")
             if g[2] is not None:
                 _require(_SPLIT, "SMResource.split() with preferred_coscheduled_sm_count")
-            if g[3]:
-                _require(_SPLIT, "SMResource.split() with backfill")
         if len(set([g[0] for g in groups])) != 1:
             _require(_SPLIT, "SMResource.split() with groups of different counts")
         cdef unsigned int wanted = len(groups)
@@ -413,6 +412,9 @@ def create_green_context(int device_id, options):
         raise TypeError("Device.create_context(): options is required: a ContextOptions whose "
                         "resources name the SMs to use")
     opts = check_or_create_options(ContextOptions, options, "Device.create_context(): options")
+    if opts.resources is None:
+        raise ValueError("Device.create_context(): options.resources is None: name the SMs "
+                         "to use (Device.resources.sm or SMResource.split())")
     items = tuple(opts.resources)  # one snapshot, checked and then used
     if not items:
         raise ValueError("Device.create_context(): options.resources is empty: name the SMs "

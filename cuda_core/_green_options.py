@@ -36,6 +36,10 @@ def _is_sequence(value):
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
+def _backfill(value, what):
+    return False if value is None else check_bool(value, what)
+
+
 def _per_group(value, what, check):
     """``value`` checked by ``check``: a tuple when it is a sequence, else the one value."""
     if _is_sequence(value):
@@ -69,8 +73,8 @@ class SMResourceOptions:
         A larger co-scheduled size to use where the device allows it (needs a CUDA 13.1
         driver; 0 there is the driver's default, as None).
     backfill : bool or sequence of bool, optional
-        Let the driver relax co-scheduling to meet a count (needs a CUDA 13.1 driver).
-        Default False.
+        Let the driver relax co-scheduling to meet a count. A permission: a driver before
+        CUDA 13.1, which cannot relax it, splits as without it. None is False. Default False.
     """
 
     count: int | Sequence[int | None] | None = None
@@ -85,7 +89,7 @@ class SMResourceOptions:
             raise ValueError("SMResourceOptions.count must not be an empty sequence")
         for name in ("coscheduled_sm_count", "preferred_coscheduled_sm_count", "backfill"):
             what = f"SMResourceOptions.{name}"
-            check = check_bool if name == "backfill" else _count
+            check = _backfill if name == "backfill" else _count
             value = _per_group(getattr(self, name), what, check)
             if isinstance(value, tuple) and len(value) != groups:
                 raise ValueError(f"{what} has {len(value)} entries, but count asks for "
@@ -139,7 +143,8 @@ class ContextOptions:
     resources : SMResource, WorkqueueResource, or a sequence of them
         What the green context gets: SM partitions (from :attr:`Device.resources` or
         :meth:`SMResource.split`; several must come from one split, as the driver requires),
-        and optionally one workqueue configuration. Stored as a tuple.
+        and optionally one workqueue configuration. Stored as a tuple; None and ``""`` are kept,
+        and refused by :meth:`Device.create_context`, as in cuda.core.
     """
 
     resources: Any
@@ -147,7 +152,13 @@ class ContextOptions:
     def __post_init__(self):
         from cuda_core._green import SMResource, WorkqueueResource
 
-        items = tuple(self.resources) if _is_sequence(self.resources) else (self.resources,)
+        resources = self.resources
+        if resources is None or (isinstance(resources, (str, bytes, bytearray))
+                                 and not resources):
+            # Kept as given, and refused where a context is made (a ValueError: none, or an
+            # empty sequence), as cuda.core does.
+            return
+        items = tuple(resources) if _is_sequence(resources) else (resources,)
         for i, item in enumerate(items):
             if not isinstance(item, (SMResource, WorkqueueResource)):
                 raise TypeError(f"ContextOptions.resources[{i}] must be an SMResource or a "

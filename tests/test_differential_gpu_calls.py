@@ -55,6 +55,8 @@ ACCIDENTS = {
     "PinnedMemoryResource.register(x)": (None, "AssertionError: an assert in cuda.core"),
     "GraphDefinition.join(x)": (
         ("None",), "RuntimeError: cuda.core reads None as a node of an invalid definition"),
+    "graph.GraphNode.join(x)": (
+        ("None",), "RuntimeError: cuda.core reads None as a node of an invalid definition"),
     "ManagedBuffer.read_mostly = x": (
         _NOT_BOOL, "CUDAError: cuda.core hands the driver an advice made of the value"),
     "GraphDefinition.deallocate(x)": (

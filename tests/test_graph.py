@@ -89,6 +89,8 @@ def test_complete_options_fields_and_defaults():
             opts.use_node_priority) == (False, None, False, False)
     assert GraphCompleteOptions(use_node_priority=True).use_node_priority is True
     assert GraphCompleteOptions(device_launch=True).device_launch is True
+    # upload_stream is kept as given and checked where a graph is completed, as cuda.core does.
+    assert GraphCompleteOptions(upload_stream="s").upload_stream == "s"
 
 
 @pytest.mark.parametrize("field", ["auto_free_on_launch", "device_launch", "use_node_priority"])
@@ -1146,6 +1148,8 @@ def test_complete_options(dev, stream, k, device_array):
         gb.complete({"not_an_option": True})
     with pytest.raises(TypeError):
         gb.complete(["auto_free_on_launch"])
+    with pytest.raises(TypeError, match="upload_stream"):
+        gb.complete(GraphCompleteOptions(upload_stream=1.5))
     gb.close()
 
 

@@ -47,6 +47,7 @@ def test_sm_options_scalars_and_sequences():
     assert opts.count == (8, None)
     assert opts.backfill == (True, False)
     assert opts._groups() == [(8, 4, None, True), (0, 4, None, False)]
+    assert SMResourceOptions(count=8, backfill=None).backfill is False  # None is False
     assert SMResourceOptions()._groups() == [(0, None, None, False)]
     # 0 is the driver's "unset", as cuda.core passes it (a count of 0 is the driver's choice).
     assert SMResourceOptions(count=0)._groups() == [(0, None, None, False)]
@@ -97,6 +98,8 @@ def test_context_options_refused():
     # No resources is refused where a context is made (test_create_context_refusals), as in
     # cuda.core, whose options take it.
     assert ContextOptions(resources=[]).resources == ()
+    assert ContextOptions(resources="").resources == ""
+    assert ContextOptions(resources=None).resources is None
     with pytest.raises(TypeError, match=r"ContextOptions\.resources\[0\] must be an "
                                         r"SMResource or a WorkqueueResource, not int"):
         ContextOptions(resources=[3])
@@ -230,8 +233,11 @@ def test_split_of_different_counts_needs_cuda_13_1_or_works(dev):
     if driver_version() < (13, 1):
         with pytest.raises(RuntimeError, match=r"different counts needs a CUDA 13\.1 driver"):
             sm.split(SMResourceOptions(count=[a, b]))
-        with pytest.raises(RuntimeError, match=r"backfill needs a CUDA 13\.1 driver"):
-            sm.split(SMResourceOptions(count=a, backfill=True))
+        # Backfill lets the driver relax co-scheduling; a split without it keeps that
+        # permission, so an older driver splits as without it, as cuda.core does.
+        with_backfill, _ = sm.split(SMResourceOptions(count=a, backfill=True))
+        without, _ = sm.split(SMResourceOptions(count=a))
+        assert [p.sm_count for p in with_backfill] == [p.sm_count for p in without]
     else:
         parts, _ = sm.split(SMResourceOptions(count=[a, b]))
         assert [p.sm_count >= c for p, c in zip(parts, (a, b))] == [True, True]
@@ -270,6 +276,10 @@ def test_create_context_refusals(dev):
         dev.create_context([dev.resources.sm])
     with pytest.raises(ValueError, match=r"create_context\(\): options\.resources is empty"):
         dev.create_context({"resources": []})
+    with pytest.raises(ValueError, match=r"create_context\(\): options\.resources is empty"):
+        dev.create_context(ContextOptions(resources=""))
+    with pytest.raises(ValueError, match=r"create_context\(\): options\.resources is None"):
+        dev.create_context(ContextOptions(resources=None))
 
 
 @pytest.mark.gpu

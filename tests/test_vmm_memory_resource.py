@@ -95,6 +95,9 @@ def test_modify_allocation_checks(dev, stream):
     buf = mr.allocate(4096)
     # It never shrinks, as cuda.core: a size no larger than the buffer's returns it unchanged.
     assert mr.modify_allocation(buf, 0) is buf and mr.modify_allocation(buf, 100) is buf
+    assert mr.modify_allocation(buf, -1) is buf  # never shrinks: a no-op, as in cuda.core
+    with pytest.raises(OverflowError, match="does not fit in 64 bits"):
+        mr.modify_allocation(buf, 2**64)
     assert buf.size == 4096 and not buf.is_closed
     with pytest.raises(ValueError, match="config.location_type='host' differs"):
         mr.modify_allocation(buf, 1 << 22, {"location_type": "host"})

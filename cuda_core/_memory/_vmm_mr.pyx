@@ -20,7 +20,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemAllocationProp
                                      CUmemGenericAllocationHandle, CUresult, CUDA_SUCCESS)
 from libc.string cimport memset
 
-from cuda_core._checks cimport check_size
+from cuda_core._checks cimport check_int, check_size
 from cuda_core._context cimport ContextGuard, enter_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._memory._alloc cimport (device_supports, optional_stream, raise_alloc_error,
@@ -435,8 +435,9 @@ cdef class VirtualMemoryResource(MemoryResource):
         Growing maps more physical memory right after the buffer when its reservation has room
         (the address stays the same); otherwise the physical memory is remapped into a new,
         larger reservation (the address changes, the bytes are not copied). Growing within the
-        memory already mapped changes only the size. A size no larger than the buffer's
-        returns ``buf`` itself, unchanged, as cuda.core does (it never shrinks).
+        memory already mapped changes only the size. A size no larger than the buffer's (a
+        negative one too) returns ``buf`` itself, unchanged, as cuda.core does (it never
+        shrinks).
 
         Parameters
         ----------
@@ -463,8 +464,8 @@ cdef class VirtualMemoryResource(MemoryResource):
         ``cuMemAddressReserve``, ``cuMemUnmap`` and ``cuMemAddressFree``.
         """
         cdef Buffer old
-        cdef size_t n = check_size(new_size,
-                                   "VirtualMemoryResource.modify_allocation(): new_size")
+        cdef size_t n
+        new_size = check_int(new_size, "VirtualMemoryResource.modify_allocation(): new_size")
         cdef size_t extra
         cdef _Allocation rec
         cdef ContextGuard guard
@@ -479,8 +480,9 @@ cdef class VirtualMemoryResource(MemoryResource):
         if old._exports:
             raise RuntimeError("VirtualMemoryResource.modify_allocation(): buf has live "
                                "DLPack exports; release them first")
-        if n <= old._size:
+        if new_size <= old._size:  # even a negative one, as cuda.core (a no-op either way)
             return old
+        n = check_size(new_size, "VirtualMemoryResource.modify_allocation(): new_size")
         opts = self._config
         if config is not None:
             opts = dataclasses.replace(check_or_create_options(

@@ -43,11 +43,8 @@ class GraphCompleteOptions:
         if self.device_launch and self.auto_free_on_launch:
             raise ValueError("GraphCompleteOptions: device_launch cannot be combined with "
                              "auto_free_on_launch")
-        if self.upload_stream is not None and not hasattr(self.upload_stream,
-                                                          "__cuda_stream__"):
-            raise TypeError(f"GraphCompleteOptions.upload_stream must be a Stream, an object "
-                            f"with __cuda_stream__ or None, not "
-                            f"{type(self.upload_stream).__name__}")
+        # upload_stream is kept as given and checked where the graph is completed (a
+        # TypeError there), as cuda.core does.
 
 
 @dataclasses.dataclass
