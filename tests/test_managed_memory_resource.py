@@ -154,7 +154,9 @@ def test_advice(dev, stream):
 
     buf.prefetch(dev, stream=stream)
     buf.prefetch(Host(), stream=stream)
-    buf.prefetch(dev.device_id, stream=stream)
+    # A device ordinal is not a location here, as in cuda.core (which raises too).
+    with pytest.raises(TypeError, match="location must be a Device or a Host, not int"):
+        buf.prefetch(dev.device_id, stream=stream)
     stream.sync()
     free()
 
