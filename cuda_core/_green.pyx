@@ -125,18 +125,18 @@ cdef class SMResource:
     @property
     def min_partition_size(self):
         """The fewest SMs a partition of this resource can have."""
-        return self._res.sm.minSmPartitionSize
+        return _cuda_compat.sm_min_partition_size(&self._res)
 
     @property
     def coscheduled_alignment(self):
         """The number of SMs guaranteed to be co-scheduled; partition sizes are multiples of
         it (unless backfilled)."""
-        return self._res.sm.smCoscheduledAlignment
+        return _cuda_compat.sm_coscheduled_alignment(&self._res)
 
     @property
     def flags(self):
         """The driver's flags of this resource (``CUdevSmResourceGroup_flags``)."""
-        return self._res.sm.flags
+        return _cuda_compat.sm_flags(&self._res)
 
     def split(self, options, *, dry_run=False):
         """Split these SMs into disjoint groups and a remainder.
@@ -218,8 +218,8 @@ cdef class SMResource:
                 f"SMResource.split(): only {made} group{'s' if made != 1 else ''} of at least "
                 f"{count} SMs fit in this resource's {self._res.sm.smCount} SMs, {wanted} "
                 f"were asked for (the driver rounds a count up: min_partition_size="
-                f"{self._res.sm.minSmPartitionSize}, coscheduled_alignment="
-                f"{self._res.sm.smCoscheduledAlignment})")
+                f"{self.min_partition_size}, coscheduled_alignment="
+                f"{self.coscheduled_alignment})")
         return made
 
     cdef int _split_groups(self, list groups, CUdevResource* out,

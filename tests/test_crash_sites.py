@@ -16,6 +16,7 @@ instead of ending the run (GPU):
 Each child prints ``OK`` last; anything else (a signal, an exception, a missing line) fails.
 """
 
+import inspect
 import json
 import pathlib
 import subprocess
@@ -24,7 +25,7 @@ import textwrap
 
 import pytest
 
-from helpers import SLOWDOWN, run_python
+from helpers import SLOWDOWN, cu_ctx_create, run_python
 
 LIFETIME = pathlib.Path(__file__).parent / "helpers" / "lifetime.py"
 
@@ -82,11 +83,15 @@ def launch_exec(graph_exec, times=1):
 """
 
 
+# The children's way to make a context of their own, in either bindings major.
+CTX_CREATE = inspect.getsource(cu_ctx_create)
+
+
 def run_child(body, env=None, timeout=120):
     """Run PRELUDE + ``body`` in a fresh interpreter; returns its stdout lines. Fails the
     test on a crash, an exception or a missing final ``OK``."""
     # Unbuffered: what a child printed before a crash is part of the report.
-    result = run_python(PRELUDE + textwrap.dedent(body) + "\nprint('OK')\n",
+    result = run_python(PRELUDE + CTX_CREATE + textwrap.dedent(body) + "\nprint('OK')\n",
                         env={"PYTHONUNBUFFERED": "1", **(env or {})}, timeout=timeout)
     lines = result.stdout.strip().splitlines()
     assert result.returncode == 0 and lines and lines[-1] == "OK", (
@@ -781,7 +786,7 @@ def test_a_foreign_stream_after_its_context_was_destroyed():
     lines, _ = run_child("""
         from cuda_core import CUDAError, Stream
         d = check(drv.cuDeviceGet(0))
-        ctx = check(drv.cuCtxCreate(None, 0, d))
+        ctx = cu_ctx_create(d)
         handle = check(drv.cuStreamCreate(0))
 
         class Foreign:

@@ -30,6 +30,7 @@ import time
 import pytest
 
 from helpers import SLOWDOWN
+from helpers.differential import LACKS_CUDA_13
 from helpers.gpu_edge_calls import CALLS, EDGES, READS
 
 HELPER = os.path.join(os.path.dirname(__file__), "helpers", "gpu_edge_calls.py")
@@ -168,6 +169,8 @@ def test_a_gpu_call_given_edge_inputs(outcomes, label):
                   if not any(w[0] in mine for mine in our_warnings[name])]
         if missed:
             problems.append(f"{name}: cuda.core warns {missed}; ours does not")
+        if t[0] == "err" and LACKS_CUDA_13 in t[2]:
+            continue  # cuda.core's CUDA 12 half has no such feature: nothing to compare
         if t[0] == "err":
             their_class = t[1][0]
             # Ours taking what cuda.core refuses is leniency (a valid setting), not a break.

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from helpers import cuda_include_dir, run_python
+from helpers import cu_ctx_create, cuda_include_dir, run_python
 from helpers.memory import device_bytes_of_this_process
 from cuda_core import (CUDAError, CUDALaunchError, Device, LaunchConfig, LEGACY_DEFAULT_STREAM,
                        PER_THREAD_DEFAULT_STREAM, Program, ProgramOptions, Stream, launch)
@@ -543,7 +543,7 @@ def test_launch_in_a_context_that_is_not_primary(dev, echo_module):
     # A context made by someone else may be destroyed and its address reused: launches there
     # pass the CUkernel, which the driver resolves in the stream's context each time.
     kernel = echo_module.get_kernel("echo<int>")
-    ctx = _check(driver.cuCtxCreate(None, 0, int(dev.device_id)))
+    ctx = cu_ctx_create(int(dev.device_id))
     try:
         raw = _check(driver.cuStreamCreate(0))
         out = DeviceBytes(4)  # in the new context

@@ -7,7 +7,7 @@ import pytest
 
 from cuda_core import (Buffer, CUDAError, Device, Host, LEGACY_DEFAULT_STREAM, ManagedBuffer,
                        ManagedMemoryResource, ManagedMemoryResourceOptions)
-from cuda_core.system import get_user_mode_driver_version
+from helpers import has_cuda_13
 from helpers.memory import NumpyMemoryResource
 
 
@@ -48,7 +48,7 @@ def _managed_pool_takes_advice():
     """Asked of the driver directly: does memory from the current managed pool take advice?"""
     from cuda.bindings import driver
 
-    if get_user_mode_driver_version() < (13, 0):
+    if not has_cuda_13():
         return False
     loc = driver.CUmemLocation()  # no location: the pool the resource uses by default
     loc.type = driver.CUmemLocationType(0)  # CU_MEM_LOCATION_TYPE_NONE
@@ -73,8 +73,9 @@ def _bytes_at(address, n):
 @pytest.mark.gpu
 def test_round_trip(dev, stream):
     mr = ManagedMemoryResource()
-    # A managed pool wherever the driver has one (CUDA 13), as cuda.core.
-    assert mr.uses_pool == (get_user_mode_driver_version() >= (13, 0))
+    # A managed pool wherever the driver has one (CUDA 13), as cuda.core; a CUDA 12 build
+    # cannot ask for one (its cuMemPoolCreate has no managed pools).
+    assert mr.uses_pool == has_cuda_13()
     assert not mr.is_handle_owned
     assert mr.is_managed and mr.is_device_accessible and mr.is_host_accessible
     assert mr.preferred_location is None and mr.device_id == -1
@@ -163,10 +164,10 @@ def test_advice(dev, stream):
 
 @pytest.mark.gpu
 def test_discard(dev, stream):
-    if get_user_mode_driver_version() < (13, 0):
+    if not has_cuda_13():
         with pytest.raises(RuntimeError, match="needs a CUDA 13 driver"):
             ManagedMemoryResource().allocate(4096, stream=stream).discard(stream=stream)
-        pytest.skip("discard needs a CUDA 13 driver (the refusal was checked)")
+        pytest.skip("discard needs a CUDA 13 driver and build (the refusal was checked)")
     # On cuMemAllocManaged memory; a pool's is compared with cuda.core's (test_differential).
     buf, free = _managed_by_the_driver(1 << 21)
     buf.fill(1, stream=stream)

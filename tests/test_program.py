@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from helpers import run_python, skip_if_driver_cannot_jit
+from helpers import run_python, skip_before_checked_nvrtc, skip_if_driver_cannot_jit
 
 from cuda_core import NVRTCError, ObjectCode, Program, ProgramOptions
 from cuda_core.typing import CompilerBackendType, SourceCodeType
@@ -275,6 +275,7 @@ def test_arch_is_required_without_a_context():
 
 
 def test_pch_status(tmp_path):
+    skip_before_checked_nvrtc("create_pch")
     (tmp_path / "h.h").write_text("template <typename T> __device__ T twice(T x) "
                                   "{ return 2 * x; }\n")
     src = '#include "h.h"\n' + SAXPY

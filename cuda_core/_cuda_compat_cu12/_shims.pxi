@@ -53,6 +53,26 @@ cdef inline CUdevWorkqueueConfigResource* wq_config(CUdevResource* r) noexcept n
     return <CUdevWorkqueueConfigResource*>&r.sm
 
 
+# CUDA 12's CUdevSmResource declares smCount only. A CUDA 13 driver writes the fields CUDA 13
+# added after it (minSmPartitionSize, smCoscheduledAlignment, flags: unsigned ints, in that
+# order) into the union that starts at .sm, which CUDA 12's header pads to 48 bytes; a CUDA 12
+# driver leaves them as they were (zeroed: every CUdevResource here starts zeroed).
+cdef inline unsigned int _sm_field(const CUdevResource* r, int i) noexcept nogil:
+    return (<const unsigned int*>&r.sm)[i]  # i in 1..3: inside the 48-byte union
+
+
+cdef inline unsigned int sm_min_partition_size(const CUdevResource* r) noexcept nogil:
+    return _sm_field(r, 1)
+
+
+cdef inline unsigned int sm_coscheduled_alignment(const CUdevResource* r) noexcept nogil:
+    return _sm_field(r, 2)
+
+
+cdef inline unsigned int sm_flags(const CUdevResource* r) noexcept nogil:
+    return _sm_field(r, 3)
+
+
 cdef inline int set_restore_pairs(CUcheckpointRestoreArgs* args, CUcheckpointGpuPair* pairs,
                                   unsigned int n) except -1:
     if n:

@@ -29,6 +29,18 @@ cdef inline CUdevWorkqueueConfigResource* wq_config(CUdevResource* r) noexcept n
     return &r.wqConfig
 
 
+cdef inline unsigned int sm_min_partition_size(const CUdevResource* r) noexcept nogil:
+    return r.sm.minSmPartitionSize
+
+
+cdef inline unsigned int sm_coscheduled_alignment(const CUdevResource* r) noexcept nogil:
+    return r.sm.smCoscheduledAlignment
+
+
+cdef inline unsigned int sm_flags(const CUdevResource* r) noexcept nogil:
+    return r.sm.flags
+
+
 cdef inline int set_restore_pairs(CUcheckpointRestoreArgs* args, CUcheckpointGpuPair* pairs,
                                   unsigned int n) except -1:
     args.gpuPairs = pairs

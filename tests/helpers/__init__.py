@@ -208,3 +208,50 @@ def assert_no_c_heap_leak(call, rounds, leak_per_call):
     assert growth < rounds * leak_per_call / 4, (
         f"{rounds} calls left {growth} bytes of C heap allocated (a leak of {leak_per_call} "
         f"bytes a call would be {rounds * leak_per_call})")
+
+
+def has_cuda_13():
+    """True where the driver is CUDA 13 or newer and this build was compiled for CUDA 13: a
+    CUDA 12 build has no CUDA 13 entry points (batches, discards, the drivers' current pools),
+    whatever the driver."""
+    from cuda_core._build_config import CUDA_MAJOR
+    from cuda_core.system import get_user_mode_driver_version
+
+    return CUDA_MAJOR >= 13 and get_user_mode_driver_version() >= (13, 0)
+
+
+def cu_ctx_create(device):
+    """A new (not primary) context on ``device`` through cuda.bindings, current on return:
+    CUDA 13's bindings take the creation parameters first, CUDA 12's do not."""
+    import cuda.bindings
+    from cuda.bindings import driver
+
+    if int(cuda.bindings.__version__.split(".")[0]) >= 13:
+        err, ctx = driver.cuCtxCreate(None, 0, device)
+    else:
+        err, ctx = driver.cuCtxCreate(0, device)
+    assert err == driver.CUresult.CUDA_SUCCESS, err
+    return ctx
+
+
+def nvrtc_version():
+    """The (major, minor) of the NVRTC the compiler tests use."""
+    from cuda.bindings import nvrtc
+
+    _, major, minor = nvrtc.nvrtcVersion()
+    return major, minor
+
+
+# The oldest NVRTC the compiler tests were checked with: 12.9 (CI's CUDA 12 build). NVRTC 12.6
+# (the GPU machine's CUDA 12 run) has no precompiled headers, no sm_100, no -Ofast-compile=min,
+# and its -fdevice-time-trace hands the file name to ptxas as an input.
+CHECKED_NVRTC = (12, 9)
+
+
+def skip_before_checked_nvrtc(what):
+    """Skip a test of ``what`` on an NVRTC older than :data:`CHECKED_NVRTC`."""
+    import pytest
+
+    if nvrtc_version() < CHECKED_NVRTC:
+        pytest.skip(f"{what}: NVRTC {nvrtc_version()} is older than the "
+                    f"{CHECKED_NVRTC} the test was checked with")

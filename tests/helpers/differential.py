@@ -103,6 +103,19 @@ def outcome(scenario: Scenario, package: str) -> Outcome:
                    warned=frozenset(w.category.__name__ for w in caught))
 
 
+# What cuda.core's CUDA 12 half says of a feature it has only with CUDA 13 bindings.
+LACKS_CUDA_13 = "requires CUDA 13.0 or later"
+
+
+def skip_where_reference_lacks_cuda_13(message: str):
+    """Skip where cuda.core refused for want of CUDA 13 bindings (its CUDA 12 half, beside a
+    CUDA 12 build of ours): it has no such feature to compare with."""
+    import pytest
+
+    if LACKS_CUDA_13 in message:
+        pytest.skip(f"cuda.core's CUDA 12 half lacks it ({message}): nothing to compare")
+
+
 def their_class(exc: BaseException) -> type[BaseException] | None:
     """The class ours must raise (or subclass) where cuda.core raised ``exc``: a builtin, one of
     a package both use (``cuda.bindings``' ``nvJitLinkError``, ``cuda.pathfinder``'s

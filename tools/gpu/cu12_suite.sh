@@ -15,6 +15,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 case "${1:-}" in
   install)
     rm -rf "$venv" && python3 -m venv --system-site-packages "$venv" || exit 1
+    # The machine's python3 may itself be a virtual environment (its numpy, CuPy and PyTorch
+    # are there, not in the base interpreter's site): its site-packages go after the new one's.
+    parent=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    [ "$parent" != "$own" ] && echo "$parent" > "$own/_machine_site.pth"
     "$venv/bin/python" -m pip install -q --no-index --no-deps .gpu/*.whl .gpu/cu12/*.whl 2>&1 \
       | grep -v '^WARNING'
     "$venv/bin/python" -c "
