@@ -104,6 +104,9 @@ def run_child(body, env=None, timeout=120):
 
 CLIENT_UNLOAD = """
 import cuda_core
+if {compat}:  # compat mode's start-up hook (the installed wheel's .pth) must have run
+    import cuda.core
+    assert cuda.core.ObjectCode is cuda_core.ObjectCode, "compat mode is not active"
 code = {make}
 kernel = code.get_kernel("put")
 out = pinned_int()
@@ -128,7 +131,8 @@ def test_a_library_whose_handle_a_client_took_is_unloaded_once(client_first, com
     make = ("__import__('cuda.core').core.ObjectCode.from_cubin(CUBIN)" if compat
             else "ObjectCode.from_cubin(CUBIN)")
     env = {"CUDA_CORE_COMPAT": "1" if compat else "0"}
-    lines, _ = run_child(CLIENT_UNLOAD.format(make=make, client_first=client_first), env=env)
+    lines, _ = run_child(CLIENT_UNLOAD.format(make=make, client_first=client_first,
+                                              compat=compat), env=env)
     assert lines == ["5"]
 
 
