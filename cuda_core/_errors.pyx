@@ -146,3 +146,10 @@ cdef object make_driver_error(CUresult err, str prefix=None):
 cdef int _raise_driver_error(CUresult err) except -1 nogil:
     with gil:
         raise make_driver_error(err)
+
+
+def driver_error(code):
+    """The exception ours raises for the driver's ``CUresult`` ``code`` (an int or a
+    ``cuda.bindings.driver.CUresult``): for code that calls the driver through cuda.bindings
+    (compat mode's ``handle_return``)."""
+    return make_driver_error(<CUresult><int>int(code))

@@ -611,3 +611,41 @@ def _packed_arguments(*args, declared=None, sizes=None):
     finally:
         free(expected)
         holder_release(&h)
+
+
+cdef class PackedArguments:
+    """Kernel arguments packed for a driver launch that the caller makes itself: :attr:`ptr` is
+    the address of the ``void*`` array that ``cuLaunchKernel`` takes as ``kernelParams``.
+
+    Each argument is packed at its own width, as :func:`launch` packs it for a kernel whose
+    parameter sizes are not known (a Python ``int`` as a pointer-sized integer, a ``float`` as
+    a double, a ``Buffer`` as its device pointer). The packed bytes, and the arguments they
+    point into (NumPy and ctypes scalars), stay valid while this object lives. Compat mode
+    serves it as ``cuda.core._kernel_arg_handler.ParamHolder``, whose contract it keeps.
+    """
+
+    cdef ParamHolder _h
+    cdef tuple _args  # the arguments, which some of the packed pointers point into
+    cdef bint _initialized
+
+    def __cinit__(self, args):
+        self._args = tuple(args)
+        holder_init(&self._h, len(self._args))
+        self._initialized = True
+        pack_args(&self._h, PySequence_Fast_ITEMS(self._args), NULL, NULL)
+
+    def __dealloc__(self):
+        if self._initialized:
+            holder_release(&self._h)
+
+    @property
+    def ptr(self):
+        """The address of the packed ``void*[]`` (an array of no entries for no arguments,
+        which the driver does not read)."""
+        return <size_t>self._h.ptrs
+
+    def __len__(self):
+        return self._h.count
+
+    def __repr__(self):
+        return f"<PackedArguments of {self._h.count} argument(s) at {<size_t>self._h.ptrs:#x}>"

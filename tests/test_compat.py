@@ -41,7 +41,7 @@ _PROBE = textwrap.dedent("""
         "other": sorted(n for n, m in sys.modules.items()
                         if getattr(m, "OTHER_CUDA_CORE_MARK", None) is not None),
     }
-    for name in ("cuda.core._memory", "cuda.core.experimental"):
+    for name in ("cuda.core._memory",):
         try:
             __import__(name)
         except ModuleNotFoundError as exc:
@@ -105,7 +105,6 @@ def _check_probe(got):
     assert got["errors"] == [True, True, True] and got["launch"]
     assert got["mark"] is None and got["other"] == []  # the other cuda.core never imported
     assert "cuda.core's private modules are not provided" in got["cuda.core._memory"]
-    assert "cuda_core does not provide it" in got["cuda.core.experimental"]
     assert "has no attribute 'host_launch'" in got["missing_attr"]
 
 
@@ -224,3 +223,133 @@ def test_nvidias_cuda_core_where_it_is_installed(startup_hook):
                        env={"CUDA_CORE_COMPAT": "0"})
     assert plain.returncode == 0, plain.stderr
     assert not plain.stdout.strip().startswith("cuda_core")
+
+
+# -- the private paths, the pre-1.0 namespace and pickles -------------------------------------
+
+def test_each_private_path_holds_cuda_cores_objects(fake_core):
+    from cuda_core.compat import _paths
+
+    probe = textwrap.dedent("""
+        import importlib, json
+        from cuda_core.compat import _paths
+        out = {}
+        for path, names in _paths.PRIVATE.items():
+            module = importlib.import_module(path)
+            out[path] = {n: getattr(module, n) is _paths.resolve(t) for n, t in names.items()}
+        print(json.dumps(out))
+    """)
+    got = _json(run_python(probe, env=_env(fake_core, "1")))
+    assert got == {path: {n: True for n in names} for path, names in _paths.PRIVATE.items()}
+    assert got["cuda.core._kernel_arg_handler"] == {"ParamHolder": True}
+
+
+def test_the_pre_1_0_namespace_warns_and_holds_the_public_names(fake_core):
+    probe = textwrap.dedent("""
+        import json, warnings
+        import cuda_core
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import cuda.core.experimental as old
+            from cuda.core.experimental import Device, launch
+            import cuda.core.experimental.utils as old_utils
+        print(json.dumps({
+            "warned": [(w.category.__name__, str(w.message)) for w in caught],
+            "same": [Device is cuda_core.Device, launch is cuda_core.launch,
+                     old_utils is cuda_core.utils, old.__version__ == cuda_core.compat.API_VERSION],
+        }))
+    """)
+    got = _json(run_python(probe, env=_env(fake_core, "1")))
+    assert got["same"] == [True, True, True, True]
+    assert [w[0] for w in got["warned"]] == ["DeprecationWarning"]
+    assert "cuda.core.experimental is deprecated" in got["warned"][0][1]
+
+
+def test_handle_return():
+    from cuda.bindings import driver, nvrtc
+
+    from cuda_core import CUDAError, NVRTCError
+    from cuda_core.compat._paths import handle_return
+
+    assert handle_return((driver.CUresult.CUDA_SUCCESS,)) is None
+    assert handle_return((driver.CUresult.CUDA_SUCCESS, 5)) == 5
+    assert handle_return((driver.CUresult.CUDA_SUCCESS, 5, 6)) == (5, 6)
+    with pytest.raises(CUDAError) as info:
+        handle_return((driver.CUresult.CUDA_ERROR_INVALID_VALUE, None))
+    assert info.value.code == int(driver.CUresult.CUDA_ERROR_INVALID_VALUE)
+    with pytest.raises(NVRTCError, match="NVRTC_ERROR_INVALID_INPUT"):
+        handle_return((nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_INPUT, None))
+    # With the program, its log comes along.
+    err, prog = nvrtc.nvrtcCreateProgram(b"this is not C++", b"bad.cu", 0, [], [])
+    assert int(err) == 0
+    status = nvrtc.nvrtcCompileProgram(prog, 0, [])
+    with pytest.raises(NVRTCError) as info:
+        handle_return(status, handle=prog)
+    assert "bad.cu" in info.value.log
+    nvrtc.nvrtcDestroyProgram(prog)
+
+
+def test_param_holder_packs_each_argument_at_its_own_width():
+    import ctypes
+
+    import numpy as np
+
+    from cuda_core._kernel_args import PackedArguments
+
+    args = (7, 2.5, np.int16(-3), True)
+    holder = PackedArguments(args)
+    assert len(holder) == 4
+    ptrs = (ctypes.c_void_p * 4).from_address(holder.ptr)
+    assert ctypes.c_int64.from_address(ptrs[0]).value == 7  # a Python int: pointer-sized
+    assert ctypes.c_double.from_address(ptrs[1]).value == 2.5
+    assert ctypes.c_int16.from_address(ptrs[2]).value == -3
+    assert ctypes.c_bool.from_address(ptrs[3]).value is True
+    assert PackedArguments(()).ptr != 0
+    with pytest.raises(TypeError):
+        PackedArguments((object(),))
+
+
+_PICKLE = textwrap.dedent("""
+    import pickle, sys
+    import cuda_core
+    data = pickle.dumps(cuda_core.ComputeCapability(9, 0))
+    back = pickle.loads(data)
+    print(repr(b"cuda.core._utils.cuda_utils" in data), repr(b"cuda_core._device" in data),
+          type(back) is cuda_core.ComputeCapability and back == (9, 0))
+""")
+
+
+def test_compute_capability_pickles_under_cuda_cores_name_in_compat_mode(fake_core):
+    assert _last(run_python(_PICKLE, env=_env(fake_core, "1"))) == "True False True"
+    assert _last(run_python(_PICKLE, env=_env(fake_core, "0"))) == "False True True"
+
+
+def test_compute_capability_pickles_cross_between_the_packages(startup_hook):
+    spec = importlib.util.find_spec("cuda.core")
+    if spec is None:
+        pytest.skip("NVIDIA's cuda-core is not installed here; the pickles' names are "
+                    "checked by the test above")
+    theirs = run_python("import pickle; from cuda.core._utils.cuda_utils import "
+                        "ComputeCapability as C; print(pickle.dumps(C(8, 6)).hex())",
+                        env={"CUDA_CORE_COMPAT": "0"})
+    here = run_python("import pickle, cuda_core; print(pickle.dumps("
+                      "cuda_core.ComputeCapability(9, 0)).hex())",
+                      env={"CUDA_CORE_COMPAT": "1"})
+    load = ("import pickle, sys; x = pickle.loads(bytes.fromhex(sys.argv[1])); "
+            "print(type(x).__module__, tuple(x))")
+    on_ours = run_python(f"import sys; sys.argv[1:] = [{_last(theirs)!r}]\n{load}",
+                         env={"CUDA_CORE_COMPAT": "1"})
+    on_theirs = run_python(f"import sys; sys.argv[1:] = [{_last(here)!r}]\n{load}",
+                           env={"CUDA_CORE_COMPAT": "0"})
+    assert _last(on_ours) == "cuda.core._utils.cuda_utils (8, 6)"
+    assert _last(on_theirs) == "cuda.core._utils.cuda_utils (9, 0)"
+    # ... and what each loaded is that package's own class.
+    check = run_python(f"import pickle, cuda_core; x = pickle.loads(bytes.fromhex("
+                       f"{_last(theirs)!r})); print(type(x) is cuda_core.ComputeCapability)",
+                       env={"CUDA_CORE_COMPAT": "1"})
+    assert _last(check) == "True"
+
+
+def _last(result):
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout.strip().splitlines()[-1]

@@ -12,11 +12,14 @@ In this mode ``cuda.core`` is a module that holds cuda_core's public names, with
 set to the cuda.core API version cuda_core implements (``API_VERSION``), so that version gates in
 clients take the right paths; ``cuda.core.__cuda_core_cy_version__`` and
 ``cuda_core.__version__`` give this package's own version. ``cuda.core.<name>`` for a public
-submodule is ``cuda_core.<name>`` itself. Of cuda.core's private modules only
-``cuda.core._utils.cuda_utils`` (``CUDAError``, ``NVRTCError``, ``ComputeCapability``) is
-provided, because known clients import it or read pickles that name it; any other
-``cuda.core._<name>`` is a ModuleNotFoundError. NVIDIA's cuda.core, where installed, is never
-imported in this mode. (An ObjectCode whose library handle a client took never unloads it, in
+submodule is ``cuda_core.<name>`` itself. Of cuda.core's private modules only those that
+released clients import are served, each with the names they use (``_paths.PRIVATE``:
+``cuda.core._utils.cuda_utils``, ``_kernel_arg_handler``, ``_context``, ``_device_resources``,
+``_device``); any other ``cuda.core._<name>`` is a ModuleNotFoundError. The pre-1.0 namespace
+``cuda.core.experimental`` gives the public names with a ``DeprecationWarning``.
+``ComputeCapability`` pickles under cuda.core's name for it in this mode, so that a pickle
+made here loads under NVIDIA's cuda.core, and one made there loads here. NVIDIA's cuda.core,
+where installed, is never imported in this mode. (An ObjectCode whose library handle a client took never unloads it, in
 this mode or not: clients written for cuda.core unload the handle themselves.)
 """
 
@@ -27,6 +30,8 @@ import sys
 import threading
 import types
 
+from cuda_core.compat import _paths
+
 __all__ = ["API_VERSION", "install", "is_installed"]
 
 #: The cuda.core release whose public API cuda_core implements: ``cuda.core.__version__`` in
@@ -34,12 +39,6 @@ __all__ = ["API_VERSION", "install", "is_installed"]
 API_VERSION = "1.2.2"
 
 _ROOT = "cuda.core"
-_PRIVATE = {
-    "cuda.core._utils": (),
-    # ComputeCapability too: objects cuda.core pickled (numba-cuda's cache index holds one)
-    # name this module.
-    "cuda.core._utils.cuda_utils": ("CUDAError", "NVRTCError", "ComputeCapability"),
-}
 
 
 def _missing(name, why):
@@ -72,14 +71,20 @@ def _make_root():
 
 
 def _make_private(name):
-    import cuda_core
-
     module = types.ModuleType(name, f"The names of cuda.core's {name} that clients import, "
                                     f"from cuda_core.")
-    for attr in _PRIVATE[name]:
-        setattr(module, attr, getattr(cuda_core, attr))
-    if name == "cuda.core._utils":
+    for attr, target in _paths.PRIVATE[name].items():
+        setattr(module, attr, _paths.resolve(target))
+    if name in _paths.PACKAGES:
         module.__path__ = []
+    return module
+
+
+def _make_experimental():
+    _paths.warn_experimental()
+    module = _make_root()
+    module.__name__ = _paths.EXPERIMENTAL
+    module.__doc__ = "cuda.core's pre-1.0 namespace (deprecated): its public names, from cuda_core."
     return module
 
 
@@ -95,9 +100,12 @@ class _Loader(importlib.abc.Loader):
         name = spec.name
         if name == _ROOT:
             return _make_root()
-        if name in _PRIVATE:
+        if name == _paths.EXPERIMENTAL:
+            return _make_experimental()
+        if name in _paths.PRIVATE:
             return _make_private(name)
-        target = "cuda_core." + name[len(_ROOT) + 1:]
+        public = name.replace(_paths.EXPERIMENTAL, _ROOT, 1)  # experimental.utils is utils
+        target = "cuda_core." + public[len(_ROOT) + 1:]
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as exc:
@@ -128,10 +136,10 @@ class _Finder(importlib.abc.MetaPathFinder):
         if fullname != _ROOT and not fullname.startswith(_ROOT + "."):
             return None
         parts = fullname.split(".")
-        if fullname not in _PRIVATE and any(p.startswith("_") for p in parts[2:]):
-            raise _missing(fullname, "cuda.core's private modules are not provided, apart from "
-                                     "cuda.core._utils.cuda_utils")
-        is_package = fullname == _ROOT or fullname == "cuda.core._utils"
+        if fullname not in _paths.PRIVATE and any(p.startswith("_") for p in parts[2:]):
+            raise _missing(fullname, f"cuda.core's private modules are not provided, apart "
+                                     f"from {', '.join(sorted(_paths.PRIVATE))}")
+        is_package = fullname in (_ROOT, _paths.EXPERIMENTAL) or fullname in _paths.PACKAGES
         return importlib.machinery.ModuleSpec(fullname, self.loader, is_package=is_package)
 
 
@@ -164,3 +172,9 @@ def install():
                                f"before anything imports cuda.core, or start the program with "
                                f"CUDA_CORE_COMPAT=1")
         sys.meta_path.insert(0, _Finder())
+        # From now on a pickled ComputeCapability names cuda.core's module for it, as NVIDIA's
+        # cuda.core's pickles do, so that either package reads it (numba-cuda's kernel cache
+        # holds one); outside compat mode it keeps cuda_core._device's name.
+        import cuda_core
+
+        cuda_core.ComputeCapability.__module__ = "cuda.core._utils.cuda_utils"
