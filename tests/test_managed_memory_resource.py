@@ -153,8 +153,13 @@ def test_advice(dev, stream):
     with pytest.raises(TypeError, match="expected Device or Host items"):
         buf.accessed_by = ["x"]
 
+    assert buf.last_prefetch_location is None  # never prefetched
     buf.prefetch(dev, stream=stream)
+    stream.sync()
+    assert buf.last_prefetch_location == dev
     buf.prefetch(Host(), stream=stream)
+    stream.sync()
+    assert buf.last_prefetch_location == Host()
     # A device ordinal is not a location here, as in cuda.core (which raises too).
     with pytest.raises(TypeError, match="location must be a Device or a Host, not int"):
         buf.prefetch(dev.device_id, stream=stream)

@@ -224,6 +224,27 @@ cdef class ManagedBuffer(Buffer):
                          "ManagedBuffer.preferred_location")
 
     @property
+    def last_prefetch_location(self):
+        """Where the latest prefetch of the memory asked it to go: a :class:`Device` or a
+        :class:`Host`; None where a page was never prefetched, or its pages were prefetched to
+        different places. The destination asked for, not where the pages are now, nor whether
+        the asynchronous prefetch has completed. Read-only (cuda.core 1.3).
+
+        .. note:: ``cuMemRangeGetAttribute`` with ``*_LAST_PREFETCH_LOCATION_TYPE`` and
+           ``*_ID``.
+        """
+        cdef int32_t loc_type = 0
+        cdef int32_t loc_id = 0
+        if self._size == 0:
+            self._check_open()
+            return None
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+                              &loc_type, 4)
+        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID,
+                              &loc_id, 4)
+        return location_object(loc_type, loc_id)
+
+    @property
     def accessed_by(self):
         """The locations that keep a mapping of the memory: a live, mutable set of
         :class:`Device` and :class:`Host` (assign an iterable to replace it).
