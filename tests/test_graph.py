@@ -523,6 +523,9 @@ def test_split_and_join(dev, stream, k, device_array):
     assert b0 is gb and not b0.is_join_required
     assert b1.is_join_required and b1.is_building
     assert b1.stream != b0.stream
+    with pytest.raises(RuntimeError, match="forked off with split"):  # as cuda.core 1.3
+        b1.end_building()
+    assert b1.is_building  # the refusal changed nothing
     launch(b0, CFG, k.add, a.ptr, np.int32(4), n32())  # each branch follows the fills
     launch(b1, CFG, k.add, b.ptr, np.int32(6), n32())
     joined = GraphBuilder.join(b1, b0)
