@@ -256,7 +256,8 @@ def test_the_pre_1_0_namespace_warns_and_holds_the_public_names(fake_core):
         print(json.dumps({
             "warned": [(w.category.__name__, str(w.message)) for w in caught],
             "same": [Device is cuda_core.Device, launch is cuda_core.launch,
-                     old_utils is cuda_core.utils, old.__version__ == cuda_core.compat.API_VERSION],
+                     old_utils is cuda_core.utils,
+                     old.__version__ == cuda_core.compat.API_VERSION],
         }))
     """)
     got = _json(run_python(probe, env=_env(fake_core, "1")))

@@ -366,3 +366,38 @@ def test_gc_frees_through_a_python_resource_wrapping_the_pool(dev, stream):
     gc.collect()
     assert mr.outstanding == 0
     stream.sync()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["global", "thread_local"])
+def test_made_during_a_stream_capture(dev, mode):
+    # As cuda.core 1.3: the release threshold is set in relaxed capture mode, so a resource
+    # made (or the device's default one first used) while this thread captures in global or
+    # thread-local mode leaves the capture valid, and the thread's mode as it was.
+    from cuda.bindings import driver
+
+    def thread_mode():  # the thread's capture interaction mode, read by swapping it twice
+        _, mine = driver.cuThreadExchangeStreamCaptureMode(
+            driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+        driver.cuThreadExchangeStreamCaptureMode(mine)
+        return mine
+
+    stream = dev.create_stream()
+    modes = {"global": driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL,
+             "thread_local": driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL}
+    err, = driver.cuStreamBeginCapture(driver.CUstream(int(stream.handle)), modes[mode])
+    assert err == driver.CUresult.CUDA_SUCCESS
+    try:
+        before = thread_mode()
+        mr = DeviceMemoryResource(dev.device_id)
+        own = DeviceMemoryResource(dev.device_id, DeviceMemoryResourceOptions(max_size=1 << 21))
+        err, status = driver.cuStreamIsCapturing(driver.CUstream(int(stream.handle)))
+        assert status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+        assert thread_mode() == before
+    finally:
+        err, graph = driver.cuStreamEndCapture(driver.CUstream(int(stream.handle)))
+    assert err == driver.CUresult.CUDA_SUCCESS
+    driver.cuGraphDestroy(graph)
+    assert mr.device_id == own.device_id == dev.device_id
+    own.close()
+    stream.close()

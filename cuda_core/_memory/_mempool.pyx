@@ -73,12 +73,21 @@ cdef int raise_release_threshold(CUmemoryPool pool) except -1:
     giving it back to the OS at every synchronization, when nobody configured it (0, the
     driver default). A later allocation then reuses it instead of mapping new memory."""
     cdef cuuint64_t threshold = 0
-    HANDLE_RETURN(cydriver.cuMemPoolGetAttribute(
-        pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold))
-    if threshold == 0:
+    cdef CUresult err
+    # The driver refuses pool attribute calls while this thread is in a global or
+    # thread-local stream capture (and invalidates the capture): make them in relaxed mode,
+    # then give the thread its mode back, so that a resource can be made during a capture
+    # (as in cuda.core 1.3).
+    cdef cydriver.CUstreamCaptureMode mode = cydriver.CU_STREAM_CAPTURE_MODE_RELAXED
+    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))
+    err = cydriver.cuMemPoolGetAttribute(pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                         &threshold)
+    if err == CUDA_SUCCESS and threshold == 0:
         threshold = <cuuint64_t>-1
-        HANDLE_RETURN(cydriver.cuMemPoolSetAttribute(
-            pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold))
+        err = cydriver.cuMemPoolSetAttribute(pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                             &threshold)
+    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))  # the thread's own again
+    HANDLE_RETURN(err)
     return 0
 
 
