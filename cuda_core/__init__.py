@@ -95,6 +95,7 @@ from cuda_core._memory import (
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
+    VirtualMemoryBuffer,
     VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
@@ -165,6 +166,7 @@ __all__ = [
     "System",
     "TensorMapDescriptor",
     "TensorMapDescriptorOptions",
+    "VirtualMemoryBuffer",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
     "WorkqueueResource",

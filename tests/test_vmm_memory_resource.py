@@ -5,7 +5,8 @@ import gc
 import numpy as np
 import pytest
 
-from cuda_core import (Buffer, VirtualMemoryResource, VirtualMemoryResourceOptions)
+from cuda_core import (Buffer, VirtualMemoryBuffer, VirtualMemoryResource,
+                       VirtualMemoryResourceOptions)
 from helpers.memory import NumpyMemoryResource, vmm_minimum_granularity
 
 
@@ -39,6 +40,7 @@ def test_round_trip(dev, stream):
     n = (1 << 20) + 1
     buf = mr.allocate(n)  # no stream needed
     assert buf.size == n and buf.memory_resource is mr and buf.device_id == dev.device_id
+    assert type(buf) is VirtualMemoryBuffer  # as cuda.core 1.3
     data = np.random.default_rng(7).integers(0, 256, n, dtype=np.uint8)
     host_mr = NumpyMemoryResource()
     host = host_mr.allocate(n)
@@ -75,6 +77,7 @@ def test_grow_in_place_then_move(dev, stream):
     Buffer.from_handle(grown.handle, 1000).fill(0x11, stream=stream)
     moved = mr.modify_allocation(grown, 16 * gran)
     assert grown.is_closed and moved.size == 16 * gran
+    assert type(same) is type(grown) is type(moved) is VirtualMemoryBuffer
     assert (_read(moved, stream, 1000) == 0x11).all()
     assert (_read(moved, stream, gran + 1)[1000:] == 0x5C).all()
     moved.fill(0x22, stream=stream)
@@ -135,3 +138,27 @@ def test_host_location(dev, stream):
     stream.sync()
     assert (np.from_dlpack(buf) == 3).all()  # the host reads it in place
     buf.close()
+
+
+def test_virtual_memory_buffer_is_a_buffer_made_only_by_the_resource():
+    assert issubclass(VirtualMemoryBuffer, Buffer)
+    with pytest.raises(RuntimeError, match="cannot be instantiated directly"):
+        VirtualMemoryBuffer()
+
+
+@pytest.mark.gpu
+def test_a_free_on_a_capturing_stream_is_refused_and_the_capture_stays_valid(dev):
+    # As cuda.core 1.3: unmapping cannot be captured, and waiting for a capturing stream
+    # would invalidate the capture, so the free is refused before either.
+    mr = _vmm(dev)
+    buf = mr.allocate(4096)
+    ptr = int(buf.handle)
+    gb = dev.create_graph_builder().begin_building()
+    with pytest.raises(RuntimeError, match="cannot be freed on a stream that is capturing"):
+        buf.close(gb.stream)
+    graph = gb.end_building().complete()  # the capture is still valid
+    graph.close()
+    gb.close()
+    assert "allocations=1" in repr(mr)  # the resource still holds the memory ...
+    mr.deallocate(ptr, 4096)  # ... until it is freed outside the capture
+    assert "allocations=0" in repr(mr)

@@ -16,7 +16,7 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryResourceOptions,
 )
 from cuda_core._memory._pinned_mr import PinnedMemoryResource
-from cuda_core._memory._vmm_mr import VirtualMemoryResource
+from cuda_core._memory._vmm_mr import VirtualMemoryBuffer, VirtualMemoryResource
 from cuda_core._memory import _vmm_ipc  # registers the VMM IPC hooks with _ipc
 
 # Buffer's IPC members (ipc_descriptor, from_ipc_descriptor, pickling) and the resources'
@@ -37,6 +37,7 @@ __all__ = [
     "MemoryResource",
     "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
+    "VirtualMemoryBuffer",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
 ]

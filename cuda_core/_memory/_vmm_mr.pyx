@@ -26,7 +26,7 @@ from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._memory._alloc cimport (device_supports, optional_stream, raise_alloc_error,
                                        sync_context, sync_stream)
 from cuda_core._memory._buffer cimport (Buffer, MemoryResource, as_buffer, deallocate_checked,
-                                        new_buffer)
+                                        init_buffer)
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
 
@@ -38,7 +38,7 @@ from cuda_core._errors import CUDAError, InvalidValueError
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
-__all__ = ["VirtualMemoryResource", "VirtualMemoryResourceOptions"]
+__all__ = ["VirtualMemoryBuffer", "VirtualMemoryResource", "VirtualMemoryResourceOptions"]
 
 
 _HANDLE_TYPES = {
@@ -116,12 +116,33 @@ cdef _Allocation _new_allocation(CUdeviceptr base, size_t reserved, size_t granu
     return rec
 
 
+cdef bint _capturing(Stream stream):
+    """Whether ``stream`` is capturing (asking does not disturb a capture)."""
+    cdef cydriver.CUstreamCaptureStatus status = cydriver.CU_STREAM_CAPTURE_STATUS_NONE
+    return (cydriver.cuStreamIsCapturing(stream._handle, &status) == CUDA_SUCCESS
+            and status == cydriver.CU_STREAM_CAPTURE_STATUS_ACTIVE)
+
+
 cdef int _wait_for_users(Stream stream, int dev_id) except -1:
     """Wait for the work that may use an allocation: that of ``stream`` if it is open, else
     all of the device's."""
     if stream is not None and not stream._closed:
         return sync_stream(stream)
     return sync_context(primary_context(dev_id)._handle)
+
+
+@cython.auto_pickle(False)
+cdef class VirtualMemoryBuffer(Buffer):
+    """The :class:`Buffer` that :meth:`VirtualMemoryResource.allocate` and
+    :meth:`VirtualMemoryResource.modify_allocation` return (cuda.core 1.3). It behaves as any
+    Buffer of the resource; not constructible directly."""
+
+
+cdef VirtualMemoryBuffer _new_vmm_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr,
+                                         Stream stream):
+    cdef VirtualMemoryBuffer buf = VirtualMemoryBuffer.__new__(VirtualMemoryBuffer)
+    init_buffer(buf, ptr, size, mr, stream)
+    return buf
 
 
 @cython.auto_pickle(False)
@@ -378,7 +399,7 @@ cdef class VirtualMemoryResource(MemoryResource):
         if s is not None:
             s._check_open()
         if n == 0:
-            return new_buffer(0, 0, self, s)
+            return _new_vmm_buffer(0, 0, self, s)
         opts = self._config
         enter_context(guard, self._ctx())
         self._fill_prop(&prop, opts)
@@ -403,16 +424,23 @@ cdef class VirtualMemoryResource(MemoryResource):
         rec.chunks.append(_Chunk(handle, 0, padded, opts))
         rec.mapped = padded
         self._allocations[base] = rec
-        return new_buffer(base, n, self, s)
+        return _new_vmm_buffer(base, n, self, s)
 
     cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
         cdef _Allocation rec
         if ptr == 0:
             return 0
-        rec = self._allocations.pop(ptr, None)
-        if rec is None:
+        if ptr not in self._allocations:
             raise ValueError(f"VirtualMemoryResource.deallocate(): 0x{ptr:x} was not "
                              f"allocated by this resource, or was freed already")
+        if stream is not None and not stream._closed and _capturing(stream):
+            # Waiting on it would invalidate the capture; as cuda.core 1.3, refuse first.
+            raise RuntimeError("VirtualMemoryResource: the memory cannot be freed on a stream "
+                               "that is capturing (unmapping virtual memory cannot be "
+                               "captured, and waiting for the stream would invalidate the "
+                               "capture); free it on another stream, or after the capture "
+                               "ends")
+        rec = self._allocations.pop(ptr)
         # Unmapping memory that queued work still uses would fault: wait first.
         _wait_for_users(stream, self._dev_id)
         rec._waited = True
@@ -506,7 +534,7 @@ cdef class VirtualMemoryResource(MemoryResource):
             else:
                 self._move(old, rec, extra, opts)
         # Hand the memory over to a new Buffer; the old one forgets it without freeing it.
-        result = new_buffer(rec.base, n, self, old._dealloc_stream)
+        result = _new_vmm_buffer(rec.base, n, self, old._dealloc_stream)
         old._closed = True
         old._mr = None
         old._owner = None
