@@ -19,8 +19,9 @@ released clients import are served, each with the names they use (``_paths.PRIVA
 ``cuda.core.experimental`` gives the public names with a ``DeprecationWarning``.
 ``ComputeCapability`` pickles under cuda.core's name for it in this mode, so that a pickle
 made here loads under NVIDIA's cuda.core, and one made there loads here. NVIDIA's cuda.core,
-where installed, is never imported in this mode. (An ObjectCode whose library handle a client took never unloads it, in
-this mode or not: clients written for cuda.core unload the handle themselves.)
+where installed, is never imported in this mode. (An ObjectCode whose library handle a client
+took never unloads it, in this mode or not: clients written for cuda.core unload the handle
+themselves.)
 """
 
 import importlib
