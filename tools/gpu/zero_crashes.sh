@@ -6,6 +6,10 @@
 #   suite0, suite1, ...: the whole test suite, its files dealt out by size to that many parts;
 #   crash: tests/test_crash_sites.py 20 times (crash_sites_20.sh);
 #   numba: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh);
+#   clients: the two clients on NVIDIA's cuda.core and on ours, compared: numba-cuda
+#            (.gpu/numba/run.sh, "NUMBA ours passes ...") and cuda-cccl (tools/gpu/cccl/client.py,
+#            staged by its fetch.sh: "CCCL ours passes ..."); after numba ("numba+clients"),
+#            since both install into /tmp/site;
 #   files: the test files FILES names;
 #   stress: nothing before the stress programs.
 # A GPU's jobs joined by "+" run one after the other. Default: "suite0 suite1 crash numba" on 4
@@ -59,6 +63,9 @@ for g in "${!jobs[@]}"; do
                 > "$L/crash20.log" 2>&1 ;;
        numba) NUMBA_EXTRA="$root/.gpu/numba_extra" timeout -k 30 "$(left)" \
                 bash "$root/tools/gpu/numba_ours.sh" 5 > "$L/numba.log" 2>&1 ;;
+       clients) (cd "$root" && LOG_DIR="$L/numba_both" timeout -k 30 "$(left)" \
+                   bash .gpu/numba/run.sh; timeout -k 30 "$(left)" \
+                   python3 tools/gpu/cccl/client.py) > "$L/clients.log" 2>&1 ;;
        files) (cd "$tree" && timeout -s INT -k 30 "$(left)" python3 -m pytest -p no:cacheprovider -q \
                  -rs $FILES) > "$L/files.log" 2>&1 ;;
        stress) ;;  # only the stress programs, which every GPU runs after its jobs
@@ -77,6 +84,7 @@ wait
   grep -hE "^(FAILED|ERROR) |^_{3,} .* _{3,}$" "$L"/suite*.log "$L"/files.log 2>/dev/null
   grep -E "^crash-sites run|^ +[0-9]+ FAILED" "$L/crash20.log" 2>/dev/null
   cat "$L/numba.log" 2>/dev/null
+  grep -E "^(NUMBA|CCCL) ours|^reduce_into" "$L/clients.log" 2>/dev/null
   cat "$L/stress.txt" 2>/dev/null
   awk '/^LIFETIME STRESS/ {p += $3; c += $5; h += $7; g += $9}
        END {printf "LIFETIME STRESS in all: %d programs, %d crashed, %d hung, %d garbage\n", p, c, h, g}' \
