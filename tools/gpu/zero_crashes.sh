@@ -6,10 +6,10 @@
 #   suite0, suite1, ...: the whole test suite, its files dealt out by size to that many parts;
 #   crash: tests/test_crash_sites.py 20 times (crash_sites_20.sh);
 #   numba: numba-cuda's tests on ours 5 times, and under the plain alias 3 times (numba_ours.sh);
-#   clients: the two clients on NVIDIA's cuda.core and on ours, compared: numba-cuda
-#            (.gpu/numba/run.sh, "NUMBA ours passes ...") and cuda-cccl (tools/gpu/cccl/client.py,
-#            staged by its fetch.sh: "CCCL ours passes ..."); after numba ("numba+clients"),
-#            since both install into /tmp/site;
+#   clients: the two clients on NVIDIA's cuda.core and on ours, compared (clients.sh):
+#            numba-cuda ("NUMBA ours passes ...") and cuda-cccl ("CCCL ours passes ...", staged
+#            by tools/gpu/cccl/fetch.sh); after numba ("numba+clients"), since both install
+#            into /tmp/site;
 #   files: the test files FILES names;
 #   stress: nothing before the stress programs.
 # A GPU's jobs joined by "+" run one after the other. Default: "suite0 suite1 crash numba" on 4
@@ -63,9 +63,8 @@ for g in "${!jobs[@]}"; do
                 > "$L/crash20.log" 2>&1 ;;
        numba) NUMBA_EXTRA="$root/.gpu/numba_extra" timeout -k 30 "$(left)" \
                 bash "$root/tools/gpu/numba_ours.sh" 5 > "$L/numba.log" 2>&1 ;;
-       clients) (cd "$root" && LOG_DIR="$L/numba_both" timeout -k 30 "$(left)" \
-                   bash .gpu/numba/run.sh; timeout -k 30 "$(left)" \
-                   python3 tools/gpu/cccl/client.py) > "$L/clients.log" 2>&1 ;;
+       clients) LOG_DIR="$L" timeout -k 30 "$(left)" bash "$root/tools/gpu/clients.sh" \
+                  > "$L/clients.log" 2>&1 ;;
        files) (cd "$tree" && timeout -s INT -k 30 "$(left)" python3 -m pytest -p no:cacheprovider -q \
                  -rs $FILES) > "$L/files.log" 2>&1 ;;
        stress) ;;  # only the stress programs, which every GPU runs after its jobs
