@@ -244,7 +244,7 @@ def nvrtc_version():
 
 # The oldest NVRTC the compiler tests were checked with: 12.9 (CI's CUDA 12 build). NVRTC 12.6
 # (the GPU machine's CUDA 12 run) has no precompiled headers, no sm_100, no -Ofast-compile=min,
-# and its -fdevice-time-trace hands the file name to ptxas as an input.
+# and its -fdevice-time-trace fails in ptxas ("could not be opened", for the trace's file).
 CHECKED_NVRTC = (12, 9)
 
 
