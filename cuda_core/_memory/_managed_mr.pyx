@@ -100,6 +100,18 @@ cdef class ManagedBuffer(Buffer):
             exit_context(guard)
         return HANDLE_RETURN(err)
 
+    cdef object _range_location(self, cydriver.CUmem_range_attribute type_attr,
+                                cydriver.CUmem_range_attribute id_attr):
+        """The Device or Host (or None) a pair of location range attributes names."""
+        cdef int32_t loc_type = 0
+        cdef int32_t loc_id = 0
+        if self._size == 0:
+            self._check_open()
+            return None
+        self._range_attribute(type_attr, &loc_type, 4)
+        self._range_attribute(id_attr, &loc_id, 4)
+        return location_object(loc_type, loc_id)
+
     def prefetch(self, location, *, stream):
         """Migrate the memory to ``location`` ahead of use, ordered on ``stream``.
 
@@ -204,15 +216,8 @@ cdef class ManagedBuffer(Buffer):
 
         .. note:: ``cuMemRangeGetAttribute`` / ``cuMemAdvise`` with ``*_PREFERRED_LOCATION``.
         """
-        cdef int32_t loc_type = 0
-        cdef int32_t loc_id = 0
-        if self._size == 0:
-            self._check_open()
-            return None
-        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
-                              &loc_type, 4)
-        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID, &loc_id, 4)
-        return location_object(loc_type, loc_id)
+        return self._range_location(cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+                                    cydriver.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID)
 
     @preferred_location.setter
     def preferred_location(self, location):
@@ -233,16 +238,8 @@ cdef class ManagedBuffer(Buffer):
         .. note:: ``cuMemRangeGetAttribute`` with ``*_LAST_PREFETCH_LOCATION_TYPE`` and
            ``*_ID``.
         """
-        cdef int32_t loc_type = 0
-        cdef int32_t loc_id = 0
-        if self._size == 0:
-            self._check_open()
-            return None
-        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
-                              &loc_type, 4)
-        self._range_attribute(cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID,
-                              &loc_id, 4)
-        return location_object(loc_type, loc_id)
+        return self._range_location(cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+                                    cydriver.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID)
 
     @property
     def accessed_by(self):

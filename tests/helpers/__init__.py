@@ -235,11 +235,10 @@ def cu_ctx_create(device):
 
 
 def nvrtc_version():
-    """The (major, minor) of the NVRTC the compiler tests use."""
-    from cuda.bindings import nvrtc
+    """The (major, minor) of the NVRTC the compiler tests use: the one Program loads."""
+    from cuda_core._compiler_utils import nvrtc_version as of_the_package
 
-    _, major, minor = nvrtc.nvrtcVersion()
-    return major, minor
+    return of_the_package()
 
 
 # The oldest NVRTC the compiler tests were checked with: 12.9 (CI's CUDA 12 build). NVRTC 12.6
