@@ -14,7 +14,8 @@
 #   stress: nothing before the stress programs.
 # A GPU's jobs joined by "+" run one after the other. Default: "suite0 suite1 crash numba" on 4
 # GPUs, "suite0 crash" on 2 (or e.g. JOBS="suite0 suite1+crash" then JOBS="numba crash" on 2).
-# Then each GPU runs lifetime stress programs until the deadline.
+# Then each GPU runs lifetime stress programs until the deadline (STRESS=0: none, the call ends
+# with its jobs).
 # Staged as usual, plus the numba client (its wheels in .gpu/numba_extra/, apart from the
 # suite's extras); on the GPU machine:
 #   LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/zero_crashes.sh
@@ -35,6 +36,7 @@ export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
 # Stress programs on the GPU this subshell sees, until the deadline: SIGINT lets the test print
 # its summary line (appended to stress.txt) for what ran.
 stress() {
+  [ "${STRESS:-1}" != 0 ] || return 0
   local s; s=$(left); [ "$s" -gt 40 ] || return 0
   (cd "$tree" && CUDA_CORE_STRESS_PROGRAMS=5000 CUDA_CORE_STRESS_JOBS=${STRESS_JOBS:-12} \
      CUDA_CORE_STRESS_SEED=random CUDA_CORE_STRESS_REPORT="$L/stress.txt" \
