@@ -5,7 +5,9 @@ The calls are made by a controller (this process) about another process, named b
 Arguments are checked before the driver is touched; the driver is initialized on first use
 (the checkpoint calls need ``cuInit`` in the controller). A refusal is a :class:`CUDAError`
 whose message starts with the name of the call; a driver without the checkpoint API (older than
-CUDA 12.8, r570) gives one :class:`CUDAError` saying so.
+CUDA 12.8, r570), or one that answers ``CUDA_ERROR_NOT_SUPPORTED`` or ``CUDA_ERROR_NOT_FOUND``,
+gives a ``CheckpointNotSupportedError`` saying so: a :class:`CUDAError` and, as cuda.core raises
+there, a ``RuntimeError``.
 """
 
 from libc.string cimport memcpy, memset
@@ -19,11 +21,11 @@ from cuda_core._cuda_compat cimport CUcheckpointGpuPair, set_restore_pairs
 
 from cuda_core._checks cimport check_int
 from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport check_call
+from cuda_core._errors cimport check_call, make_driver_error
 
 from collections.abc import Mapping
 
-from cuda_core._errors import CUDAError
+from cuda_core._errors import CheckpointNotSupportedError
 
 __all__ = ["Process"]
 
@@ -43,9 +45,21 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 def _no_entry_point(str call, exc):
     """The error for a driver that lacks ``call`` (cuda-bindings raised ``exc``)."""
-    return CUDAError(
+    return CheckpointNotSupportedError(
         f"{call}: the installed CUDA driver has no process checkpoint API (it needs a driver "
         f"of CUDA 12.8 or newer, r570+, on Linux) ({exc})")
+
+
+cdef int _check(CUresult err, str call) except -1:
+    """check_call, where the two codes by which the driver says that it cannot checkpoint
+    here give a CheckpointNotSupportedError."""
+    if err != cydriver.CUDA_ERROR_NOT_SUPPORTED and err != cydriver.CUDA_ERROR_NOT_FOUND:
+        return check_call(err, call)
+    e = make_driver_error(err, call)
+    why = ("the driver does not support process checkpointing here"
+           if err == cydriver.CUDA_ERROR_NOT_SUPPORTED
+           else "the driver found nothing it can checkpoint under this pid")
+    raise CheckpointNotSupportedError(f"{e.args[0]} ({why})", e.code, e.name, e.explanation)
 
 
 def _uuid_bytes(value, str what):
@@ -141,7 +155,7 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessGetState(self._pid, &state)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessGetState", exc) from None
-        check_call(err, "cuCheckpointProcessGetState")
+        _check(err, "cuCheckpointProcessGetState")
         name = _STATE_NAMES.get(<int>state)
         if name is None:
             raise RuntimeError(f"cuCheckpointProcessGetState: unknown process state {<int>state}")
@@ -162,7 +176,7 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessGetRestoreThreadId(self._pid, &tid)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessGetRestoreThreadId", exc) from None
-        check_call(err, "cuCheckpointProcessGetRestoreThreadId")
+        _check(err, "cuCheckpointProcessGetRestoreThreadId")
         return tid
 
     def lock(self, timeout_ms=0):
@@ -196,7 +210,7 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessLock(self._pid, &args)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessLock", exc) from None
-        check_call(err, "cuCheckpointProcessLock")
+        _check(err, "cuCheckpointProcessLock")
 
     def checkpoint(self):
         """Save the locked process's GPU memory to host memory and release its GPU
@@ -218,7 +232,7 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessCheckpoint(self._pid, NULL)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessCheckpoint", exc) from None
-        check_call(err, "cuCheckpointProcessCheckpoint")
+        _check(err, "cuCheckpointProcessCheckpoint")
 
     def restore(self, gpu_mapping=None):
         """Put the checkpointed process's GPU memory back; the process is then ``"locked"``
@@ -264,7 +278,7 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessRestore(self._pid, &args if n else NULL)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessRestore", exc) from None
-        check_call(err, "cuCheckpointProcessRestore")
+        _check(err, "cuCheckpointProcessRestore")
 
     def unlock(self):
         """Unlock the locked process: its CUDA calls go on; the process is then ``"running"``.
@@ -284,4 +298,4 @@ cdef class Process:
                 err = cydriver.cuCheckpointProcessUnlock(self._pid, NULL)
         except RuntimeError as exc:
             raise _no_entry_point("cuCheckpointProcessUnlock", exc) from None
-        check_call(err, "cuCheckpointProcessUnlock")
+        _check(err, "cuCheckpointProcessUnlock")

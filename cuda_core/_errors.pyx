@@ -47,6 +47,12 @@ class DriverNotFoundError(CUDAError, DynamicLibNotFoundError):
     through there, so that ``except RuntimeError`` written for it still holds."""
 
 
+class CheckpointNotSupportedError(CUDAError, RuntimeError):
+    """The driver cannot checkpoint processes here: it has no checkpoint API, or a checkpoint
+    call answered ``CUDA_ERROR_NOT_SUPPORTED`` or ``CUDA_ERROR_NOT_FOUND``. A :class:`CUDAError`,
+    as ours are, and a ``RuntimeError``, which cuda.core raises there."""
+
+
 class CUDAOutOfMemoryError(CUDAError, MemoryError):
     """CUDA ran out of memory (``CUDA_ERROR_OUT_OF_MEMORY``); also a :class:`MemoryError`."""
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from cuda_core import (Buffer, CUDAError, CUDAOutOfMemoryError, Device, DeviceMemoryResource,
-                       DeviceMemoryResourceOptions, MemoryResource)
+                       DeviceMemoryResourceOptions, MemoryResource, PinnedMemoryResource,
+                       PinnedMemoryResourceOptions)
 from cuda_core._memory import _mempool
 from helpers.memory import NumpyMemoryResource
 
@@ -373,7 +374,9 @@ def test_gc_frees_through_a_python_resource_wrapping_the_pool(dev, stream):
 def test_made_during_a_stream_capture(dev, mode):
     # As cuda.core 1.3: the release threshold is set in relaxed capture mode, so a resource
     # made (or the device's default one first used) while this thread captures in global or
-    # thread-local mode leaves the capture valid, and the thread's mode as it was.
+    # thread-local mode leaves the capture valid, and the thread's mode as it was. So do the
+    # creation of a pool of its own and a host pool's access grants, which the driver refuses
+    # in those modes too (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, seen on an H200).
     from cuda.bindings import driver
 
     def thread_mode():  # the thread's capture interaction mode, read by swapping it twice
@@ -391,6 +394,8 @@ def test_made_during_a_stream_capture(dev, mode):
         before = thread_mode()
         mr = DeviceMemoryResource(dev.device_id)
         own = DeviceMemoryResource(dev.device_id, DeviceMemoryResourceOptions(max_size=1 << 21))
+        host = (PinnedMemoryResource(PinnedMemoryResourceOptions())
+                if dev.properties.host_memory_pools_supported else None)
         err, status = driver.cuStreamIsCapturing(driver.CUstream(int(stream.handle)))
         assert status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
         assert thread_mode() == before
@@ -400,4 +405,6 @@ def test_made_during_a_stream_capture(dev, mode):
     driver.cuGraphDestroy(graph)
     assert mr.device_id == own.device_id == dev.device_id
     own.close()
+    if host is not None:
+        host.close()
     stream.close()

@@ -64,7 +64,7 @@ def test_grow_in_place_then_move(dev, stream):
     same = mr.modify_allocation(buf, 1500)
     assert same.handle == ptr and same.size == 1500
     assert buf.is_closed and not same.is_closed
-    with pytest.raises(RuntimeError, match="this Buffer is closed"):
+    with pytest.raises(RuntimeError, match="this VirtualMemoryBuffer is closed"):
         buf.handle
     # Beyond it, within the reservation: a second granule is mapped in place.
     grown = mr.modify_allocation(same, gran + 1)

@@ -6,7 +6,7 @@ from cuda.bindings.cydriver cimport CUmemoryPool
 from libc.string cimport memset
 
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
+from cuda_core._memory._mempool cimport _MemPool, create_pool, raise_release_threshold
 
 from cuda_core._device import Device
 from cuda_core._memory._mr_options import DeviceMemoryResourceOptions
@@ -96,7 +96,7 @@ cdef class DeviceMemoryResource(_MemPool):
             props.location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
             props.location.id = ordinal
             props.maxSize = opts.max_size
-            HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
+            HANDLE_RETURN(create_pool(&pool, &props))
             self._setup(pool, ordinal, True, opts.ipc_enabled, "DeviceMemoryResource.allocate()")
             raise_release_threshold(pool)
         self._c_dealloc = type(self) is DeviceMemoryResource

@@ -26,7 +26,7 @@ from cuda_core._memory._alloc cimport (current_or_primary, free_after, require_s
                                        stream_context)
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._location cimport as_location, location_object
-from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
+from cuda_core._memory._mempool cimport _MemPool, create_pool, raise_release_threshold
 from cuda_core._stream cimport Stream
 
 from cuda_core._device import Device
@@ -391,7 +391,7 @@ cdef class ManagedMemoryResource(_MemPool):
                     props.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
                     props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
                     props.location = loc
-                    err = cydriver.cuMemPoolCreate(&pool, &props)
+                    err = create_pool(&pool, &props)
                 else:
                     err = _cuda_compat.cuMemGetMemPool(&pool, &loc,
                                                    _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED)

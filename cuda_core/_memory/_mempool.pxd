@@ -1,3 +1,4 @@
+from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream
 
 from cuda_core._memory._buffer cimport MemoryResource
@@ -67,4 +68,7 @@ cdef class _MemoryCounters:
     cdef int _reset(self, int which, object value, str name) except -1
 
 
+cdef cydriver.CUstreamCaptureMode relax_capture() except *
+cdef int restore_capture(cydriver.CUstreamCaptureMode mode) except -1
+cdef CUresult create_pool(CUmemoryPool* pool, cydriver.CUmemPoolProps* props) except *
 cdef int raise_release_threshold(CUmemoryPool pool) except -1

@@ -68,25 +68,45 @@ cdef object _uuid_class():
     return uuid.UUID
 
 
+# The driver refuses pool calls (creation, attributes, access) while the calling thread is in
+# a global or thread-local stream capture, and invalidates the capture. None of them is stream
+# work, so ours makes them in relaxed mode and then gives the thread its own mode back: a
+# resource can be made during a capture (as in cuda.core 1.3).
+
+cdef cydriver.CUstreamCaptureMode relax_capture() except *:
+    """Put this thread in relaxed capture mode; returns its mode, for restore_capture."""
+    cdef cydriver.CUstreamCaptureMode mode = cydriver.CU_STREAM_CAPTURE_MODE_RELAXED
+    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))
+    return mode
+
+
+cdef int restore_capture(cydriver.CUstreamCaptureMode mode) except -1:
+    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))
+    return 0
+
+
+cdef CUresult create_pool(CUmemoryPool* pool, cydriver.CUmemPoolProps* props) except *:
+    """cuMemPoolCreate in relaxed capture mode; returns its result."""
+    mode = relax_capture()
+    err = cydriver.cuMemPoolCreate(pool, props)
+    restore_capture(mode)
+    return err
+
+
 cdef int raise_release_threshold(CUmemoryPool pool) except -1:
     """Let the pool keep the memory it has once reserved (threshold: unlimited), instead of
     giving it back to the OS at every synchronization, when nobody configured it (0, the
     driver default). A later allocation then reuses it instead of mapping new memory."""
     cdef cuuint64_t threshold = 0
     cdef CUresult err
-    # The driver refuses pool attribute calls while this thread is in a global or
-    # thread-local stream capture (and invalidates the capture): make them in relaxed mode,
-    # then give the thread its mode back, so that a resource can be made during a capture
-    # (as in cuda.core 1.3).
-    cdef cydriver.CUstreamCaptureMode mode = cydriver.CU_STREAM_CAPTURE_MODE_RELAXED
-    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))
+    mode = relax_capture()
     err = cydriver.cuMemPoolGetAttribute(pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                          &threshold)
     if err == CUDA_SUCCESS and threshold == 0:
         threshold = <cuuint64_t>-1
         err = cydriver.cuMemPoolSetAttribute(pool, cydriver.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                              &threshold)
-    HANDLE_RETURN(cydriver.cuThreadExchangeStreamCaptureMode(&mode))  # the thread's own again
+    restore_capture(mode)
     HANDLE_RETURN(err)
     return 0
 

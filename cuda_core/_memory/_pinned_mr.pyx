@@ -10,7 +10,8 @@ from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._context cimport ContextGuard, enter_context
 from cuda_core._memory._alloc cimport current_or_primary, device_supports
-from cuda_core._memory._mempool cimport _MemPool, raise_release_threshold
+from cuda_core._memory._mempool cimport (_MemPool, create_pool, raise_release_threshold,
+                                        relax_capture, restore_capture)
 
 from cuda_core._device import Device
 from cuda_core._memory._mr_options import PinnedMemoryResourceOptions
@@ -91,7 +92,7 @@ cdef class PinnedMemoryResource(_MemPool):
                 props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
                 props.location.id = numa
             props.maxSize = opts.max_size
-            HANDLE_RETURN(cydriver.cuMemPoolCreate(&pool, &props))
+            HANDLE_RETURN(create_pool(&pool, &props))
         self._setup(pool, -1, owned, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
         self._numa_id = numa
         self._host_access = True
@@ -179,6 +180,7 @@ cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
     access granted in one process does not carry over to another)."""
     cdef cydriver.CUmemAccessDesc desc[64]
     cdef size_t n = 0
+    cdef CUresult err
     cdef ContextGuard guard
     for i in range(min(device_count(), 64)):
         if device_supports(Device(i), needed):
@@ -190,5 +192,8 @@ cdef int _grant_devices(CUmemoryPool pool, str needed) except -1:
         # Some context current (an unpickling thread may have none): the current one, else
         # device 0's primary.
         enter_context(guard, current_or_primary(-1))
-        HANDLE_RETURN(cydriver.cuMemPoolSetAccess(pool, desc, n))
+        mode = relax_capture()  # as the pool's creation: a capture on this thread stays valid
+        err = cydriver.cuMemPoolSetAccess(pool, desc, n)
+        restore_capture(mode)
+        HANDLE_RETURN(err)
     return 0

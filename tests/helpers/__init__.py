@@ -11,7 +11,8 @@ import pytest
 
 # Under compute-sanitizer (tools/gpu/memcheck.sh sets CUDA_CORE_UNDER_SANITIZER=1) every process
 # starts and runs several times slower: the time a test gives a child process stretches by this.
-SLOWDOWN = 5.0 if os.environ.get("CUDA_CORE_UNDER_SANITIZER") == "1" else 1.0
+UNDER_SANITIZER = os.environ.get("CUDA_CORE_UNDER_SANITIZER") == "1"
+SLOWDOWN = 5.0 if UNDER_SANITIZER else 1.0
 
 
 @functools.lru_cache(maxsize=None)

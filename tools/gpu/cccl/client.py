@@ -32,15 +32,16 @@ SITE = "/tmp/cccl_site"
 def _reduce(cc, cp):
     d_in = cp.arange(1, 100001, dtype=np.int64)
     d_out = cp.empty(1, dtype=np.int64)
-    cc.reduce_into(d_in, d_out, cc.OpKind.PLUS, len(d_in), np.array([5], dtype=np.int64))
+    cc.reduce_into(d_in=d_in, d_out=d_out, op=cc.OpKind.PLUS, num_items=len(d_in),
+                   h_init=np.array([5], dtype=np.int64))
     return int(d_out.get()[0]) == 5 + 100000 * 100001 // 2
 
 
 def _reduce_max(cc, cp):
     h = np.random.default_rng(1).integers(-1000, 1000, 4097).astype(np.int32)
     d_out = cp.empty(1, dtype=np.int32)
-    cc.reduce_into(cp.asarray(h), d_out, cc.OpKind.MAXIMUM, len(h),
-                   np.array([np.iinfo(np.int32).min], dtype=np.int32))
+    cc.reduce_into(d_in=cp.asarray(h), d_out=d_out, op=cc.OpKind.MAXIMUM, num_items=len(h),
+                   h_init=np.array([np.iinfo(np.int32).min], dtype=np.int32))
     return int(d_out.get()[0]) == int(h.max())
 
 
@@ -97,7 +98,8 @@ def _transforms(cc, cp):
 def _counting_iterator(cc, cp):
     d_out = cp.empty(1, dtype=np.int64)
     it = cc.CountingIterator(np.int64(10))
-    cc.reduce_into(it, d_out, cc.OpKind.PLUS, 100, np.array([0], dtype=np.int64))
+    cc.reduce_into(d_in=it, d_out=d_out, op=cc.OpKind.PLUS, num_items=100,
+                   h_init=np.array([0], dtype=np.int64))
     return int(d_out.get()[0]) == sum(range(10, 110))
 
 
@@ -106,8 +108,8 @@ def _on_a_stream(cc, cp):
     with stream:
         d_in = cp.ones(1 << 16, dtype=np.int32)
         d_out = cp.empty(1, dtype=np.int32)
-    cc.reduce_into(d_in, d_out, cc.OpKind.PLUS, 1 << 16, np.array([0], dtype=np.int32),
-                   stream=stream)
+    cc.reduce_into(d_in=d_in, d_out=d_out, op=cc.OpKind.PLUS, num_items=1 << 16,
+                   h_init=np.array([0], dtype=np.int32), stream=stream)
     stream.synchronize()
     return int(d_out.get()[0]) == 1 << 16
 
@@ -149,15 +151,16 @@ def _child(side, name):
 
         d_in = cp.arange(1 << 20, dtype=np.int32)
         d_out = cp.empty(1, dtype=np.int32)
-        init = np.array([0], dtype=np.int32)
+        call = dict(d_in=d_in, d_out=d_out, op=cc.OpKind.PLUS, num_items=1 << 20,
+                    h_init=np.array([0], dtype=np.int32))
         for _ in range(10):
-            cc.reduce_into(d_in, d_out, cc.OpKind.PLUS, 1 << 20, init)
+            cc.reduce_into(**call)
         cp.cuda.Device().synchronize()
         rounds = []
         for _ in range(7):
             t0 = time.perf_counter()
             for _ in range(100):
-                cc.reduce_into(d_in, d_out, cc.OpKind.PLUS, 1 << 20, init)
+                cc.reduce_into(**call)
                 cp.cuda.Device().synchronize()
             rounds.append((time.perf_counter() - t0) / 100 * 1e6)
         print("RESULT", json.dumps(sorted(rounds)[3]))
