@@ -275,7 +275,9 @@ class Device:
         Parameters
         ----------
         ctx : Context, optional
-            A context of this device to make current instead of the primary one.
+            A context to make current instead of the primary one. A context of another device
+            is made current by that device (``Device(ctx.device.device_id).set_current(ctx)``,
+            as cuda.core 1.3 does); this device's own state does not change.
 
         Returns
         -------
@@ -296,8 +298,9 @@ class Device:
         target = <Context>ctx
         target._check_usable()
         if target._device_id != self._id:
-            raise ValueError(f"set_current(): the context belongs to device "
-                             f"{target._device_id}, not to device {self._id}")
+            # As cuda.core 1.3: the device the context belongs to makes it current (and marks
+            # itself set up on this thread); this one stays as it was.
+            return Device(target._device_id).set_current(target)
         HANDLE_RETURN(cydriver.cuCtxGetCurrent(&previous))
         HANDLE_RETURN(cydriver.cuCtxSetCurrent(target._handle))
         self._has_inited = True

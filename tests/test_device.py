@@ -183,14 +183,19 @@ def test_set_current_and_context(dev):
 
 
 @pytest.mark.gpu
-def test_set_current_rejects_a_context_of_another_device():
+def test_set_current_with_a_context_of_another_device_delegates_to_it():
+    # As cuda.core 1.3: Device(0).set_current(a context of device 1) makes it current, as
+    # Device(1).set_current(ctx) would, and returns the context that was current before.
     if System().num_devices < 2:
         pytest.skip("needs two GPUs")
     Device(1).set_current()
     ctx1 = Device(1).context
-    with pytest.raises(ValueError, match="belongs to device 1, not to device 0"):
-        Device(0).set_current(ctx1)
     Device(0).set_current()
+    previous = Device(0).set_current(ctx1)
+    assert previous == Device(0).context
+    assert Device() is Device(1)
+    Device(0).set_current()
+    assert Device() is Device(0)
 
 
 @pytest.mark.gpu
