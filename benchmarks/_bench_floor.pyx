@@ -1,12 +1,7 @@
-"""The floors for launch benchmarks: what a launch costs with nothing of ours around it.
+"""The floors of the project's benchmark scripts beyond launches (the launch floors,
+``launch_loop``, ``python_floor``, ``graph_launch_loop``, ``graph_python_floor`` and
+``retain_user_object``, are in ``cuda_core.bench._floor``, which every wheel has):
 
-* ``launch_loop``: cuLaunchKernelEx in a C loop, no Python inside (the C floor);
-* ``python_floor``: a Python-callable function that only releases the GIL and calls
-  cuLaunchKernelEx on a launch prepared in advance: the least any Python API that releases the
-  GIL around the launch can cost per call (the Python floor);
-* ``graph_launch_loop``: cuGraphLaunch in a C loop, and ``graph_python_floor``, its Python
-  floor (a built-in that only releases the GIL around cuGraphLaunch); ``retain_user_object``
-  gives the graph a user object first, as cuda_core's graphs have one;
 * the floors of ``graph_explicit.py``: ``graph_build_chain`` (one graph of a chain of kernel
   nodes, kept for a proof), ``graph_build_loop`` (cuGraphCreate, the chain, cuGraphDestroy),
   ``graph_instantiate_loop`` (cuGraphInstantiateWithParams + cuGraphExecDestroy),
@@ -20,83 +15,29 @@
   ``ipc_import_read`` and ``event_open``.
 
 Built as ``cuda_core._bench_floor``, beside the package's modules, so that they call the driver
-exactly as the launcher does (through cuda.bindings.cydriver) on the same kernel, stream and
-argument bytes. Only ``benchmarks/`` uses it, and only a build with ``CUDA_CORE_BENCH=1`` has
-it (benchmarks/README.md); the user wheel leaves it out.
+exactly as the package does (through cuda.bindings.cydriver). Only ``benchmarks/`` uses it, and
+only a build with ``CUDA_CORE_BENCH=1`` has it (benchmarks/README.md); the user wheel leaves it
+out.
 """
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport (CUcontext, CUDA_GRAPH_INSTANTIATE_PARAMS,
-                                     CUDA_KERNEL_NODE_PARAMS, CUdeviceptr, CUevent, CUfunction,
-                                     CUgraph, CUgraphExec, CUgraphNode, CUipcEventHandle,
-                                     CUkernel, CUlaunchConfig, CUmemoryPool,
-                                     CUmemPoolPtrExportData, CUpointer_attribute, CUresult,
-                                     CUstream)
+                                     CUDA_KERNEL_NODE_PARAMS, CUdeviceptr, CUevent, CUgraph,
+                                     CUgraphExec, CUgraphNode, CUipcEventHandle, CUkernel,
+                                     CUmemoryPool, CUmemPoolPtrExportData, CUpointer_attribute,
+                                     CUresult, CUstream)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._fastcall cimport METH_FASTCALL, PyCFunction, PyCFunction_NewEx, PyMethodDef
+from cuda_core.bench._floor cimport now_ns, pack
+
+# The launch floors too, for the scripts that take every floor from this module.
+from cuda_core.bench._floor import (graph_launch_loop, graph_python_floor, launch_loop,
+                                    python_floor, retain_user_object)
 
 __all__ = []
-
-
-cdef extern from "<time.h>" nogil:
-    ctypedef struct timespec:
-        long tv_sec
-        long tv_nsec
-    int clock_gettime(int clk, timespec* ts)
-    enum: CLOCK_MONOTONIC
-
-
-cdef inline long long _now_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <long long>ts.tv_sec * 1000000000LL + ts.tv_nsec
-
-
-cdef int _pack(list arguments, void*** params, char** storage) except -1:
-    """Copy each argument's bytes into one block (16-byte aligned each) and make ``*params``
-    the array of their addresses (kernelParams); the caller frees both, also on failure."""
-    cdef Py_ssize_t n = len(arguments), i, total = 0
-    cdef size_t at = 0
-    for a in arguments:
-        total += len(<bytes?>a)  # checked once here: the casts below are then safe
-    params[0] = <void**>malloc(sizeof(void*) * (n + 1))
-    storage[0] = <char*>malloc(total + 16 * n + 1)
-    if params[0] == NULL or storage[0] == NULL:
-        raise MemoryError()
-    for i in range(n):
-        at = (at + 15) & ~(<size_t>15)
-        memcpy(storage[0] + at, <char*><bytes>arguments[i], len(<bytes>arguments[i]))
-        params[0][i] = storage[0] + at
-        at += len(<bytes>arguments[i])
-    return 0
-
-
-cdef class _PreparedLaunch:
-    """One launch set up once in C: the config, the handle and each argument's bytes (16-byte
-    aligned, one block), as kernelParams."""
-    cdef CUlaunchConfig lc
-    cdef CUfunction func
-    cdef void** params
-    cdef char* storage
-
-    def __cinit__(self, size_t stream, size_t kernel, tuple grid, tuple block, list arguments):
-        _pack(arguments, &self.params, &self.storage)
-        self.lc.gridDimX, self.lc.gridDimY, self.lc.gridDimZ = grid
-        self.lc.blockDimX, self.lc.blockDimY, self.lc.blockDimZ = block
-        self.lc.sharedMemBytes = 0
-        self.lc.hStream = <CUstream>stream
-        self.lc.attrs = NULL
-        self.lc.numAttrs = 0
-        self.func = <CUfunction>kernel
-
-    def __dealloc__(self):
-        free(self.params)
-        free(self.storage)
 
 
 cdef class _PreparedNode:
@@ -109,7 +50,7 @@ cdef class _PreparedNode:
 
     def __cinit__(self, size_t kernel, size_t ctx, tuple grid, tuple block, list arguments):
         memset(&self.p, 0, sizeof(self.p))
-        _pack(arguments, &self.params, &self.storage)
+        pack(arguments, &self.params, &self.storage)
         self.p.gridDimX, self.p.gridDimY, self.p.gridDimZ = grid
         self.p.blockDimX, self.p.blockDimY, self.p.blockDimZ = block
         self.p.kernelParams = self.params
@@ -119,151 +60,6 @@ cdef class _PreparedNode:
     def __dealloc__(self):
         free(self.params)
         free(self.storage)
-
-
-def launch_loop(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
-                Py_ssize_t count):
-    """Launch ``kernel`` ``count`` times back to back; return the elapsed nanoseconds.
-
-    ``arguments`` holds each parameter's bytes (as the param holder would pack them).
-    """
-    cdef _PreparedLaunch p = _PreparedLaunch(stream, kernel, grid, block, arguments)
-    cdef CUresult err = cydriver.CUDA_SUCCESS
-    cdef long long start, stop
-    cdef Py_ssize_t i
-    with nogil:
-        start = _now_ns()
-        for i in range(count):
-            err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
-            if err != cydriver.CUDA_SUCCESS:
-                break
-        stop = _now_ns()
-    HANDLE_RETURN(err)
-    return stop - start
-
-
-cdef object _python_floor_call(object prepared, PyObject** argv, Py_ssize_t nargs):
-    # METH_FASTCALL with the prepared launch as ``self``: the arguments are passed (so the
-    # interpreter's work for them is counted) and not read.
-    cdef _PreparedLaunch p = <_PreparedLaunch>prepared
-    cdef CUresult err
-    with nogil:
-        err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
-    HANDLE_RETURN(err)
-
-
-cdef object _python_floor_asking_call(object prepared, PyObject** argv, Py_ssize_t nargs):
-    # The same, for a first argument that is a __cuda_stream__ object: it is asked for its
-    # stream, whose address is read, as any consumer of the protocol must at each call.
-    cdef _PreparedLaunch p = <_PreparedLaunch>prepared
-    cdef CUresult err
-    cdef tuple answer = (<object>argv[0]).__cuda_stream__()
-    cdef size_t address = answer[1]
-    if <CUstream>address != p.lc.hStream:
-        raise ValueError("the __cuda_stream__ object names another stream than the prepared one")
-    with nogil:
-        err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
-    HANDLE_RETURN(err)
-
-
-cdef PyMethodDef _python_floor_def
-_python_floor_def.ml_name = "python_floor_launch"
-_python_floor_def.ml_meth = <PyCFunction><void*>_python_floor_call
-_python_floor_def.ml_flags = METH_FASTCALL
-_python_floor_def.ml_doc = NULL
-
-cdef PyMethodDef _python_floor_asking_def
-_python_floor_asking_def.ml_name = "python_floor_launch"
-_python_floor_asking_def.ml_meth = <PyCFunction><void*>_python_floor_asking_call
-_python_floor_asking_def.ml_flags = METH_FASTCALL
-_python_floor_asking_def.ml_doc = NULL
-
-
-def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
-                 bint ask_stream=False):
-    """A function that launches ``kernel`` once per call, whatever arguments it is given.
-
-    Each call is a builtin-function call (arguments as a C array, no tuple built) whose body
-    releases the GIL around one cuLaunchKernelEx on the launch prepared here, as
-    :func:`launch_loop` prepares it. Nothing is converted, checked or looked up: its time per
-    call is the least any Python API that releases the GIL around the launch can cost, so a
-    library's distance to the C floor splits into what the Python call itself costs (this
-    function) and what the library adds. With ``ask_stream``, the first argument is a
-    ``__cuda_stream__`` object, called at each call and its address read (and compared with
-    the prepared stream's): the least a launch on such an object can cost.
-    """
-    return PyCFunction_NewEx(&_python_floor_asking_def if ask_stream else &_python_floor_def,
-                             _PreparedLaunch(stream, kernel, grid, block, arguments), __name__)
-
-
-cdef class _PreparedGraphLaunch:
-    # What graph_python_floor's function launches: an executable graph and a stream.
-    cdef CUgraphExec graph_exec
-    cdef CUstream stream
-    cdef bint keep_gil
-
-
-cdef object _graph_python_floor_call(object prepared, PyObject** argv, Py_ssize_t nargs):
-    # METH_FASTCALL with the prepared graph launch as ``self``: the arguments are passed and
-    # not read.
-    cdef _PreparedGraphLaunch p = <_PreparedGraphLaunch>prepared
-    cdef CUresult err
-    if p.keep_gil:
-        err = cydriver.cuGraphLaunch(p.graph_exec, p.stream)
-    else:
-        with nogil:
-            err = cydriver.cuGraphLaunch(p.graph_exec, p.stream)
-    HANDLE_RETURN(err)
-
-
-cdef PyMethodDef _graph_python_floor_def
-_graph_python_floor_def.ml_name = "python_floor_graph_launch"
-_graph_python_floor_def.ml_meth = <PyCFunction><void*>_graph_python_floor_call
-_graph_python_floor_def.ml_flags = METH_FASTCALL
-_graph_python_floor_def.ml_doc = NULL
-
-
-def graph_python_floor(size_t graph_exec, size_t stream, bint keep_gil=False):
-    """A function that launches ``graph_exec`` on ``stream`` once per call, whatever arguments
-    it is given: a builtin-function call whose body releases the GIL around one cuGraphLaunch
-    (or, with ``keep_gil``, keeps it). The least a Python API that releases the GIL around a
-    graph launch can cost per call, as :func:`python_floor` is for kernel launches."""
-    cdef _PreparedGraphLaunch p = _PreparedGraphLaunch.__new__(_PreparedGraphLaunch)
-    p.graph_exec = <CUgraphExec>graph_exec
-    p.stream = <CUstream>stream
-    p.keep_gil = keep_gil
-    return PyCFunction_NewEx(&_graph_python_floor_def, p, __name__)
-
-
-def graph_launch_loop(size_t graph_exec, size_t stream, Py_ssize_t count):
-    """Launch an executable graph ``count`` times back to back; return the elapsed ns."""
-    cdef CUresult err = cydriver.CUDA_SUCCESS
-    cdef long long start, stop
-    cdef Py_ssize_t i
-    with nogil:
-        start = _now_ns()
-        for i in range(count):
-            err = cydriver.cuGraphLaunch(<CUgraphExec>graph_exec, <CUstream>stream)
-            if err != cydriver.CUDA_SUCCESS:
-                break
-        stop = _now_ns()
-    HANDLE_RETURN(err)
-    return stop - start
-
-
-cdef void _nothing(void* data) noexcept nogil:
-    pass
-
-
-def retain_user_object(size_t graph):
-    """Give ``graph`` a CUDA user object (a destructor that does nothing), as cuda_core gives
-    each graph whose nodes use objects of its own: the graph-replay floor with one shows what
-    the driver's per-launch handling of a retained user object costs."""
-    cdef cydriver.CUuserObject obj = NULL
-    HANDLE_RETURN(cydriver.cuUserObjectCreate(&obj, NULL, <cydriver.CUhostFn>_nothing, 1,
-                                              cydriver.CU_USER_OBJECT_NO_DESTRUCTOR_SYNC))
-    HANDLE_RETURN(cydriver.cuGraphRetainUserObject(<CUgraph>graph, obj, 1,
-                                                   cydriver.CU_GRAPH_USER_OBJECT_MOVE))
 
 
 cdef CUresult _add_chain(CUgraph graph, const CUDA_KERNEL_NODE_PARAMS* p, Py_ssize_t nodes,
@@ -320,7 +116,7 @@ def graph_build_loop(size_t kernel, size_t ctx, tuple grid, tuple block, list ar
     cdef long long start, stop
     cdef Py_ssize_t i
     with nogil:
-        start = _now_ns()
+        start = now_ns()
         for i in range(count):
             err = cydriver.cuGraphCreate(&graph, 0)
             if err != cydriver.CUDA_SUCCESS:
@@ -331,7 +127,7 @@ def graph_build_loop(size_t kernel, size_t ctx, tuple grid, tuple block, list ar
                 err = gone
             if err != cydriver.CUDA_SUCCESS:
                 break
-        stop = _now_ns()
+        stop = now_ns()
     HANDLE_RETURN(err)
     return stop - start
 
@@ -346,7 +142,7 @@ def graph_instantiate_loop(size_t graph, Py_ssize_t count):
     cdef Py_ssize_t i
     memset(&params, 0, sizeof(params))
     with nogil:
-        start = _now_ns()
+        start = now_ns()
         for i in range(count):
             err = cydriver.cuGraphInstantiateWithParams(&gexec, <CUgraph>graph, &params)
             if err != cydriver.CUDA_SUCCESS:
@@ -354,7 +150,7 @@ def graph_instantiate_loop(size_t graph, Py_ssize_t count):
             err = cydriver.cuGraphExecDestroy(gexec)
             if err != cydriver.CUDA_SUCCESS:
                 break
-        stop = _now_ns()
+        stop = now_ns()
     HANDLE_RETURN(err)
     return stop - start
 
@@ -370,13 +166,13 @@ def kernel_node_set_loop(size_t node, size_t kernel, size_t ctx, tuple grid, tup
     cdef long long start, stop
     cdef Py_ssize_t i
     with nogil:
-        start = _now_ns()
+        start = now_ns()
         for i in range(count):
             err = cydriver.cuGraphKernelNodeSetParams(<CUgraphNode>node,
                                                       &b.p if i & 1 else &a.p)
             if err != cydriver.CUDA_SUCCESS:
                 break
-        stop = _now_ns()
+        stop = now_ns()
     HANDLE_RETURN(err)
     return stop - start
 
@@ -393,14 +189,14 @@ def exec_kernel_node_set_loop(size_t graph_exec, size_t node, size_t kernel, siz
     cdef long long start, stop
     cdef Py_ssize_t i
     with nogil:
-        start = _now_ns()
+        start = now_ns()
         for i in range(count):
             err = cydriver.cuGraphExecKernelNodeSetParams(<CUgraphExec>graph_exec,
                                                           <CUgraphNode>node,
                                                           &b.p if i & 1 else &a.p)
             if err != cydriver.CUDA_SUCCESS:
                 break
-        stop = _now_ns()
+        stop = now_ns()
     HANDLE_RETURN(err)
     return stop - start
 
@@ -442,12 +238,12 @@ def ipc_export_floor(list ptrs, Py_ssize_t count):
         for i in range(count):
             addresses[i] = <CUdeviceptr><size_t>ptrs[i]
         with nogil:
-            start = _now_ns()
+            start = now_ns()
             for i in range(count):
                 err = cydriver.cuMemPoolExportPointer(&out[i], addresses[i])
                 if err != cydriver.CUDA_SUCCESS:
                     break
-            stop = _now_ns()
+            stop = now_ns()
         HANDLE_RETURN(err)
         return stop - start, PyBytes_FromStringAndSize(<char*>out, _PTR_EXPORT * count)
     finally:
@@ -495,7 +291,7 @@ def ipc_import_floor(size_t pool, bytes payload, Py_ssize_t count, size_t stream
     try:
         memcpy(data, PyBytes_AS_STRING(payload), _PTR_EXPORT * count)
         with nogil:
-            start = _now_ns()
+            start = now_ns()
             for i in range(count):
                 ptr = 0
                 err = _import_checked(&ptr, <CUmemoryPool>pool, &data[i])
@@ -506,7 +302,7 @@ def ipc_import_floor(size_t pool, bytes payload, Py_ssize_t count, size_t stream
                         cydriver.cuMemFreeAsync(ptr, <CUstream>stream)
                 if err != cydriver.CUDA_SUCCESS:
                     break
-            stop = _now_ns()
+            stop = now_ns()
         HANDLE_RETURN(err)
         return stop - start
     finally:
@@ -559,7 +355,7 @@ def event_export_floor(size_t stream, Py_ssize_t count):
         if events == NULL or handles == NULL:
             raise MemoryError()
         with nogil:
-            start = _now_ns()
+            start = now_ns()
             for i in range(count):
                 err = cydriver.cuEventCreate(&events[i], flags)
                 if err != cydriver.CUDA_SUCCESS:
@@ -571,7 +367,7 @@ def event_export_floor(size_t stream, Py_ssize_t count):
                 err = cydriver.cuIpcGetEventHandle(&handles[i], events[i])
                 if err != cydriver.CUDA_SUCCESS:
                     break
-            stop = _now_ns()
+            stop = now_ns()
             if err != cydriver.CUDA_SUCCESS:
                 for i in range(made):
                     cydriver.cuEventDestroy(events[i])
@@ -596,12 +392,12 @@ def event_destroy_floor(list events):
         for i in range(n):
             handles[i] = <CUevent><size_t>events[i]
         with nogil:
-            start = _now_ns()
+            start = now_ns()
             for i in range(n):
                 gone = cydriver.cuEventDestroy(handles[i])
                 if err == cydriver.CUDA_SUCCESS:
                     err = gone
-            stop = _now_ns()
+            stop = now_ns()
         HANDLE_RETURN(err)
         return stop - start
     finally:
@@ -624,7 +420,7 @@ def event_import_floor(bytes payload, Py_ssize_t count, size_t stream):
     try:
         memcpy(handles, PyBytes_AS_STRING(payload), _EVENT_EXPORT * count)
         with nogil:
-            start = _now_ns()
+            start = now_ns()
             for i in range(count):
                 err = cydriver.cuIpcOpenEventHandle(&event, handles[i])
                 if err != cydriver.CUDA_SUCCESS:
@@ -635,7 +431,7 @@ def event_import_floor(bytes payload, Py_ssize_t count, size_t stream):
                     err = gone
                 if err != cydriver.CUDA_SUCCESS:
                     break
-            stop = _now_ns()
+            stop = now_ns()
         HANDLE_RETURN(err)
         return stop - start
     finally:
