@@ -85,7 +85,7 @@ wait
   grep -hE "^(FAILED|ERROR) |^_{3,} .* _{3,}$" "$L"/suite*.log "$L"/files.log 2>/dev/null
   grep -E "^crash-sites run|^ +[0-9]+ FAILED" "$L/crash20.log" 2>/dev/null
   cat "$L/numba.log" 2>/dev/null
-  grep -E "^(NUMBA|CCCL) ours|^reduce_into" "$L/clients.log" 2>/dev/null
+  grep -E "^(NUMBA|CCCL) ours|^reduce_into|^LAUNCH|^SPLIT" "$L/clients.log" 2>/dev/null
   cat "$L/stress.txt" 2>/dev/null
   awk '/^LIFETIME STRESS/ {p += $3; c += $5; h += $7; g += $9}
        END {printf "LIFETIME STRESS in all: %d programs, %d crashed, %d hung, %d garbage\n", p, c, h, g}' \
