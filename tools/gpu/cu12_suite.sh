@@ -20,7 +20,8 @@ case "${1:-}" in
     parent=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     [ "$parent" != "$own" ] && echo "$parent" > "$own/_machine_site.pth"
-    "$venv/bin/python" -m pip install -q --no-index --no-deps .gpu/*.whl .gpu/cu12/*.whl 2>&1 \
+    dir=${CU12_DIR:-.gpu}  # where stage_cu12.sh put the wheels (CU12_DIR there too)
+    "$venv/bin/python" -m pip install -q --no-index --no-deps "$dir"/*.whl "$dir"/cu12/*.whl 2>&1 \
       | grep -v '^WARNING'
     "$venv/bin/python" -c "
 import cuda.bindings, cuda_core
@@ -33,7 +34,7 @@ print('installed: cuda_core', cuda_core.__version__, 'built for CUDA', CUDA_MAJO
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     "$venv/bin/python" -m cuda_core 2>&1 | head -30
     rm -rf /tmp/run-cu12 && mkdir -p /tmp/run-cu12
-    tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu-nvvm --exclude=./.git --exclude=./build \
+    tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu12 --exclude=./.gpu-nvvm --exclude=./.git --exclude=./build \
       -cf - . | tar -xf - -C /tmp/run-cu12
     cd /tmp/run-cu12 || exit 1
     "$venv/bin/python" -m pytest tests -q -rs -n "${JOBS:-4}" -p no:cacheprovider 2>&1 \
