@@ -22,6 +22,7 @@ from cuda_core.utils import _benchmark_loop
 __all__ = ["BenchmarkResult", "benchmark"]
 
 _FloatArray = npt.NDArray[numpy.float64]
+_FloatArrays = tuple[_FloatArray, _FloatArray]
 
 # The summary statistics of to_dict(), each a function of a 1-D array of times.
 _STATS: tuple[tuple[str, Callable[[_FloatArray], Any]], ...] = (
@@ -52,9 +53,10 @@ class BenchmarkResult:
     :func:`benchmark` returns one; it can also be built from arrays (from a saved
     :meth:`to_dict`, for instance). Printing it gives one line, the name padded to 20
     characters and then, for the CPU and each GPU, the mean +/- standard deviation and the
-    minimum and maximum in microseconds::
+    minimum and maximum in microseconds (one line, shown here on two)::
 
-        add                 :    CPU:    44.407 us +/-  2.428 (min:    42.516 / max:    53.098) us    GPU-0:    50.123 us +/-  2.500 (min:    48.000 / max:    60.000) us
+        add                 :    CPU:    44.407 us +/-  2.428 (min:    42.516 / max:    53.098) us
+            GPU-0:    50.123 us +/-  2.500 (min:    48.000 / max:    60.000) us
 
     Parameters
     ----------
@@ -132,13 +134,14 @@ class BenchmarkResult:
         the run early."""
         return int(self._cpu.shape[0])
 
-    def percentile(self, q: npt.ArrayLike) -> tuple[_FloatArray, _FloatArray]:
-        """The ``q``-th percentiles of the CPU and GPU times, in seconds.
+    def percentile(self, q: npt.ArrayLike) -> _FloatArrays:
+        """The ``q``-th percentiles of the CPU and GPU times, in seconds:
+        ``cpu, gpu = result.percentile([50, 90, 99])``.
 
         Parameters
         ----------
         q : float or sequence of float
-            Percentiles between 0 and 100 (50 is the median), as :func:`numpy.percentile`
+            Percentiles between 0 and 100 (50 is the median), as ``numpy.percentile``
             takes them.
 
         Returns
@@ -154,10 +157,10 @@ class BenchmarkResult:
             If ``q`` is not a number or a sequence of numbers.
         ValueError
             If a percentile is outside [0, 100] (or NaN).
-
-        Example: ``cpu, gpu = result.percentile([50, 90, 99])``.
         """
         try:
+            if q is None:  # numpy would read it as NaN
+                raise TypeError("got None")
             qs = numpy.array(q, dtype=numpy.float64)
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"percentile(): q must be a number or a sequence of "
@@ -224,7 +227,21 @@ def benchmark(func: Callable[..., Any], args: Sequence[Any] = (),
     stream before and after it; the end event is waited for after every call, so each GPU time
     is that call's work alone. The run stops early once ``max_duration`` seconds have passed
     since the first timed call. Nothing is allocated while timing: the arrays and the events are
-    made first, and the events are destroyed on every path.
+    made first, and the events are destroyed on every path. Whatever ``func`` raises
+    propagates, once the events are destroyed.
+
+    Example::
+
+        from cuda_core.utils import benchmark
+
+        result = benchmark(launch, (stream, config, kernel, buf, n), n_repeat=1000,
+                           stream=stream)
+        print(result)                       # mean +/- std (min / max), CPU and GPU
+        cpu_p99, gpu_p99 = result.percentile(99)
+
+    .. note:: Calls ``cuEventCreate``, then per repeat ``cuEventRecord`` twice,
+       ``cuEventSynchronize`` and ``cuEventElapsedTime`` on each stream, and finally
+       ``cuEventDestroy``.
 
     Parameters
     ----------
@@ -243,9 +260,10 @@ def benchmark(func: Callable[..., Any], args: Sequence[Any] = (),
     max_duration : float, optional
         Stop once this many seconds have passed (a positive number, default ``inf``).
     devices : tuple of int, optional
-        The devices to record events on, each on its default stream (``Device.default_stream``;
-        its primary context). Default: the current device (that of the context current on this
-        thread, else device 0, as ``Device()``), on the default stream of the current context.
+        The devices whose default stream (``Device.default_stream``, in the device's primary
+        context) the events are recorded on. None (the default): the current device, on the
+        default stream of the context current on this thread, or of device 0's primary context
+        where none is current (``Device()``'s rule).
     stream : Stream or object with ``__cuda_stream__``, optional
         The stream to record the events on instead: pass the stream ``func`` queues its work
         on (the default streams see the work of other streams only where those are blocking
@@ -267,21 +285,6 @@ def benchmark(func: Callable[..., Any], args: Sequence[Any] = (),
         If there is no driver or no GPU (the message names which), or a driver call fails.
     RuntimeError
         If ``stream`` is closed or capturing a graph.
-
-    Whatever ``func`` raises propagates, once the events are destroyed.
-
-    Example::
-
-        from cuda_core.utils import benchmark
-
-        result = benchmark(launch, (stream, config, kernel, buf, n), n_repeat=1000,
-                           stream=stream)
-        print(result)                       # mean +/- std (min / max), CPU and GPU
-        cpu_p99, gpu_p99 = result.percentile(99)
-
-    .. note:: Calls ``cuEventCreate``, then per repeat ``cuEventRecord`` twice,
-       ``cuEventSynchronize`` and ``cuEventElapsedTime`` on each stream, and finally
-       ``cuEventDestroy``.
     """
     if not callable(func):
         raise TypeError(f"benchmark(): func must be callable, not {_type_name(func)}")

@@ -147,8 +147,10 @@ cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_w
 
 cdef int _add_target(list streams, list contexts, list ids, Stream s) except -1:
     cdef Context ctx
+    cdef ContextGuard guard
     s._check_ready()
     ctx = s._resolve_ctx()
+    enter_context(guard, ctx._handle)  # a default-stream handle means this context's
     if is_capturing(s._handle):
         # Waiting on an event recorded into a capture is an error that would also end
         # (invalidate) the capture.
