@@ -340,6 +340,35 @@ def test_closed_stream_is_refused(dev):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("n_warmup", [0, 2])
+def test_func_closing_the_stream_is_refused(dev, n_warmup):
+    s = dev.create_stream()
+    calls = []
+
+    def close_on_second_call():
+        calls.append(None)
+        if len(calls) == 2:
+            s.close()
+
+    with pytest.raises(RuntimeError, match="func closed the stream being timed"):
+        benchmark(close_on_second_call, n_repeat=5, n_warmup=n_warmup, stream=s)
+    assert len(calls) == 2 and _live_events() == 0
+
+
+@pytest.mark.gpu
+def test_a_capturing_stream_is_refused(dev):
+    gb = dev.create_graph_builder().begin_building()
+    try:
+        calls = []
+        with pytest.raises(RuntimeError, match="is capturing a graph"):
+            benchmark(calls.append, (1,), stream=gb)
+        assert calls == [] and _live_events() == 0
+    finally:
+        gb.end_building()
+        gb.close()
+
+
+@pytest.mark.gpu
 def test_max_duration_stops_early(dev):
     r = benchmark(time.sleep, (0.02,), n_repeat=1000, n_warmup=0, max_duration=0.1)
     assert 1 <= r.n_repeat <= 6, r.n_repeat

@@ -106,13 +106,23 @@ cdef CUresult _destroy_events(vector[_Target]& targets, list contexts) noexcept:
     return first
 
 
+cdef int _check_streams_open(list streams) except -1:
+    # func may close a stream it was given (Stream.close() destroys an owned one): the next
+    # record on its handle would reach a destroyed stream.
+    for s in streams:
+        if (<Stream>s)._closed:
+            raise RuntimeError("benchmark(): func closed the stream being timed")
+    return 0
+
+
 cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_warmup,
                             Py_ssize_t n_repeat, double max_duration,
-                            vector[_Target]& targets, double[::1] cpu,
+                            vector[_Target]& targets, list streams, double[::1] cpu,
                             double[:, ::1] gpu) except -1:
     """Run the warm-up calls, then the timed repeats; the number of repeats timed. ``cpu`` has
     ``n_repeat`` items and ``gpu`` shape (targets.size(), n_repeat), as ``run`` makes them:
-    every index written is below those bounds (and the checks stay on)."""
+    every index written is below those bounds (and the checks stay on). ``streams`` holds the
+    Stream of each target."""
     cdef size_t i, n = targets.size()
     cdef Py_ssize_t k
     cdef long long t0, t1, begin
@@ -121,6 +131,7 @@ cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_w
     for k in range(n_warmup):
         PyObject_Call(func, args, kwargs)
         PyErr_CheckSignals()
+        _check_streams_open(streams)
     begin = _now_ns()
     for k in range(n_repeat):
         with nogil:
@@ -129,6 +140,7 @@ cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_w
         t0 = _now_ns()
         PyObject_Call(func, args, kwargs)
         t1 = _now_ns()
+        _check_streams_open(streams)
         with nogil:
             for i in range(n):
                 _record(targets[i].end, targets[i].stream, targets[i].ctx)
@@ -215,7 +227,7 @@ def run(func, tuple args not None, dict kwargs not None, Py_ssize_t n_repeat,
             _new_event(&targets[i].start, targets[i].ctx)
             _new_event(&targets[i].end, targets[i].ctx)
         done = _timed_loop(func, args, kwargs, n_warmup, n_repeat, max_duration, targets,
-                           cpu, gpu)
+                           streams, cpu, gpu)
     finally:
         # On every path; an error of its own is raised only where nothing else is (below).
         err = _destroy_events(targets, contexts)
