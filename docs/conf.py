@@ -52,6 +52,7 @@ autodoc_default_options = {
 nitpick_ignore = [
     ("py:class", "os.PathLike"),
     ("py:class", "abc.ABC"),
+    ("py:class", "collections.abc.Callable"),
     ("py:class", "collections.abc.Iterable"),
     ("py:class", "collections.abc.Iterator"),
     ("py:class", "collections.abc.Mapping"),
@@ -59,6 +60,8 @@ nitpick_ignore = [
     ("py:class", "collections.abc.Sequence"),
     ("py:class", "enum.IntEnum"),
     ("py:class", "numpy.dtype"),
+    ("py:class", "numpy.ndarray"),
+    ("py:class", "numpy.typing.ArrayLike"),
     ("py:func", "sys.unraisablehook"),
     ("py:mod", "pickle"),
     ("py:mod", "multiprocessing"),
@@ -80,9 +83,17 @@ nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),
     # Words of numpydoc type fields that are prose, not types: "int, optional",
     # "sequence of str", "1-3 ints", '{"device", "host"}', "ctypes function pointer".
-    ("py:class", r"optional|sequence|callable|iterable|checked|source|them"),
+    ("py:class", r"optional|sequence|callable|iterable|checked|source|them|array_like|mapping"),
     ("py:class", r".*[^\w.].*"),
 ]
+
+# Annotations of the pure Python modules (read as strings: they import annotations from
+# __future__) shown as the names a reader knows, not as what NumPy's aliases expand to.
+autodoc_type_aliases = {
+    "npt.ArrayLike": "numpy.typing.ArrayLike",
+    "_FloatArray": "numpy.ndarray",
+    "_FloatArrays": "tuple[numpy.ndarray, numpy.ndarray]",
+}
 
 templates_path = []
 exclude_patterns = ["_build"]
