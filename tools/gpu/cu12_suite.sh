@@ -21,7 +21,10 @@ case "${1:-}" in
     own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     [ "$parent" != "$own" ] && echo "$parent" > "$own/_machine_site.pth"
     dir=${CU12_DIR:-.gpu}  # where stage_cu12.sh put the wheels (CU12_DIR there too)
-    "$venv/bin/python" -m pip install -q --no-index --no-deps "$dir"/*.whl "$dir"/cu12/*.whl 2>&1 \
+    # --ignore-installed: the machine's interpreter may hold a CUDA 13 cuda_core of the same
+    # version (on-gpu.sh installs there), which pip would otherwise count as installed here.
+    "$venv/bin/python" -m pip install -q --no-index --no-deps --ignore-installed \
+      "$dir"/*.whl "$dir"/cu12/*.whl 2>&1 \
       | grep -v '^WARNING'
     "$venv/bin/python" -c "
 import cuda.bindings, cuda_core
@@ -30,6 +33,8 @@ print('installed: cuda_core', cuda_core.__version__, 'built for CUDA', CUDA_MAJO
       'with cuda-bindings', cuda.bindings.__version__)" ;;
   run)
     [ -x "$venv/bin/python" ] || { echo "cu12_suite: no $venv: run 'install' first, in the call before"; exit 1; }
+    "$venv/bin/python" -c "from cuda_core._build_config import CUDA_MAJOR; assert CUDA_MAJOR == 12" ||
+      { echo "cu12_suite: $venv does not import a CUDA 12 cuda_core: run 'install' again"; exit 1; }
     "$venv/bin/python" -m pip install -q --no-index --no-deps .gpu-nvvm/*.whl 2>&1 | grep -v '^WARNING'
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     "$venv/bin/python" -m cuda_core 2>&1 | head -30
