@@ -1,6 +1,10 @@
+from cuda_core._atomic cimport exchange_int, load_int
+
+
 cdef class Resource:
     # Set once, by close() or the finalizer, before the handle is released: a failed release
-    # is never retried (a leak is preferred to a double free).
+    # is never retried (a leak is preferred to a double free). Set by an atomic exchange
+    # (_closing), so that of several threads closing one object at once exactly one releases.
     cdef bint _closed
     cdef object __weakref__
 
@@ -15,11 +19,20 @@ cdef class Resource:
     # dangling handle to the driver). False by default: a handle that no context owns.
     cdef bint _orphaned(self) noexcept
 
+    # Mark the object closed; True for the one caller that did (it releases the handle), False
+    # for every other, also one racing on another thread (free-threaded CPython). The load
+    # first keeps a close() of a closed object a read; the exchange decides a race.
+    cdef inline bint _closing(self) noexcept:
+        return not load_int(<int*>&self._closed) and not exchange_int(<int*>&self._closed, 1)
+
     # close() without a Python call: what the subclasses' close() methods end with.
     cdef inline int _close(self) except -1:
-        if self._closed:
+        if not self._closing():
             return 0
-        self._closed = True
+        return self._close_claimed()
+
+    # The rest of _close, for a close() that has won _closing() itself (to do more around it).
+    cdef inline int _close_claimed(self) except -1:
         if self._orphaned():
             return warn_orphaned(self, False)
         return self._release()

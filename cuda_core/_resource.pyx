@@ -38,9 +38,8 @@ cdef class Resource:
         return bool(self._closed)
 
     def __del__(self):
-        if self._closed:
+        if not self._closing():
             return
-        self._closed = True
         if self._orphaned():
             warn_orphaned(self, True)
             return
