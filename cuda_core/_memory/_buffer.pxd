@@ -34,6 +34,7 @@ cdef class Buffer(Resource):
     # The stream that orders the eventual free (the allocation stream unless changed).
     cdef Stream _dealloc_stream
     # Live DLPack exports; while any exists, close() defers the free to the last one's end.
+    # Both, and _dealloc_stream's swaps, under critical_section(self) (free-threaded CPython).
     cdef int _exports
     cdef bint _deferred
     # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
@@ -49,6 +50,8 @@ cdef class Buffer(Resource):
     cdef MemoryResource _public_mr(self)
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
+    cdef int _attr_bits(self) except -1
+    cdef int _export_acquired(self) except -1
     cdef object _memory_kind(self, str name, int flag)
     cdef tuple _dl_device(self)
 

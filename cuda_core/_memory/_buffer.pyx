@@ -22,11 +22,13 @@ whatever it owns (an owned pool). The copies and fills are in ``_copy``, the hel
 memory module shares in ``_alloc``.
 """
 
+cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUdeviceptr
 from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdint cimport int32_t
 
+from cuda_core._atomic cimport load_int, store_int
 from cuda_core._checks cimport check_address, check_size
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
@@ -382,7 +384,11 @@ cdef class Buffer(Resource):
         cdef void* data[3]
         cdef int flags = _ATTR_QUERIED
         cdef unsigned int mem_type
-        if self._attr_flags:
+        cdef int32_t dev_id
+        # Published as the _attr_device store, then the _attr_flags one (release): a reader
+        # that sees the flags (acquire, _attr_bits) sees the device too. Threads that query at
+        # once store the same values.
+        if load_int(&self._attr_flags):
             return 0
         ensure_driver()
         attrs[0] = cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
@@ -396,18 +402,24 @@ cdef class Buffer(Resource):
         mem_type = <unsigned int>values[0]
         if <unsigned int>values[1]:
             flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_MANAGED
-            self._attr_device = <int32_t>values[2]
+            dev_id = <int32_t>values[2]
         elif mem_type == cydriver.CU_MEMORYTYPE_DEVICE:
             flags |= _ATTR_DEVICE
-            self._attr_device = <int32_t>values[2]
+            dev_id = <int32_t>values[2]
         elif mem_type == cydriver.CU_MEMORYTYPE_HOST:
             flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_PINNED
-            self._attr_device = -1
+            dev_id = -1
         else:
             flags |= _ATTR_HOST
-            self._attr_device = -1
-        self._attr_flags = flags
+            dev_id = -1
+        store_int(&self._attr_device, dev_id)
+        store_int(&self._attr_flags, flags)
         return 0
+
+    cdef int _attr_bits(self) except -1:
+        """The _ATTR_* flags of a buffer without a memory resource, queried first if needed."""
+        self._query_attributes()
+        return load_int(&self._attr_flags)
 
     @property
     def device_id(self):
@@ -418,8 +430,8 @@ cdef class Buffer(Resource):
         self._check_open()
         if self._mr is not None:
             return self._mr.device_id
-        self._query_attributes()
-        return self._attr_device
+        self._attr_bits()
+        return load_int(&self._attr_device)
 
     cdef object _memory_kind(self, str name, int flag):
         """The memory resource's property ``name``, or, for a buffer without one, whether the
@@ -427,8 +439,7 @@ cdef class Buffer(Resource):
         self._check_open()
         if self._mr is not None:
             return getattr(self._mr, name)
-        self._query_attributes()
-        return bool(self._attr_flags & flag)
+        return bool(self._attr_bits() & flag)
 
     @property
     def is_device_accessible(self):
@@ -577,8 +588,10 @@ cdef class Buffer(Resource):
         ----------
         stream : Stream or an object with ``__cuda_stream__``
         """
-        self._check_open()
-        self._dealloc_stream = require_stream(stream, "Buffer.set_deallocation_stream()")
+        cdef Stream s = require_stream(stream, "Buffer.set_deallocation_stream()")
+        with cython.critical_section(self):  # (free-threaded: _free swaps it out)
+            self._check_open()
+            self._dealloc_stream = s
 
     def close(self, stream=None):
         """Free the memory (owning buffers) or drop the owner (owner-kept buffers). Idempotent.
@@ -597,21 +610,30 @@ cdef class Buffer(Resource):
         Calls ``mr.deallocate(ptr, size, stream=...)``; for the pool resources that is
         ``cuMemFreeAsync``.
         """
-        cdef Stream s
+        cdef Stream s = None
         if self._closed:
             return
         if stream is not None:
             s = as_stream(stream, "Buffer.close()")
             s._check_open()
-            self._dealloc_stream = s
-        self._close()
+        if not self._closing():
+            return  # closed meanwhile, by another thread
+        if s is not None:
+            with cython.critical_section(self):
+                self._dealloc_stream = s
+        self._close_claimed()
 
     cdef int _release(self) except -1:
         """Close (or finalize): drop the owner, and free the memory unless a DLPack export is
         alive, whose end frees it instead (_export_released)."""
-        self._owner = None
-        if self._exports > 0:
-            self._deferred = True
+        cdef bint deferred
+        # Decided in the section that exports count in: an export on another thread either
+        # counted before (the free waits for it) or sees the buffer closed.
+        with cython.critical_section(self):
+            owner, self._owner = self._owner, None
+            deferred = self._deferred = self._exports > 0
+        owner = None  # dropped outside the section: its end may run any code
+        if deferred:
             return 0
         return self._free()
 
@@ -620,7 +642,8 @@ cdef class Buffer(Resource):
 
     cdef bint _orphaned(self) noexcept:
         # Gone with the context of the stream that orders the free (else the current one).
-        s = self._dealloc_stream
+        with cython.critical_section(self):
+            s = self._dealloc_stream
         if self._mr is None:
             return False
         return context_gone(s._ctx) if s is not None and s._ctx is not None else \
@@ -629,12 +652,15 @@ cdef class Buffer(Resource):
     cdef int _free(self) except -1:
         """Give the memory back through the resource (owning buffers), ordered on the
         deallocation stream; the buffer is already closed."""
-        cdef MemoryResource mr = self._mr
-        cdef Stream s = self._dealloc_stream
-        self._dealloc_stream = None
+        cdef MemoryResource mr
+        cdef Stream s
+        with cython.critical_section(self):  # (free-threaded: set_deallocation_stream)
+            mr = self._mr
+            s = self._dealloc_stream
+            self._dealloc_stream = None
+            self._mr = None
         if mr is None:
             return 0
-        self._mr = None
         if s is not None and s._closed:
             # The stream that ordered the free is gone while its work may still run: wait
             # for its context before handing the memory back.
@@ -646,11 +672,25 @@ cdef class Buffer(Resource):
             mr.deallocate(self._ptr, self._size, stream=s)
         return 0
 
+    cdef int _export_acquired(self) except -1:
+        """Count one more export, unless the buffer is closed (RuntimeError): checked in the
+        section that close() decides in, so a close() on another thread either waits for this
+        export or is seen here."""
+        with cython.critical_section(self):
+            self._check_open()
+            self._exports += 1
+        return 0
+
     cdef int _export_released(self) noexcept:
-        # With the GIL held: one DLPack export ended.
-        self._exports -= 1
-        if self._exports == 0 and self._deferred:
-            self._deferred = False
+        # With the GIL held: one DLPack export ended. The last one after close() frees, once:
+        # the count and the decision share a critical section with close() and the exports.
+        cdef bint last
+        with cython.critical_section(self):
+            self._exports -= 1
+            last = self._exports == 0 and self._deferred
+            if last:
+                self._deferred = False
+        if last:
             try:
                 self._free()
             except BaseException as exc:
@@ -793,18 +833,18 @@ cdef class Buffer(Resource):
 
     cdef tuple _dl_device(self):
         cdef bint dev_acc, host_acc, managed
-        cdef int dev_id
+        cdef int dev_id, flags
         if self._mr is not None:
             dev_acc = self._mr.is_device_accessible
             host_acc = self._mr.is_host_accessible
             managed = self._mr.is_managed
             dev_id = self._mr.device_id
         else:
-            self._query_attributes()
-            dev_acc = self._attr_flags & _ATTR_DEVICE
-            host_acc = self._attr_flags & _ATTR_HOST
-            managed = self._attr_flags & _ATTR_MANAGED
-            dev_id = self._attr_device
+            flags = self._attr_bits()
+            dev_acc = flags & _ATTR_DEVICE
+            host_acc = flags & _ATTR_HOST
+            managed = flags & _ATTR_MANAGED
+            dev_id = load_int(&self._attr_device)
         return dlpack_device(dev_acc, host_acc, managed, dev_id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -849,10 +889,12 @@ cdef class Buffer(Resource):
         # Every argument is checked before the buffer's device is asked for.
         want = export_args(stream, max_version, dl_device, copy, &versioned)
         dev_type, dev_id = self._dl_device()
-        export_target(want, stream, self._dealloc_stream, &dev_type, &dev_id)
+        with cython.critical_section(self):
+            dealloc_stream = self._dealloc_stream
+        export_target(want, stream, dealloc_stream, &dev_type, &dev_id)
         guard = _ExportGuard.__new__(_ExportGuard)
-        (<_ExportGuard>guard)._buf = self
-        self._exports += 1
+        self._export_acquired()
+        (<_ExportGuard>guard)._buf = self  # its end gives the count back
         return make_capsule(self._ptr, self._size, dev_type, dev_id, guard, versioned)
 
     def __getbuffer__(self, Py_buffer* view, int flags):
@@ -865,7 +907,7 @@ cdef class Buffer(Resource):
                               f"host-accessible: the Python buffer protocol needs memory the "
                               f"CPU can read (copy it to pinned or managed memory first)")
         PyBuffer_FillInfo(view, self, <void*>self._ptr, <Py_ssize_t>self._size, False, flags)
-        self._exports += 1
+        self._export_acquired()
 
     def __releasebuffer__(self, Py_buffer* view):
         self._export_released()
