@@ -12,6 +12,7 @@ it current around the driver call, and costs one ``cuCtxGetCurrent`` when it alr
 
 import threading
 
+cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUstream, CUDA_SUCCESS
 
@@ -127,10 +128,16 @@ cdef class Context:
         once no stream or event made in it is left. Idempotent. A no-op for a primary
         context, which the process keeps until exit, and for the context a green stream's
         :attr:`Stream.context` returns (the stream keeps it)."""
-        if self._green == NULL or self._green_view or self._closed:
+        if self._green == NULL or self._green_view:
             return
-        self._closed = True
-        self._keep = None  # the view; the owner goes with the view's last holder
+        # One close() drops the view, however many threads close at once; _view_of reads it
+        # in the same section (free-threaded CPython).
+        with cython.critical_section(self):
+            if self._closed:
+                return
+            self._closed = True
+            view, self._keep = self._keep, None
+        view = None  # the view; the owner goes with the view's last holder
 
     def __eq__(self, other):
         if not isinstance(other, Context):
@@ -266,7 +273,9 @@ cdef Context context_from_handle(CUcontext handle):
     cdef int ordinal = primary_ordinal(handle)
     if ordinal >= 0:
         return _primary[ordinal]
-    for ctx in _primary.values():  # ordinals beyond the C table
+    with _primary_lock:  # a snapshot: another thread may retain a primary meanwhile
+        known = list(_primary.values())
+    for ctx in known:  # ordinals beyond the C table
         if (<Context>ctx)._handle == handle:
             return ctx
     cdef unsigned int flags = 0

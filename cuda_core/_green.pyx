@@ -18,6 +18,7 @@ Every argument is checked before the first driver call. Entry points newer than 
 driver are refused with a ``RuntimeError`` naming the CUDA version they need, never called.
 """
 
+cimport cython
 from cuda.bindings cimport cydriver
 from cuda_core cimport _cuda_compat
 from cuda_core._cuda_compat cimport CU_DEV_SM_RESOURCE_GROUP_PARAMS
@@ -386,7 +387,8 @@ cdef Context _view_of(Context ctx):
     another thread drops only the Context's own reference; None once it has."""
     if ctx._green_view:
         return ctx
-    view = ctx._keep
+    with cython.critical_section(ctx):  # Context.close() swaps it out in the same section
+        view = ctx._keep
     if view is None:
         raise RuntimeError("this Context is closed")
     return <Context>view

@@ -15,6 +15,7 @@ from operator import index as _index
 
 import numpy
 
+cimport cython
 from cuda.bindings cimport cydriver
 from libc.stdint cimport uint32_t, uint64_t, uintptr_t
 from libc.string cimport memset
@@ -301,8 +302,13 @@ cdef class TensorMapDescriptor:
         cdef ContextGuard guard
         ensure_driver()
         enter_context(guard, primary_context(self._device_id)._handle)
-        HANDLE_RETURN(cydriver.cuTensorMapReplaceAddress(self._map, <void*>view._ptr))
-        self._view = view
+        # Two replacements at once take turns, so that the descriptor ends up with one address
+        # and holds that one's view. A launch with the descriptor on another thread meanwhile
+        # copies its 128 bytes without a lock (docs/threads.rst: order it yourself).
+        with cython.critical_section(self):
+            HANDLE_RETURN(cydriver.cuTensorMapReplaceAddress(self._map, <void*>view._ptr))
+            old, self._view = self._view, view
+        old = None  # the previous view, dropped outside the section
 
     def __repr__(self):
         return f"<TensorMapDescriptor device={self._device_id} shape={self._shape}>"

@@ -37,12 +37,13 @@ cdef class _MemPool(MemoryResource):
     # wait (None stands for the legacy default stream), at most _MAX_FREE_STREAMS of them;
     # _free_overflow: frees on more streams than that (the wait is then the whole context's).
     # _destroy_deferred: closed while allocations were in use; the free of the last destroys it.
+    # All three are read and written under critical_section(self) (free-threaded CPython).
     cdef list _free_streams
     cdef bint _free_overflow
     cdef bint _destroy_deferred
 
     cdef int _check_usable(self) except -1
-    cdef int _note_free(self, Stream stream) except -1
+    cdef int _note_free(self, Stream stream) except -1  # 1: _destroy_deferred is set
     cdef bint _wait_for_frees(self) except -1
     cdef int _destroy_when_unused(self) except -1
     cdef int _setup(self, CUmemoryPool pool, int dev_id, bint owned, bint ipc,

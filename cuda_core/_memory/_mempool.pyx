@@ -137,7 +137,8 @@ cdef class _MemPool(MemoryResource):
                 # A pool with allocations in use (closed explicitly, with buffers open), or
                 # with frees that cannot be waited for yet, is destroyed by a later free
                 # (_deallocate_c), once they have run.
-                self._destroy_deferred = True
+                with cython.critical_section(self):  # as _note_free reads it
+                    self._destroy_deferred = True
                 if self._wait_for_frees():
                     self._destroy_when_unused()
             finally:
@@ -178,7 +179,10 @@ cdef class _MemPool(MemoryResource):
         return 0
 
     cdef int _note_free(self, Stream stream) except -1:
-        """Remember the stream a free into this owned pool was queued on (see the .pxd)."""
+        """Remember the stream a free into this owned pool was queued on (see the .pxd); 1
+        when the pool's destroy waits for its last free (_destroy_deferred), else 0. Read in
+        the section close() sets it in: a free either is remembered before (close() waits for
+        it) or sees the flag (and may be the last)."""
         cdef list streams
         with cython.critical_section(self):  # (free-threaded: frees from several threads)
             streams = self._free_streams
@@ -186,12 +190,12 @@ cdef class _MemPool(MemoryResource):
                 streams = self._free_streams = []
             for seen in streams:
                 if seen is stream:
-                    return 0
+                    return self._destroy_deferred
             if len(streams) < _MAX_FREE_STREAMS:
                 streams.append(stream)
             else:
                 self._free_overflow = True
-        return 0
+            return self._destroy_deferred
 
     cdef bint _wait_for_frees(self) except -1:
         """Wait until every free queued into this pool so far has run; False where one cannot
@@ -243,6 +247,7 @@ cdef class _MemPool(MemoryResource):
         _wait_for_frees: every free queued has run)."""
         cdef cuuint64_t used = 0
         cdef CUresult err
+        cdef bint mine
         if not self._destroy_deferred:
             return 0
         with nogil:
@@ -250,7 +255,13 @@ cdef class _MemPool(MemoryResource):
                 self._pool, cydriver.CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used)
         if err == CUDA_SUCCESS and used != 0:
             return 0
-        self._destroy_deferred = False
+        # Several threads may get here at once (the last frees, and close()): the one that
+        # clears the flag destroys the pool.
+        with cython.critical_section(self):
+            mine = self._destroy_deferred
+            self._destroy_deferred = False
+        if not mine:
+            return 0
         with nogil:
             err = cydriver.cuMemPoolDestroy(self._pool)
         return check_call(err, "cuMemPoolDestroy")
@@ -352,8 +363,7 @@ cdef class _MemPool(MemoryResource):
             exit_context(guard)
         HANDLE_RETURN(err)
         if self._owned:
-            self._note_free(stream)
-            if self._destroy_deferred:  # closed with buffers open: this may be the last
+            if self._note_free(stream):  # closed with buffers open: this may be the last
                 if self._wait_for_frees():
                     self._destroy_when_unused()
         return 0

@@ -18,6 +18,7 @@ clones and the Graphs made from it, and their launches.
 
 from libc.string cimport memset
 
+cimport cython
 from cuda.bindings cimport cydriver
 from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport (CUcontext, CUDA_SUCCESS, CUevent, CUgraph,
@@ -711,10 +712,10 @@ cdef class GraphBuilder(Resource):
         and a stream the builder made is destroyed (a stream given to
         :meth:`Stream.create_graph_builder` is not). Idempotent; Graphs completed from it stay
         valid."""
-        if self._closed:
-            return
+        if not self._closing():
+            return  # closed already, or by another thread now
         try:
-            self._close()
+            self._close_claimed()
         finally:
             # Only close() closes the streams: a builder dropped unclosed leaves them to their
             # own finalizers, as a Buffer allocated on the builder may still hold its stream.
@@ -739,9 +740,11 @@ cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, _GraphStore stor
 cdef GraphBuilder _new_body(GraphBuilder parent, Context ctx, CUgraph body,
                             _NodeRecord owner):
     cdef GraphBuilder b = _new_builder(create_stream(ctx, None), True, parent._store)
-    if parent._store._bodies is None:
-        parent._store._bodies = []
-    parent._store._bodies.append((weakref.ref(b), b._stream))
+    cdef _GraphStore store = parent._store
+    with cython.critical_section(store):  # the splits of one capture share the store
+        if store._bodies is None:
+            store._bodies = []
+        store._bodies.append((weakref.ref(b), b._stream))
     b._graph = body
     b._is_body = True
     b._parent = parent

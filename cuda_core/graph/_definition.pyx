@@ -124,7 +124,8 @@ cdef int end_body_captures(_GraphStore store) except -1:
     its own finalizer yet: its capture is ended through its stream, which the store holds."""
     if store is None:
         return 0
-    bodies, store._bodies = store._bodies, None
+    with cython.critical_section(store):  # as _new_body adds to it
+        bodies, store._bodies = store._bodies, None
     for ref, stream in bodies or ():
         body = ref()
         if body is not None:
@@ -161,18 +162,21 @@ cdef _GraphStore new_store(CUgraph owned):
 cdef int own_uses(_GraphStore store, CUgraph graph, list uses) except -1:
     if not uses:
         return 0
-    if store._owner == NULL:
-        bag = []
-        store._owner = new_owner(bag)
-        store._bag = bag
-        store._retained = set()
-    if <size_t>graph not in store._retained:  # (a destroyed graph leaves it: forget_records)
-        HANDLE_RETURN(cydriver.cuGraphRetainUserObject(graph, store._owner, 1, 0))
-        store._retained.add(<size_t>graph)
     for item in uses:
         if isinstance(item, Event):  # its handle must outlive close() (Event._graph_held)
             (<Event>item)._graph_held = True
-    store._bag.extend(uses)
+    # The splits of one capture add nodes to one store from their threads: one owner, one
+    # retain per graph (free-threaded CPython; the driver calls here do not wait).
+    with cython.critical_section(store):
+        if store._owner == NULL:
+            bag = []
+            store._owner = new_owner(bag)
+            store._bag = bag
+            store._retained = set()
+        if <size_t>graph not in store._retained:  # (a destroyed graph leaves it: forget_records)
+            HANDLE_RETURN(cydriver.cuGraphRetainUserObject(graph, store._owner, 1, 0))
+            store._retained.add(<size_t>graph)
+        store._bag.extend(uses)
     return 0
 
 

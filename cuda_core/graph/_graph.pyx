@@ -138,11 +138,13 @@ cdef class Graph(Resource):
             with nogil:
                 err = cydriver.cuGraphExecDestroy(self._handle)
             check_call(err, "cuGraphExecDestroy")
-        held, retired = self._held, self._retired
-        self._held = None
-        self._retired = None
+        with cython.critical_section(self):  # as hold_for_node and update_graph change them
+            held, retired = self._held, self._retired
+            self._held = None
+            self._retired = None
+            launches = self._launches
         self._store = None
-        if self._launches and (held or retired):
+        if launches and (held or retired):
             _let_go(self, (held, retired))
         self._last_stream = None
         drain_released()
@@ -376,16 +378,23 @@ cdef int update_graph(Graph graph, CUgraph source, object store) except -1:
     # graph._store stays: the driver names an executable graph's nodes by the nodes of the
     # graph it was instantiated from, whatever it was updated from since.
     # Every parameter is the source's now: what node updates passed goes.
-    held, graph._held = graph._held, None
-    if held:
-        for objects, launches in held.values():
-            _retire(graph, objects, launches)
+    cdef list batches = []
+    with cython.critical_section(graph):  # the section launch() counts in
+        held, graph._held = graph._held, None
+        if held:
+            for objects, launches in held.values():
+                _retire(graph, objects, launches, batches)
+    for retired in batches:
+        _let_go(graph, retired)
     return 0
 
 
-cdef int _retire(Graph graph, object objects, unsigned long long launches) except -1:
+cdef int _retire(Graph graph, object objects, unsigned long long launches,
+                 list batches) except -1:
     """``objects``, no longer in the Graph's parameters, go once no launch can use them: at
-    once when none was queued since they were set."""
+    once when none was queued since they were set. Called in critical_section(graph), the
+    section launch() counts launches in; a full list of retired objects goes to ``batches``,
+    which the caller lets go of (_let_go) after the section."""
     if launches == graph._launches:
         return 0
     if graph._retired is None:
@@ -393,7 +402,7 @@ cdef int _retire(Graph graph, object objects, unsigned long long launches) excep
     graph._retired.append(objects)
     if len(graph._retired) >= _RETIRED_LIMIT:
         retired, graph._retired = graph._retired, None
-        _let_go(graph, retired)
+        batches.append(retired)
     return 0
 
 
@@ -448,13 +457,17 @@ cdef int _let_go(Graph graph, object objects) except -1:
 
 
 cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1:
+    cdef list batches = []
     drain_released()
-    if graph._held is None:
-        graph._held = {}
-    old = graph._held.get(<size_t>node)
-    graph._held[<size_t>node] = (objects, graph._launches)
-    if old is not None:
-        _retire(graph, old[0], old[1])
+    with cython.critical_section(graph):  # node updates from several threads, and launches
+        if graph._held is None:
+            graph._held = {}
+        old = graph._held.get(<size_t>node)
+        graph._held[<size_t>node] = (objects, graph._launches)
+        if old is not None:
+            _retire(graph, old[0], old[1], batches)
+    for retired in batches:
+        _let_go(graph, retired)
     return 0
 
 
