@@ -9,6 +9,7 @@ from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS, CUuuid
 from libc.string cimport memset
 
+from cuda_core._atomic cimport load_byte, load_int, store_byte, store_int
 from cuda_core._checks cimport check_ordinal
 from cuda_core._context cimport (Context, ContextGuard, primary_context, context_from_handle,
                                  current_ordinal, enter_context, exit_context,
@@ -44,12 +45,16 @@ cdef class _DeviceAttributes:
                            "Device.properties")
 
     cdef int _value(self, cydriver.CUdevice_attribute attr) except? -2:
+        # The value is stored before its flag (release) and read after it (acquire): a thread
+        # that sees the flag sees the value. Threads that read one attribute at once both ask
+        # the driver and store the same value.
         cdef int value = 0
-        if not self._have[<int>attr]:
-            HANDLE_RETURN(cydriver.cuDeviceGetAttribute(&value, attr, self._dev))
-            self._values[<int>attr] = value
-            self._have[<int>attr] = 1
-        return self._values[<int>attr]
+        if load_byte(&self._have[<int>attr]):
+            return load_int(&self._values[<int>attr])
+        HANDLE_RETURN(cydriver.cuDeviceGetAttribute(&value, attr, self._dev))
+        store_int(&self._values[<int>attr], value)
+        store_byte(&self._have[<int>attr], 1)
+        return value
 
     cdef object _get(self, cydriver.CUdevice_attribute attr):
         return self._value(attr)

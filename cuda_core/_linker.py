@@ -573,6 +573,10 @@ class Linker:
     def get_error_log(self) -> str:
         """The linker's error log: live while the Linker is open, the copy taken at
         :meth:`link` afterwards."""
+        with self._lock:  # not while link() or close() runs on another thread
+            return self._error_log_locked()
+
+    def _error_log_locked(self) -> str:
         if not self.is_closed and self._result is None:
             if self._driver is not None:
                 return self._driver.error_log()
@@ -583,6 +587,10 @@ class Linker:
 
     def get_info_log(self) -> str:
         """The linker's info log (warnings, ``verbose`` and ``time`` output)."""
+        with self._lock:
+            return self._info_log_locked()
+
+    def _info_log_locked(self) -> str:
         if not self.is_closed and self._result is None:
             if self._driver is not None:
                 return self._driver.info_log()
@@ -620,8 +628,8 @@ class Linker:
             if owner is None or owner.is_closed:
                 return
             if self._result is None:  # keep the logs: link() did not copy them
-                self._error_log = self.get_error_log()
-                self._info_log = self.get_info_log()
+                self._error_log = self._error_log_locked()
+                self._info_log = self._info_log_locked()
             owner.close()
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUkernel, CUlibrary, CUmodule, CUresult
 
+from cuda_core._atomic cimport load_ptr, store_ptr
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._kernel cimport Kernel, make_kernel
@@ -306,8 +307,11 @@ cdef class ObjectCode(Resource):
         .. note:: Calls ``cuLibraryLoadData`` the first time.
         """
         self._ensure_loaded()
-        self._handed_out = True
-        return _driver_py.CUlibrary(<size_t>self._library)
+        with _load_lock:  # as close() decides on the unload
+            self._check_open()
+            self._handed_out = True
+            lib = <size_t>self._library
+        return _driver_py.CUlibrary(lib)
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -316,7 +320,7 @@ cdef class ObjectCode(Resource):
         cdef CUresult err
         cdef const char* c_data
         self._check_open()
-        if self._library != NULL:
+        if load_ptr(<void**>&self._library) != NULL:  # stored (release) under _load_lock below
             return 0
         if self._code_type not in _LOADABLE:
             raise ValueError(
@@ -351,7 +355,7 @@ cdef class ObjectCode(Resource):
             if err != CUDA_SUCCESS:
                 raise make_driver_error(
                     err, f"loading ObjectCode {self._name!r} ({self._code_type}) failed")
-            self._library = lib
+            store_ptr(<void**>&self._library, <void*>lib)
         return 0
 
     def get_kernel(self, name):
@@ -416,10 +420,12 @@ cdef class ObjectCode(Resource):
         cdef CUmodule mod = NULL
         self._ensure_loaded()
         cdef CUresult err
-        with nogil:  # loads the library in the current context (DESIGN.md, the calls that wait)
-            err = cydriver.cuLibraryGetModule(&mod, self._library)
-        HANDLE_RETURN(err)
-        self._handed_out = True
+        with _load_lock:  # not while close() unloads the library, which it then no longer does
+            self._check_open()
+            with nogil:  # loads it in the current context (DESIGN.md, the calls that wait)
+                err = cydriver.cuLibraryGetModule(&mod, self._library)
+            HANDLE_RETURN(err)
+            self._handed_out = True
         return _driver_py.CUmodule(<size_t>mod)
 
     # -- protocols --------------------------------------------------------------------------

@@ -191,7 +191,9 @@ class Program:
         return state
 
     def _arch(self) -> str:
-        """The options' arch; one unset since construction is filled in again."""
+        """The options' arch; one unset since construction is filled in again. Threads that
+        get here at once each install an equal copy (one attribute store each, atomic also
+        without the GIL): whichever stays, its arch is filled in."""
         arch = self._options.arch
         if arch is None:
             opts = copy.copy(self._options)

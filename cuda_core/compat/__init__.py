@@ -165,7 +165,8 @@ def install():
     with _install_lock:
         if is_installed():
             return
-        loaded = sorted(n for n, m in sys.modules.items()
+        # A copy: an import on another thread may add a module while this looks.
+        loaded = sorted(n for n, m in list(sys.modules.items())
                         if (n == _ROOT or n.startswith(_ROOT + ".")) and m is not None)
         if loaded:
             raise RuntimeError(f"cuda_core.compat.install(): NVIDIA's cuda.core is already "
