@@ -133,3 +133,16 @@ def test_a_list_with_an_error_fails_naming_the_module(tmp_path):
     assert "Cython failed for: _bad.pyx" in r.stderr
     assert (build / "_ok.cpp").exists() and not (build / "_bad.cpp").exists()
     assert not (build / "cython.dep").exists()  # the step failed: Ninja runs it again
+
+
+def test_modules_declare_free_threading_compatible(tmp_path):
+    # freethreading_compatible=True: unless CYTHON_FREETHREADING_COMPATIBLE says otherwise at C
+    # compile time, the module slot is Py_MOD_GIL_NOT_USED (a free-threaded interpreter keeps
+    # the GIL off on import; without the directive the default is Py_MOD_GIL_USED).
+    pkg = _package(tmp_path)
+    cpp = tmp_path / "_a.cpp"
+    r = _run(tmp_path / "src", pkg / "_a.pyx", cpp)
+    assert r.returncode == 0, r.stderr
+    text = cpp.read_text()
+    assert ("#else\n#define __Pyx_FREETHREADING_COMPATIBLE Py_MOD_GIL_NOT_USED\n#endif"
+            in text)

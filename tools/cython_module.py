@@ -73,7 +73,11 @@ def compile_module(root: str, pyx: str, cpp: str, module_name: str | None = None
     new = cpp + ".new"
     result = cython_compile(
         pyx, output_file=new, cplus=True, language_level=3, include_path=include_path(root),
-        compiler_directives={"embedsignature": True}, depfile=True,
+        # freethreading_compatible (Cython 3.1+): the modules declare Py_mod_gil_not_used, so
+        # a free-threaded interpreter keeps the GIL off when it imports them; the package
+        # relies on no GIL for its own state (docs/threads.rst).
+        compiler_directives={"embedsignature": True, "freethreading_compatible": True},
+        depfile=True,
         full_module_name=module_name)
     if result.num_errors:
         for path in (new, new + ".dep"):
