@@ -14,14 +14,13 @@ import random
 import stat
 import struct
 import sys
-import threading
 import time
 import zlib
 
 import numpy as np
 import pytest
 
-from helpers import run_python
+from helpers import race_threads, run_python
 
 import cuda_core
 from cuda_core import ObjectCode, ProgramOptions, utils
@@ -704,13 +703,11 @@ def test_in_memory_cache_under_many_threads():
     capacity = 10
     cache = InMemoryProgramCache(max_size_bytes=capacity * size)
     errors = []
-    start = threading.Barrier(8)
 
     def hammer(seed):
         # Few keys, so that threads often store and delete the same key at once.
         rng = random.Random(seed)
         try:
-            start.wait()
             for _ in range(8000):
                 i = rng.randrange(4)
                 op = rng.random()
@@ -730,16 +727,7 @@ def test_in_memory_cache_under_many_threads():
         except Exception as exc:  # reported below, with the thread's seed
             errors.append(f"seed {seed}: {exc!r}")
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=hammer, args=(s,)) for s in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
+    assert race_threads(hammer, 8) == []
     assert errors == []
     for i in range(4):
         if f"k{i}" in cache:

@@ -5,43 +5,38 @@ runs without it."""
 
 import gc
 import os
-import sys
-import threading
 
 import numpy as np
 import pytest
 
 from cuda_core import Buffer
 from cuda_core._memory._ipc_base import IPCAllocationHandle
-from helpers import run_python
+from helpers import race_threads, run_python
 from helpers.memory import NumpyMemoryResource
 
 _THREADS = 16
 
 
 def _race(work, n=_THREADS):
-    """Run ``work(i)`` on ``n`` threads that start together; the exceptions they raised."""
-    barrier = threading.Barrier(n)
-    errors = []
+    return race_threads(work, n)
 
-    def run(i):
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as exc:  # collected for the assertion
-            errors.append(exc)
 
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
-    try:
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(old)
-    return errors
+def _close_racing(obj, call, rounds=50):
+    """Thread 0 closes ``obj``; the others ``call(i)`` up to ``rounds`` times, until the call
+    refuses the closed object (RuntimeError naming it). The exceptions of anything else."""
+
+    def work(i):
+        if i == 0:
+            obj.close()
+            return
+        for _ in range(rounds):
+            try:
+                call(i)
+            except RuntimeError as exc:
+                assert "closed" in str(exc)
+                return
+
+    return _race(work)
 
 
 class _SlowFreeResource(NumpyMemoryResource):
@@ -93,19 +88,11 @@ def test_methods_racing_close_see_a_closed_buffer():
     mr = _SlowFreeResource()
     buf = mr.allocate(64)
 
-    def work(i):
-        if i == 0:
-            buf.close()
-            return
-        for _ in range(50):
-            try:
-                buf.handle
-                buf.is_host_accessible
-            except RuntimeError as exc:
-                assert "this Buffer is closed" in str(exc)
-                return
+    def use(i):
+        buf.handle
+        buf.is_host_accessible
 
-    assert _race(work) == []
+    assert _close_racing(buf, use) == []
     assert len(mr.calls) == 1
 
 
@@ -155,18 +142,7 @@ def test_dlpack_exports_racing_close_count_right():
         buf = mr.allocate(64)
         kept = []
 
-        def work(i):
-            if i == 0:
-                buf.close()
-                return
-            for _ in range(20):
-                try:
-                    kept.append(np.from_dlpack(buf))
-                except RuntimeError as exc:
-                    assert "closed" in str(exc)
-                    return
-
-        assert _race(work) == []
+        assert _close_racing(buf, lambda i: kept.append(np.from_dlpack(buf)), 20) == []
         assert buf.is_closed
         if kept:
             assert mr.calls == []
@@ -183,17 +159,7 @@ def test_set_deallocation_stream_racing_close():
     buf = mr.allocate(64)
     streams = (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM)
 
-    def work(i):
-        if i == 0:
-            buf.close()
-            return
-        for _ in range(50):
-            try:
-                buf.set_deallocation_stream(streams[i % 2])
-            except RuntimeError:
-                return
-
-    assert _race(work) == []
+    assert _close_racing(buf, lambda i: buf.set_deallocation_stream(streams[i % 2])) == []
     assert len(mr.calls) == 1 and mr.calls[0][2] in streams + (None,)
 
 

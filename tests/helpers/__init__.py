@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 
@@ -67,6 +68,32 @@ def run_python(code, env=None, timeout=120):
         full_env.update(env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full_env, timeout=timeout * SLOWDOWN, cwd=tempfile.gettempdir())
+
+
+def race_threads(work, n=16):
+    """Run ``work(i)`` for ``i`` in ``range(n)`` on ``n`` threads that start together, with the
+    interpreter switching threads as often as it can; returns the exceptions they raised."""
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def run(i):
+        try:
+            barrier.wait()
+            work(i)
+        except BaseException as exc:  # returned to the caller, which asserts on them
+            errors.append(exc)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    return errors
 
 
 class StreamGate:
