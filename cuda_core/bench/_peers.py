@@ -167,6 +167,7 @@ def _floor_graph_setup(user_object: bool = False):
         raise
 
 
+
 # -- raw cuda.bindings ---------------------------------------------------------------------
 
 RAW_STMT = "cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, params, 0)"
