@@ -60,6 +60,8 @@ from _cuda import quietly as _quietly  # noqa: E402
 from _harness import (Case, Contender, Prepared, Target,  # noqa: E402
                       add_arguments, device_meta, finish, run_cases, run_script)
 
+from cuda_core.bench._launch import _Core as _LaunchCore  # noqa: E402
+
 OURS = "cuda_core"
 NVIDIA = "cuda.core"
 FLOOR = "C floor"
@@ -196,17 +198,8 @@ class _Core:
     def replay_once(self, g):
         return lambda: g.launch(self.s)
 
-    def close(self) -> None:
-        try:
-            self.s.sync()
-            for c in reversed(self.closers):
-                c()
-            for b in self.buffers:
-                b.close(self.s)
-            self.s.sync()
-        finally:
-            self.buffers, self.closers = [], []
-            self.s.close()
+    # The launch cases' teardown, on the same fields (s, closers, buffers).
+    close = _LaunchCore.close
 
 
 def _instantiated(core: _Core, d):

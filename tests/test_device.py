@@ -12,7 +12,7 @@ import pytest
 import cuda_core
 from cuda_core import (CUDAError, ComputeCapability, Context, Device, DeviceProperties, Stream,
                        System)
-from helpers import run_python
+from helpers import cu_ctx_create, run_python
 
 
 # -- CPU: argument checks that need no driver --------------------------------------------------
@@ -196,6 +196,34 @@ def test_set_current_with_a_context_of_another_device_delegates_to_it():
     assert Device() is Device(1)
     Device(0).set_current()
     assert Device() is Device(0)
+
+
+@pytest.mark.gpu
+def test_objects_land_in_the_devices_context_while_another_of_its_contexts_is_current(dev):
+    # As cuda.core 1.3 ("Device methods act on that device's bound context"), seen on one GPU:
+    # while other code has made another context of the same device current (cuCtxCreate),
+    # Device.create_stream, create_event, allocate and sync use the device's primary context,
+    # and leave the other context current.
+    from cuda.bindings import driver
+
+    ctx = cu_ctx_create(int(dev.device_id))
+    try:
+        primary = int(dev.context.handle)
+        s = dev.create_stream()
+        e = dev.create_event()
+        assert s.context.is_primary and int(s.context.handle) == primary
+        assert int(e.context.handle) == primary
+        buf = dev.allocate(64, stream=s)
+        s.record(e)
+        dev.sync()
+        err, current = driver.cuCtxGetCurrent()
+        assert err == driver.CUresult.CUDA_SUCCESS and int(current) == int(ctx)
+        buf.close(s)
+        s.close()
+        e.close()
+    finally:
+        driver.cuCtxDestroy(ctx)
+        dev.set_current()
 
 
 @pytest.mark.gpu

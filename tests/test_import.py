@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers import UNDER_SANITIZER, has_gpu, run_python
+from helpers import has_gpu, run_python, skip_where_gpus_cannot_be_hidden
 
 import cuda_core
 
@@ -84,8 +84,7 @@ def test_first_gpu_use_without_driver_names_the_cause():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(UNDER_SANITIZER, reason="compute-sanitizer shows its child processes the GPU "
-                    "whatever CUDA_VISIBLE_DEVICES says (seen under memcheck on an H200)")
+@skip_where_gpus_cannot_be_hidden
 def test_no_visible_gpu_names_the_cause():
     # With the driver present but every device hidden, the first use says so.
     code = (

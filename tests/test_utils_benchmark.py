@@ -10,9 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from helpers import UNDER_SANITIZER, run_python
+from helpers import run_python, skip_where_gpus_cannot_be_hidden
 import cuda_core.utils as utils
-from cuda_core import CUDAError
 from cuda_core.utils import BenchmarkResult, benchmark
 from cuda_core.utils._benchmark_loop import _live_events
 
@@ -90,8 +89,7 @@ def test_value_errors_are_value_errors_and_type_errors_type_errors():
         benchmark(noop, n_repeat=None)
 
 
-@pytest.mark.skipif(UNDER_SANITIZER, reason="compute-sanitizer shows its child processes the GPU "
-                    "whatever CUDA_VISIBLE_DEVICES says")
+@skip_where_gpus_cannot_be_hidden
 def test_without_a_gpu_it_is_the_one_clear_cuda_error():
     # CUDA_VISIBLE_DEVICES="" hides every GPU where there is a driver; where there is none the
     # driver cannot be loaded. Either way benchmark raises the CUDAError that Device() raises,
@@ -237,27 +235,16 @@ def test_percentile_refuses_bad_q(q, error):
 
 # -- GPU ---------------------------------------------------------------------------------------
 
-SPIN_SOURCE = r"""
-extern "C" __global__ void spin(unsigned long long ns) {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
-"""
 SPIN_NS = 200_000  # 200 us of GPU time a launch
 
 
 @pytest.fixture(scope="module")
 def spin():
-    """A kernel that busy-waits its argument's nanoseconds of the GPU's global timer."""
-    from cuda_core import Device, Program, ProgramOptions
+    """A kernel that busy-waits its argument's nanoseconds of the GPU's global timer (the
+    suite's shared kernels, tests/graph_kernels.py)."""
+    from graph_kernels import _shared_kernels
 
-    dev = Device(0)
-    dev.set_current()
-    opts = ProgramOptions(arch=f"sm_{dev.arch}")
-    return Program(SPIN_SOURCE, "c++", options=opts).compile("cubin").get_kernel("spin")
+    return _shared_kernels().spin
 
 
 def _launch_spin(stream, kernel, ns=SPIN_NS):
