@@ -31,7 +31,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core.bench._floor cimport now_ns, pack
+from cuda_core._clock cimport now_ns
+from cuda_core.bench._floor cimport pack
 
 # The launch floors too, for the scripts that take every floor from this module.
 from cuda_core.bench._floor import (graph_launch_loop, graph_python_floor, launch_loop,

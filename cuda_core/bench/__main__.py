@@ -9,15 +9,8 @@ import sys
 from cuda_core.bench._cases import CLI_CASES, make_cases
 from cuda_core.bench._harness import run_cases
 from cuda_core.bench._launch import FLOOR, NVIDIA, OURS
-from cuda_core.bench._report import (add_arguments, device_meta, print_report, report_data,
-                                     run_script, write_json)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+from cuda_core.bench._report import (_positive_int, add_arguments, device_meta, print_report,
+                                     report_data, run_script, write_json)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png",
                    help="also draw the median time per launch of each contender and case "
                         "(needs matplotlib: pip install 'cuda-core-cy[plot]')")
-    p.add_argument("--max-launches", type=_positive, default=1000, metavar="N",
+    p.add_argument("--max-launches", type=_positive_int, default=1000, metavar="N",
                    help="at most N launches per sample; the stream is synchronized after "
                         "each sample, outside the timing (default: %(default)s)")
     return p

@@ -22,16 +22,11 @@ from cpython.ref cimport PyObject
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
+from cuda_core._clock cimport now_ns
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._fastcall cimport METH_FASTCALL, PyCFunction, PyCFunction_NewEx, PyMethodDef
 
 __all__ = []
-
-
-cdef long long now_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <long long>ts.tv_sec * 1000000000LL + ts.tv_nsec
 
 
 cdef int pack(list arguments, void*** params, char** storage) except -1:

@@ -196,11 +196,6 @@ def _arglist(n: int) -> str:
 # -- the driver, through cuda.bindings: verification and the raw contenders -------------------
 
 
-
-
-
-
-
 def _zero(ptr: int) -> None:
     d = _driver()
     _ctx_sync()
@@ -237,8 +232,6 @@ def _prove(v: Variant, ptrs: list[int], launch_once, sync) -> None:
                                                                              "<8Q8f")
         raise RuntimeError(f"verification launch of {v.kernel}: the kernel received "
                            f"{struct.unpack(fmt, got)}, expected {struct.unpack(fmt, want)}")
-
-
 
 
 # -- cuda_core and cuda.core: one adapter, the same API shape ----------------------------------
@@ -402,8 +395,6 @@ def _core_graph_setup(module: str):
 # -- the C floor ---------------------------------------------------------------------------
 
 ONE = (1, 1, 1)
-
-
 
 
 def _floor_prepare(core: _Core, v: Variant):

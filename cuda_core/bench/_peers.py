@@ -167,7 +167,6 @@ def _floor_graph_setup(user_object: bool = False):
         raise
 
 
-
 # -- raw cuda.bindings ---------------------------------------------------------------------
 
 RAW_STMT = "cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, params, 0)"

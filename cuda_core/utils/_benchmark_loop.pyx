@@ -17,11 +17,11 @@ right), read by the tests to see that nothing leaks.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.object cimport PyObject_Call
 from libcpp.vector cimport vector
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUevent, CUresult, CUstream, CUDA_SUCCESS
 
+from cuda_core._clock cimport now_ns
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
                                  enter_context, live_primary_context)
 from cuda_core._driver cimport device_count, ensure_driver
@@ -62,12 +62,6 @@ def _live_events():
     return _live()
 
 
-cdef inline long long _now_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
-
-
 cdef int _new_event(CUevent* out, CUcontext ctx) except -1 nogil:
     cdef ContextGuard guard
     enter_context(guard, ctx)
@@ -91,19 +85,24 @@ cdef CUresult _destroy_events(vector[_Target]& targets, list contexts) noexcept:
     cdef bint gone
     for i in range(targets.size()):
         gone = context_gone(<Context>contexts[i])
-        if targets[i].start != NULL:
-            err = CUDA_SUCCESS if gone else cydriver.cuEventDestroy(targets[i].start)
-            targets[i].start = NULL
-            _count_events(-1)
-            if first == CUDA_SUCCESS:
-                first = err
-        if targets[i].end != NULL:
-            err = CUDA_SUCCESS if gone else cydriver.cuEventDestroy(targets[i].end)
-            targets[i].end = NULL
-            _count_events(-1)
-            if first == CUDA_SUCCESS:
-                first = err
+        err = _destroy_event(&targets[i].start, gone)
+        if first == CUDA_SUCCESS:
+            first = err
+        err = _destroy_event(&targets[i].end, gone)
+        if first == CUDA_SUCCESS:
+            first = err
     return first
+
+
+cdef CUresult _destroy_event(CUevent* event, bint gone) noexcept:
+    """Destroy ``*event`` unless it is NULL (never made) or its context is gone (the driver
+    destroyed it then), and forget it."""
+    if event[0] == NULL:
+        return CUDA_SUCCESS
+    err = CUDA_SUCCESS if gone else cydriver.cuEventDestroy(event[0])
+    event[0] = NULL
+    _count_events(-1)
+    return err
 
 
 cdef int _check_streams_open(list streams) except -1:
@@ -132,14 +131,14 @@ cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_w
         PyObject_Call(func, args, kwargs)
         PyErr_CheckSignals()
         _check_streams_open(streams)
-    begin = _now_ns()
+    begin = now_ns()
     for k in range(n_repeat):
         with nogil:
             for i in range(n):
                 _record(targets[i].start, targets[i].stream, targets[i].ctx)
-        t0 = _now_ns()
+        t0 = now_ns()
         PyObject_Call(func, args, kwargs)
-        t1 = _now_ns()
+        t1 = now_ns()
         _check_streams_open(streams)
         with nogil:
             for i in range(n):
@@ -152,7 +151,7 @@ cdef Py_ssize_t _timed_loop(object func, tuple args, dict kwargs, Py_ssize_t n_w
                 gpu[i, k] = <double>ms * 1e-3
         cpu[k] = <double>(t1 - t0) * 1e-9
         PyErr_CheckSignals()  # a func in C that never checks for Ctrl-C still stops here
-        if <double>(_now_ns() - begin) * 1e-9 > max_duration:
+        if <double>(now_ns() - begin) * 1e-9 > max_duration:
             return k + 1
     return n_repeat
 
