@@ -496,6 +496,32 @@ def test_objects_collected_at_exit_in_any_order(seed):
     """))
 
 
+def test_a_host_node_due_while_the_interpreter_exits_does_not_hang_the_exit():
+    # A graph's Python host node comes due behind a kernel that spins for 1 s, after the
+    # interpreter has begun to shut down, while a finalizer waits on its stream: taking the GIL
+    # then would end (or block) the driver's thread of host functions, and the wait with it.
+    # The call is skipped instead. (Found under compute-sanitizer, whose slowness left the host
+    # nodes of test_objects_collected_at_exit_in_any_order pending at exit.)
+    run_child("""
+        code = ObjectCode.from_cubin(CUBIN)
+        spin = code.get_kernel("release_after")
+        scratch = pinned_int(0)
+        launch(stream, ONE, spin, int(scratch.handle), 0)  # loaded before it spins
+        stream.sync()
+        g = GraphDefinition()
+        g.callback(lambda: None)
+        graph = g.instantiate()
+
+        class SyncAtExit:
+            def __del__(self, s=stream):
+                s.sync()
+
+        keeper = SyncAtExit()
+        launch(stream, ONE, spin, int(scratch.handle), dev.properties.clock_rate * 1000)
+        graph.launch(stream)
+    """, timeout=60)
+
+
 # A conditional body still capturing, collected in one reference cycle with the builder of its
 # node: the collector clears weak references before it runs any finalizer, and runs those in
 # an order of its own, so the parent's may run first (its graph, which holds the body graph,

@@ -179,7 +179,7 @@ def test_buffer_pointer_attributes_from_many_threads(dev):
 _CLOSE_RACE = r"""
 import threading, sys, warnings
 warnings.simplefilter("error")
-from cuda_core import Device, GraphBuilder
+from cuda_core import Device
 dev = Device(0); dev.set_current()
 sys.setswitchinterval(1e-6)
 

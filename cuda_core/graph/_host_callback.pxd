@@ -19,7 +19,8 @@ cdef _HostCall make_host_call(object fn, object user_data, str what)
 # Queue ``call`` on the capturing ``stream`` (a host node); the caller keeps it alive.
 cdef int enqueue_host_call(CUstream stream, _HostCall call) except -1
 # The trampoline of every host node: ``arg`` is its _HostCall, alive while the node can run.
-cdef void run_host_call(void* arg) noexcept with gil
+# Skipped once the interpreter is shutting down (see the .pyx).
+cdef void run_host_call(void* arg) noexcept nogil
 # The deferred release: ``release_later(obj)``, callable from any thread without the GIL (a
 # host function, a driver thread), gives up one reference to ``obj``; the main thread drops it
 # (Py_AddPendingCall), or whoever calls ``drain_released()`` (with the GIL) first.

@@ -101,9 +101,33 @@ cdef class _HostCall:
     """What one host node runs (see the module docstring); made by make_host_call."""
 
 
-cdef void run_host_call(void* arg) noexcept with gil:
-    # On a driver thread, while the graph that runs the node holds the call. An exception
-    # cannot reach anyone: Cython reports it through sys.unraisablehook, naming this function.
+cdef extern from *:
+    """
+    // Whether the interpreter has begun to shut down; callable without the GIL.
+    static int cuda_core_interpreter_exiting(void) {
+    #if PY_VERSION_HEX >= 0x030D0000
+        return Py_IsFinalizing();
+    #else
+        return _Py_IsFinalizing();
+    #endif
+    }
+    """
+    bint _interpreter_exiting "cuda_core_interpreter_exiting"() noexcept nogil
+
+
+cdef void run_host_call(void* arg) noexcept nogil:
+    # On a driver thread, while the graph that runs the node holds the call. A call that comes
+    # due once the interpreter is shutting down is skipped: taking the GIL then ends the calling
+    # thread (3.12 and earlier) or blocks it for good (3.14), and with it the driver's thread of
+    # host functions, so that whatever waits on the stream (a free, a sync in a finalizer) would
+    # hang the exit. A ctypes function is skipped too: ctypes takes the GIL around a Python one.
+    if not _interpreter_exiting():
+        _run_host_call(arg)
+
+
+cdef void _run_host_call(void* arg) noexcept with gil:
+    # An exception cannot reach anyone: Cython reports it through sys.unraisablehook, naming
+    # this function.
     cdef _HostCall call = <_HostCall>arg
     cdef c_host_fn c_fn = call.c_fn
     if c_fn != NULL:
