@@ -1,24 +1,23 @@
 from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult, CUstream
 
+from cuda_core._resource cimport Resource
 
-cdef class Context:
+
+# A Resource that owns only a user's green context (close() drops its hold on the view); every
+# other one (primary, another library's, a green context's view) is _non_owning.
+cdef class Context(Resource):
     cdef CUcontext _handle
     # The driver's unique ID of the context (cuCtxGetId), 0 if unknown: a primary context
     # reset by other code and retained again keeps its handle but gets a new ID.
     cdef unsigned long long _id
     cdef int _device_id
     cdef bint _is_primary
-    cdef object __weakref__
     # Green contexts (_green.pyx) only: the CUgreenCtx (NULL for every other context); what
     # keeps it alive (the user's Context: the view its children hold; a view: the owner, a
-    # Resource whose release is cuGreenCtxDestroy); whether this is that view (close() on it
-    # is a no-op: streams and events hold it); whether the user closed it.
+    # Resource whose release is cuGreenCtxDestroy). The view is _non_owning (close() on it is a
+    # no-op: streams and events hold it).
     cdef CUgreenCtx _green
     cdef object _keep
-    cdef bint _green_view
-    cdef bint _closed
-
-    cdef int _check_usable(self) except -1
 
 
 cdef Context primary_context(int device_id)

@@ -19,6 +19,7 @@ from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUstream, CUD
 from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
 from cuda_core._driver cimport driver_ready, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
+from cuda_core._resource cimport Resource
 
 from cuda.bindings import driver as _driver_py
 
@@ -39,36 +40,33 @@ cdef CUcontext _primary_handles[_PRIMARY_SLOTS]
 cdef int _primary_slots = 0
 
 
-cdef class Context:
+cdef class Context(Resource):
     """A CUDA context. Not constructible: use :attr:`Device.context` (a device's primary
     context) or :meth:`Device.create_context` (a green context).
 
-    ``close()`` on a primary context is a no-op, since it is shared by every thread and by
-    other libraries for the whole life of the process. A green context is released once it
-    is closed (or collected) and the last stream and event made in it are gone: they keep it
-    alive, so closing it never leaves them on a destroyed context.
+    ``close()`` on a primary context is a no-op (and ``is_closed`` stays False), since it is
+    shared by every thread and by other libraries for the whole life of the process; so it is
+    on the context a green stream's :attr:`Stream.context` returns (the stream keeps it). A
+    green context is released once it is closed (or collected) and the last stream and event
+    made in it are gone: they keep it alive, so closing it never leaves them on a destroyed
+    context.
     """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError("Context objects cannot be instantiated directly; use Device.context "
                            "after Device.set_current(), or Device.create_context()")
 
-    cdef int _check_usable(self) except -1:
-        if self._closed:
-            raise RuntimeError("this Context is closed")
-        return 0
-
     @property
     def handle(self):
         """The ``cuda.bindings.driver.CUcontext`` handle (``int(ctx.handle)`` is its address);
         for a green context, the one ``cuCtxFromGreenCtx`` gives."""
-        self._check_usable()
+        self._check_open()
         return _driver_py.CUcontext(<size_t>self._handle)
 
     @property
     def device(self):
         """The :class:`Device` this context belongs to."""
-        self._check_usable()
+        self._check_open()
         from cuda_core._device import Device
         return Device(self._device_id)
 
@@ -83,15 +81,10 @@ cdef class Context:
         return bool(self._is_primary)
 
     @property
-    def is_closed(self):
-        """True once :meth:`close` ran on a green context; always False for the others."""
-        return bool(self._closed)
-
-    @property
     def resources(self):
         """:class:`DeviceResources`: a green context's own resources (its SM partition), or
         the whole device's for any other context."""
-        self._check_usable()
+        self._check_open()
         from cuda_core._green import context_resources
         return context_resources(self)
 
@@ -116,28 +109,20 @@ cdef class Context:
         RuntimeError
             On a context that is not green (use :meth:`Device.create_stream`), or a closed one.
         """
-        self._check_usable()
+        self._check_open()
         if self._green == NULL:
             raise RuntimeError("Context.create_stream() is for green contexts only; use "
                                "Device.create_stream() for a device's primary context")
         from cuda_core._green import green_stream
         return green_stream(self, options)
 
-    def close(self):
-        """Close a green context: the driver's context is destroyed (``cuGreenCtxDestroy``)
-        once no stream or event made in it is left. Idempotent. A no-op for a primary
-        context, which the process keeps until exit, and for the context a green stream's
-        :attr:`Stream.context` returns (the stream keeps it)."""
-        if self._green == NULL or self._green_view:
-            return
-        # One close() drops the view, however many threads close at once; _view_of reads it
-        # in the same section (free-threaded CPython).
+    cdef int _release(self) except -1:
+        # A user's green context: drop its hold on the view; the owner goes with the view's
+        # last holder. _view_of reads _keep in the same section (free-threaded CPython).
         with cython.critical_section(self):
-            if self._closed:
-                return
-            self._closed = True
             view, self._keep = self._keep, None
-        view = None  # the view; the owner goes with the view's last holder
+        view = None
+        return 0
 
     def __eq__(self, other):
         if not isinstance(other, Context):
@@ -160,6 +145,7 @@ cdef Context _new_context(CUcontext handle, int device_id, bint is_primary):
     ctx._id = context_id(handle)
     ctx._device_id = device_id
     ctx._is_primary = is_primary
+    ctx._non_owning = True
     return ctx
 
 

@@ -301,7 +301,7 @@ class Device:
             raise TypeError(f"set_current(): ctx must be a Context or None, not "
                             f"{type(ctx).__name__}")
         target = <Context>ctx
-        target._check_usable()
+        target._check_open()
         if target._device_id != self._id:
             # As cuda.core 1.3: the device the context belongs to makes it current (and marks
             # itself set up on this thread); this one stays as it was.

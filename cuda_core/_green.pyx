@@ -385,7 +385,7 @@ cdef Context _view_of(Context ctx):
     """The object that keeps a green context alive: the view itself, or the user's
     Context's view. Read once into a local by each caller, which then holds it: a close() on
     another thread drops only the Context's own reference; None once it has."""
-    if ctx._green_view:
+    if ctx._non_owning:  # a green context's view (the user's Context owns its hold)
         return ctx
     with cython.critical_section(ctx):  # Context.close() swaps it out in the same section
         view = ctx._keep
@@ -462,7 +462,7 @@ def create_green_context(int device_id, options):
         owner.close()
         check_call(err, "cuCtxFromGreenCtx")
     view = _green_context(handle, device_id, green, owner)
-    view._green_view = True
+    view._non_owning = True
     return _green_context(handle, device_id, green, view)
 
 

@@ -6,6 +6,11 @@ cdef class Resource:
     # is never retried (a leak is preferred to a double free). Set by an atomic exchange
     # (_closing), so that of several threads closing one object at once exactly one releases.
     cdef bint _closed
+    # Non-owning: the object holds nothing that close() could give back (a device's primary
+    # context, a memory resource that owns no pool), so close() is a no-op and the object never
+    # reads as closed. Set once, when the object is made. A subclass that does own something
+    # under such a base releases it through _close() (an owned memory pool).
+    cdef bint _non_owning
     cdef object __weakref__
 
     # Give the handle back. Called at most once, with _closed already set. It may read every
@@ -37,6 +42,9 @@ cdef class Resource:
             return warn_orphaned(self, False)
         return self._release()
 
+    # The liveness check, the one every class uses: RuntimeError("this X is closed"). A check
+    # that asks more (a stream's context, a view's graph) has a name of its own and calls this
+    # first.
     cdef inline int _check_open(self) except -1:
         if self._closed:
             return raise_closed(self)

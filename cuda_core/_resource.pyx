@@ -6,7 +6,9 @@ release fails, or when the object is finalized, where a failure becomes a
 :class:`~cuda_core.CUDAWarning` naming the object, the handle and the failed call. The
 finalizer is silent once the interpreter is finalizing or the driver has been torn down: the
 process is exiting and the handle goes with it. A closed object refuses every method with a
-``RuntimeError`` through ``_check_open``, never a driver error.
+``RuntimeError`` through ``_check_open``, never a driver error. An object that owns nothing
+(``_non_owning``: a primary context, a memory resource without a pool of its own) has nothing
+to close: ``close()`` does nothing and it stays open.
 
 The release runs from ``__del__`` (``tp_finalize``), not ``__dealloc__``: the finalizer runs
 while every field is intact, before a reference cycle is cleared, so a release may use the
@@ -29,7 +31,9 @@ cdef class Resource:
 
     def close(self):
         """Release the handle. Idempotent; raises if the release fails (the object stays
-        closed: a failed release is never retried)."""
+        closed: a failed release is never retried). A no-op for an object that owns nothing."""
+        if self._non_owning:
+            return
         self._close()
 
     @property

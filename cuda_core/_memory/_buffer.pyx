@@ -89,6 +89,11 @@ cdef class MemoryResource(Resource):
     each raises a ``TypeError`` that is also a ``NotImplementedError``.
     """
 
+    def __cinit__(self, *args, **kwargs):
+        # A resource owns nothing unless it says so (an owned pool closes through _close()):
+        # close() on this base class and the synchronous resources does nothing.
+        self._non_owning = True
+
     def allocate(self, size, *, stream=None):
         """Allocate ``size`` bytes and return them as a :class:`Buffer` owned by this resource.
 
@@ -143,10 +148,6 @@ cdef class MemoryResource(Resource):
         """The ordinal of the device the memory belongs to; -1 for host memory."""
         raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
                                         f"device_id property")
-
-    def close(self):
-        """Give back what the resource owns; a resource that owns nothing (this base class,
-        the synchronous resources) has nothing to close, and this does nothing."""
 
     def __reduce__(self):
         # As cuda.core: a Python subclass of this class copies and pickles as its __dict__
