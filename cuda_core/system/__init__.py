@@ -15,8 +15,6 @@ failures raise the :class:`NvmlError` subclass of their code. The error classes 
 up on first use. The enumerations are in :mod:`cuda_core.system.typing`.
 """
 
-from typing import Any
-
 from cuda_core.system import exceptions, typing  # noqa: F401 - the sub-namespaces
 # The info classes are reachable here for isinstance checks and docs, but are not in __all__
 # (cuda.core does not list them either).
@@ -63,6 +61,7 @@ from cuda_core.system._system_events import (  # noqa: F401
     SystemEvents,
     register_events,
 )
+from cuda_core.system._nvml import lazy_names as _lazy_names
 from cuda_core.system.exceptions import __all__ as _exceptions_all
 
 __all__ = [
@@ -82,16 +81,6 @@ __all__ = [
     *_exceptions_all,
 ]
 
-_ERROR_NAMES = frozenset(_exceptions_all)
-
-
-def __getattr__(name: str) -> Any:
-    # PEP 562: the error classes are cuda.bindings.nvml's, which `import cuda_core.system`
-    # does not import (about 60 ms); the import system's lock makes the first use thread-safe.
-    if name in _ERROR_NAMES:
-        return getattr(exceptions, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_ERROR_NAMES])
+# The error classes are cuda.bindings.nvml's, looked up on first use through exceptions.
+__getattr__, __dir__ = _lazy_names(__name__, _exceptions_all,
+                                   lambda name: getattr(exceptions, name))

@@ -17,10 +17,31 @@ Rules of this layer:
 from __future__ import annotations
 
 import re
+import sys
 import threading
+from typing import Any, Callable, Iterable
 
 
-__all__ = ["CUDA_BINDINGS_NVML_IS_COMPATIBLE", "call", "nvml", "unavailable"]
+__all__ = ["CUDA_BINDINGS_NVML_IS_COMPATIBLE", "call", "lazy_names", "nvml", "unavailable"]
+
+
+def lazy_names(module: str, names: Iterable[str], load: Callable[[str], Any]
+               ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """PEP 562 ``__getattr__`` and ``__dir__`` for ``module``, whose ``names`` are looked up on
+    first use as ``load(name)``: so that ``import cuda_core.system`` imports no
+    ``cuda.bindings.nvml`` (about 60 ms); the import system's lock makes the first use
+    thread-safe."""
+    known = frozenset(names)
+
+    def __getattr__(name: str) -> Any:
+        if name in known:
+            return load(name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted([*vars(sys.modules[module]), *known])
+
+    return __getattr__, __dir__
 
 
 def _bindings_version() -> tuple[int, ...]:

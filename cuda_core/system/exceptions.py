@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cuda_core.system._nvml import lazy_names as _lazy_names
+
 __all__ = [
     "AlreadyInitializedError",
     "ArgumentVersionMismatchError",
@@ -55,20 +57,14 @@ __all__ = [
     "VgpuEccNotSupportedError",
 ]
 
-_NAMES = frozenset(__all__)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NAMES:
-        from cuda.bindings import nvml
-
-        return getattr(nvml, name)
+def _load(name: str) -> Any:
     if name == "NvmlUnavailableError":
         from cuda_core.system._unavailable import NvmlUnavailableError
 
         return NvmlUnavailableError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from cuda.bindings import nvml
+
+    return getattr(nvml, name)
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_NAMES, "NvmlUnavailableError"])
+__getattr__, __dir__ = _lazy_names(__name__, [*__all__, "NvmlUnavailableError"], _load)

@@ -13,6 +13,7 @@ import enum
 from typing import Any
 
 from cuda_core._enum import StrEnum as _StrEnum
+from cuda_core.system._nvml import lazy_names as _lazy_names
 
 __all__ = [
     "AddressingMode",
@@ -247,15 +248,10 @@ class DeviceArch(enum.IntEnum):
 _FROM_NVML = ("FieldId",)
 
 
-def __getattr__(name: str) -> Any:
-    # PEP 562: importing cuda.bindings.nvml takes about 15 ms, which `import cuda_core` does
-    # not pay; the import system's own lock makes the first use thread-safe.
-    if name in _FROM_NVML:
-        from cuda.bindings import nvml
+def _load(name: str) -> Any:
+    from cuda.bindings import nvml
 
-        return getattr(nvml, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(nvml, name)
 
 
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_FROM_NVML])
+__getattr__, __dir__ = _lazy_names(__name__, _FROM_NVML, _load)
