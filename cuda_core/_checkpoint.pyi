@@ -1,9 +1,9 @@
 from collections.abc import Mapping
-from typing import Any
-
-from cuda_core.typing import ProcessStateType
+from typing import Any, Literal
 
 __all__ = ["Process"]
+
+ProcessStateType = Literal["running", "locked", "checkpointed", "failed"]
 
 class Process:
     def __init__(self, pid: int) -> None: ...

@@ -24,10 +24,14 @@ from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport check_call, make_driver_error
 
 from collections.abc import Mapping
+from typing import Literal
 
 from cuda_core._errors import CheckpointNotSupportedError
 
 __all__ = ["Process"]
+
+#: A process's checkpoint state, as :attr:`cuda_core.checkpoint.Process.state` gives it.
+ProcessStateType = Literal["running", "locked", "checkpointed", "failed"]
 
 # The largest pid the driver takes (a C int), and lock timeout (an unsigned int, ms).
 cdef long long _PID_MAX = 2**31 - 1

@@ -13,7 +13,8 @@ cpdef object check_bool(object value, str what, bint allow_none=*)
 cpdef object check_int(object value, str what, object minimum=*, object maximum=*,
                        bint allow_none=*, object error=*)
 cpdef object check_choice(object value, str what, tuple allowed, bint allow_none=*)
-cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=*)
+cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=*,
+                        bint casefold=*, object error=*, object type_error=*)
 cpdef size_t check_size(object value, str what) except? 0
 cdef CUdeviceptr check_address(object value, str what) except? 0
 cdef int check_driver_int(object value, str what, int minimum) except? -1

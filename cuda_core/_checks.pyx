@@ -141,19 +141,44 @@ cpdef object check_choice(object value, str what, tuple allowed, bint allow_none
     return value
 
 
-cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=False):
-    """``value``, a string naming a member of the string enum ``enum_cls``, as that member."""
+cpdef object check_enum(object value, str what, object enum_cls, bint allow_none=False,
+                        bint casefold=False, object error=None, object type_error=None):
+    """``value``, a string naming a member of the string enum ``enum_cls``, as that member.
+
+    ``enum_cls`` may instead be a tuple of the allowed strings (options whose values are plain
+    strings): ``value``, a str (a StrEnum member is one), is then returned as the allowed
+    string it names, and a value of another type is "``what`` must be a str". ``casefold``
+    matches ignoring case (the member, or the allowed string, as spelled there is returned);
+    ``error`` and ``type_error`` replace ``ValueError`` and ``ArgumentTypeError``.
+    """
     if value is None and allow_none:
         return None
+    cdef bint plain = type(enum_cls) is tuple
     if isinstance(value, str):
-        try:
-            return enum_cls(value)
-        except ValueError:
-            pass
-    words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
-    if value is not None and not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be one of {words}, not {type_name(value)}")
-    raise ValueError(f"{what} must be one of {words}, got {value!r}")
+        text = str.__str__(value) if plain else value
+        if plain and text in enum_cls:
+            return text
+        if not plain:
+            try:
+                return enum_cls(value)
+            except ValueError:
+                pass
+        if casefold:
+            folded = text.lower()
+            for choice in enum_cls:
+                if (choice if plain else choice.value).lower() == folded:
+                    return choice
+    if plain:
+        if not isinstance(value, str):
+            raise (type_error or ArgumentTypeError)(
+                f"{what} must be a str, not {type(value).__name__}")
+        words = ", ".join(map(repr, enum_cls))
+    else:
+        words = ", ".join([repr(m.value) for m in enum_cls]) + (", None" if allow_none else "")
+        if value is not None and not isinstance(value, str):
+            raise (type_error or ArgumentTypeError)(
+                f"{what} must be one of {words}, not {type_name(value)}")
+    raise (error or ValueError)(f"{what} must be one of {words}, got {value!r}")
 
 
 cpdef size_t check_size(object value, str what) except? 0:

@@ -1,6 +1,7 @@
 """Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private):
-text and list options, arch strings, enum-like str arguments, the current device's arch, logs,
-NVRTC's status check and version, and the source as the compilers see it.
+text and list options, arch strings, the current device's arch, logs, NVRTC's status check and
+version, and the source as the compilers see it. Enum-like str arguments go through
+``_checks.check_enum`` (with a tuple of the allowed strings).
 
 The checks take the value first, then ``what``, the argument as the message names it
 (``"ProgramOptions.include_path"``), as :mod:`cuda_core._checks` does, where bools and ints
@@ -15,7 +16,7 @@ import re
 from typing import Any
 
 from cuda_core import _compiler_libs as _libs
-from cuda_core._checks import ArgumentTypeError, check_int
+from cuda_core._checks import check_int
 from cuda_core._errors import NVRTCError
 
 # sm_90, compute_90, and the architecture- and family-specific sm_90a / sm_100f forms.
@@ -119,24 +120,6 @@ def arch_parts(arch: str) -> tuple[str, int, str]:
     m = _ARCH_RE.match(arch)
     assert m is not None, arch
     return m.group(1), int(m.group(2)), m.group(3)
-
-
-def enum_value(value: Any, what: str, choices: tuple[str, ...], casefold: bool = False,
-               error: type[ValueError] = ValueError,
-               type_error: type[TypeError] = ArgumentTypeError) -> str:
-    """The plain string of a StrEnum member or str, checked against ``choices`` (``error``
-    for another str, ``type_error`` for another type: by default a TypeError that is also the
-    ValueError cuda.core raises for any value it does not know)."""
-    if not isinstance(value, str):
-        raise type_error(f"{what} must be a str, not {type(value).__name__}")
-    text = str.__str__(value)
-    if casefold:
-        for choice in choices:
-            if choice.lower() == text.lower():
-                return choice
-    elif text in choices:
-        return text
-    raise error(f"{what} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
 def current_device_arch() -> str | None:

@@ -5,7 +5,7 @@ from cuda_core._event import Event
 from cuda_core._green import DeviceResources
 from cuda_core._green_options import ContextOptions
 from cuda_core._memory._buffer import Buffer, MemoryResource
-from cuda_core._options import EventOptions, StreamOptions
+from cuda_core._options import EventOptions, IsStreamType, StreamOptions
 from cuda_core._stream import Stream
 from cuda_core.graph._builder import GraphBuilder
 from cuda_core.system import _device as _system_device
@@ -13,7 +13,6 @@ from cuda_core.texture._options import (MipmappedArrayOptions, OpaqueArrayOption
                                         TextureObjectOptions)
 from cuda_core.texture._texture import (MipmappedArray, OpaqueArray, ResourceDescriptor,
                                         SurfaceObject, TextureObject)
-from cuda_core.typing import IsStreamType
 
 class ComputeCapability(NamedTuple):
     major: int

@@ -4,7 +4,7 @@ from typing import Any
 from cuda_core._memory._buffer import Buffer
 from cuda_core._resource import Resource
 from cuda_core._stream import Stream
-from cuda_core.typing import IsStreamType
+from cuda_core._options import IsStreamType
 
 class GraphicsResource(Resource):
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...

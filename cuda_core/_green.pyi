@@ -1,3 +1,6 @@
+from collections.abc import Sequence
+from typing import Union
+
 from cuda_core._device import Device
 from cuda_core._green_options import (
     ContextOptions as ContextOptions,
@@ -36,3 +39,6 @@ class DeviceResources:
     def sm(self) -> SMResource: ...
     @property
     def workqueue(self) -> WorkqueueResource: ...
+
+DeviceResourcesType = Union[SMResource, WorkqueueResource,
+                            Sequence[Union[SMResource, WorkqueueResource]]]

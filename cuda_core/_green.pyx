@@ -39,6 +39,9 @@ from cuda_core._errors cimport check_call
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream, check_priority, new_owned_stream
 
+from collections.abc import Sequence
+from typing import Union
+
 from cuda_core._green_options import (
     ContextOptions,
     SMResourceOptions,
@@ -497,3 +500,8 @@ def green_stream(Context ctx not None, options):
                                                cydriver.CU_STREAM_NON_BLOCKING, prio),
                "cuGreenCtxStreamCreate")
     return new_owned_stream(handle, view)
+
+
+#: What ``ContextOptions.resources`` takes: one resource or a sequence of them.
+DeviceResourcesType = Union[SMResource, WorkqueueResource,
+                            Sequence[Union[SMResource, WorkqueueResource]]]

@@ -4,7 +4,7 @@ from cuda_core._launch_config import LaunchConfig
 from cuda_core._kernel import Kernel
 from cuda_core._stream import Stream
 from cuda_core.graph._builder import GraphBuilder
-from cuda_core.typing import IsStreamType
+from cuda_core._options import IsStreamType
 
 def launch(stream: Stream | GraphBuilder | IsStreamType, config: LaunchConfig, kernel: Kernel,
            *args: Any) -> None: ...

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core import _ptx
-from cuda_core._checks import check_bool, check_choice, check_int
+from cuda_core._checks import check_bool, check_choice, check_enum, check_int
+from cuda_core._closable import Closable
 from cuda_core._compiler_handles import NvJitLinkHandle
+from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._errors import CUDAError, NVRTCError
 from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
-from cuda_core.typing import CompilerBackendType
 
 if TYPE_CHECKING:
     from cuda_core._driver_linker import DriverLinker
@@ -102,10 +103,10 @@ def refused_by_compiler(check: Any) -> Any:
 
 
 # The checks of the options that nvJitLink refuses when cuda.core passes them on.
-compiler_check_arch = refused_by_compiler(_cu.check_arch)
-compiler_check_choice = refused_by_compiler(check_choice)
-compiler_check_int = refused_by_compiler(check_int)
-compiler_str_list = refused_by_compiler(_cu.str_list)
+compiler_check_arch: Any = refused_by_compiler(_cu.check_arch)
+compiler_check_choice: Any = refused_by_compiler(check_choice)
+compiler_check_int: Any = refused_by_compiler(check_int)
+compiler_str_list: Any = refused_by_compiler(_cu.str_list)
 
 
 def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
@@ -116,6 +117,16 @@ def _nvjitlink_error(message: str, exc: Exception, log: str = "") -> NVRTCError:
 
 _BOOL_FIELDS = ("time", "verbose", "link_time_optimization", "ptx", "debug", "lineinfo", "ftz",
                 "prec_div", "prec_sqrt", "fma", "optimize_unused_variables", "no_cache")
+
+
+class CompilerBackendType(_StrEnum):
+    """The library that does the work of a :class:`cuda_core.Program` or
+    :class:`cuda_core.Linker`."""
+
+    NVRTC = "NVRTC"
+    NVVM = "NVVM"
+    NVJITLINK = "nvJitLink"
+    DRIVER = "driver"
 
 
 @dataclasses.dataclass
@@ -246,8 +257,8 @@ class LinkerOptions:
         -------
         list of bytes
         """
-        which = _cu.enum_value(backend, "LinkerOptions.as_bytes(): backend",
-                               ("nvJitLink", "driver"), casefold=True)
+        which = check_enum(backend, "LinkerOptions.as_bytes(): backend",
+                           ("nvJitLink", "driver"), casefold=True)
         if which == "driver":
             raise ValueError("LinkerOptions.as_bytes(): the driver's linker takes CUjit_option "
                              "values, not flags; only backend='nvjitlink' renders flags")
@@ -377,7 +388,7 @@ def _nvjitlink_log(nvjitlink: Any, handle: int, which: str) -> str:
     return bytes(buf).rstrip(b"\0").decode(errors="replace")
 
 
-class Linker:
+class Linker(Closable):
     """Links :class:`ObjectCode` inputs (cubin, PTX, LTO IR, fatbin, object, library) into one
     cubin, or, with link-time optimization, into PTX.
 
@@ -403,7 +414,7 @@ class Linker:
     """
 
     __slots__ = ("_options", "_backend", "_nvjitlink", "_driver", "_result", "_error_log",
-                 "_info_log", "_lock", "__weakref__")
+                 "_info_log", "_lock", "_closed", "__weakref__")
 
     def __init__(self, *object_codes: ObjectCode, options: LinkerOptions | dict | None = None):
         # The owner of the handle: nvJitLink's, or the driver's linker. Collecting it destroys
@@ -414,6 +425,7 @@ class Linker:
         self._error_log = ""
         self._info_log = ""
         self._lock = threading.Lock()
+        self._closed = False
         if not object_codes:
             raise ValueError("Linker needs at least one ObjectCode to link")
         for i, obj in enumerate(object_codes):
@@ -503,10 +515,6 @@ class Linker:
             return CompilerBackendType.NVJITLINK
         return CompilerBackendType.DRIVER
 
-    def _check_open(self) -> None:
-        if self.is_closed:
-            raise RuntimeError("this Linker is closed")
-
     def link(self, target_type: str) -> ObjectCode:
         """Link the inputs.
 
@@ -526,7 +534,7 @@ class Linker:
         NVRTCError
             The link failed; ``log`` holds the linker's error log.
         """
-        target = _cu.enum_value(target_type, "Linker.link(): target_type", ("cubin", "ptx"))
+        target = check_enum(target_type, "Linker.link(): target_type", ("cubin", "ptx"))
         self._check_open()
         wants_ptx = bool(self._options.ptx)
         if target == "ptx" and not wants_ptx:
@@ -574,30 +582,22 @@ class Linker:
         """The linker's error log: live while the Linker is open, the copy taken at
         :meth:`link` afterwards."""
         with self._lock:  # not while link() or close() runs on another thread
-            return self._error_log_locked()
-
-    def _error_log_locked(self) -> str:
-        if not self.is_closed and self._result is None:
-            if self._driver is not None:
-                return self._driver.error_log()
-            from cuda.bindings import nvjitlink
-
-            return _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "error")
-        return self._error_log
+            return self._log_locked("error")
 
     def get_info_log(self) -> str:
         """The linker's info log (warnings, ``verbose`` and ``time`` output)."""
         with self._lock:
-            return self._info_log_locked()
+            return self._log_locked("info")
 
-    def _info_log_locked(self) -> str:
-        if not self.is_closed and self._result is None:
+    def _log_locked(self, kind: str) -> str:
+        """The ``"error"`` or ``"info"`` log: the linker's own until link() or close() copied it."""
+        if not self._closed and self._result is None:
             if self._driver is not None:
-                return self._driver.info_log()
+                return self._driver.error_log() if kind == "error" else self._driver.info_log()
             from cuda.bindings import nvjitlink
 
-            return _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), "info")
-        return self._info_log
+            return _nvjitlink_log(nvjitlink, self._nvjitlink_handle(), kind)
+        return self._error_log if kind == "error" else self._info_log
 
     @property
     def handle(self) -> int:
@@ -607,11 +607,6 @@ class Linker:
         if self._driver is not None:
             return self._driver.handle
         return self._nvjitlink_handle()
-
-    @property
-    def is_closed(self) -> bool:
-        owner = self._owner()
-        return owner is None or owner.is_closed
 
     def close(self) -> None:
         """Destroy the linker handle; idempotent. Logs stay readable. Waits for a
@@ -625,11 +620,12 @@ class Linker:
         """
         with self._lock:
             owner = self._owner()
-            if owner is None or owner.is_closed:
+            if self._closed or owner is None:
                 return
             if self._result is None:  # keep the logs: link() did not copy them
-                self._error_log = self._error_log_locked()
-                self._info_log = self._info_log_locked()
+                self._error_log = self._log_locked("error")
+                self._info_log = self._log_locked("info")
+            self._closed = True
             owner.close()
 
     def __repr__(self) -> str:

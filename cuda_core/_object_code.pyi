@@ -4,8 +4,16 @@ from typing import Any, ClassVar, Protocol
 from cuda.bindings import driver
 
 from cuda_core._kernel import Kernel
+from cuda_core._enum import StrEnum
 from cuda_core._resource import Resource
-from cuda_core.typing import ObjectCodeFormatType
+
+class ObjectCodeFormatType(StrEnum):
+    PTX = "ptx"
+    CUBIN = "cubin"
+    LTOIR = "ltoir"
+    FATBIN = "fatbin"
+    OBJECT = "object"
+    LIBRARY = "library"
 
 _Module = bytes | bytearray | memoryview | str | os.PathLike[str]
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, runtime_checkable
+
+from cuda.bindings.driver import CUdeviceptr as _CUdeviceptr
 
 from cuda_core._checks import ArgumentTypeError, check_bool, check_int
 
@@ -11,6 +13,20 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")
+
+
+@runtime_checkable
+class IsStreamType(Protocol):
+    """Any object that exposes a CUDA stream through the ``__cuda_stream__`` protocol (v0):
+    a method returning ``(0, address)``."""
+
+    def __cuda_stream__(self) -> tuple[int, int]: ...
+
+
+#: A device address as the APIs that take one accept it: a ``cuda.bindings.driver.CUdeviceptr``,
+#: an int, or None where the address may be left out (``Buffer.from_handle``'s ``ptr`` takes the
+#: first two).
+DevicePointerType = Union[_CUdeviceptr, int, None]
 
 
 def check_or_create_options(cls: type[T], options: Any, what: str) -> T:

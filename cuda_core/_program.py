@@ -20,15 +20,14 @@ from typing import Any
 from cuda_core import _compiler_libs as _libs
 from cuda_core import _compiler_utils as _cu
 from cuda_core._compiler_handles import NvrtcProgram, NvvmProgram
-from cuda_core._checks import ArgumentTypeError
+from cuda_core._closable import Closable
 from cuda_core._compiler_utils import nvrtc_check as _nvrtc_check
 from cuda_core._errors import NVRTCError
-from cuda_core._linker import Linker
+from cuda_core._linker import CompilerBackendType, Linker
 from cuda_core._object_code import ObjectCode
 from cuda_core._options import check_or_create_options
-from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, TARGETS, ProgramOptions,
-                                        extra_source_list)
-from cuda_core.typing import CompilerBackendType, PCHStatusType
+from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, PCHStatusType, ProgramOptions,
+                                        check_code_type, check_target, extra_source_list)
 from cuda_core.utils._program_cache_key import cache_key as _cache_key
 
 __all__ = ["Program", "ProgramOptions"]
@@ -88,7 +87,7 @@ class _ProgramState:
     """What a Program holds once it is used: the owner of the compiler handle and the lock
     that serializes its use (compile, close). Made on first need (see Program._get_state)."""
 
-    __slots__ = ("lock", "owner", "used", "closed", "pch_status", "code")
+    __slots__ = ("lock", "owner", "used", "pch_status", "code")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -96,7 +95,6 @@ class _ProgramState:
         # at close(), or when collected with the Program.
         self.owner: NvrtcProgram | NvvmProgram | Linker | None = None
         self.used = False
-        self.closed = False
         self.pch_status: PCHStatusType | None = None
         self.code: bytes | None = None
 
@@ -111,21 +109,7 @@ class _ProgramState:
 # program): two threads using a new Program at once must end up with the same state.
 _STATE_LOCK = threading.Lock()
 
-_CODE_TYPES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
-_TARGET_OF = {ct: {t: t for t in targets} for ct, targets in TARGETS.items()}
-
-
-class CodeTypeError(ValueError, RuntimeError):
-    """A code type ``Program`` does not compile: a ``ValueError``, as ours are, and a
-    ``RuntimeError``, cuda.core's class there."""
-
-
-class CodeTypeArgumentError(ArgumentTypeError, RuntimeError):
-    """A ``code_type`` that is not a str: a ``TypeError``, as ours are, and the
-    ``RuntimeError`` cuda.core raises for any code type it does not know."""
-
-
-class Program:
+class Program(Closable):
     """Compiles CUDA C++, NVVM IR or PTX into an :class:`ObjectCode`.
 
     Parameters
@@ -157,15 +141,11 @@ class Program:
     (or garbage collection) destroys it.
     """
 
-    __slots__ = ("_source", "_code_type", "_options", "_state", "__weakref__")
+    __slots__ = ("_source", "_code_type", "_options", "_state", "_closed", "__weakref__")
 
     def __init__(self, code: str | bytes | bytearray, code_type: str,
                  options: ProgramOptions | dict | None = None):
-        ct = _CODE_TYPES.get(code_type) if type(code_type) is str else None
-        if ct is None:
-            ct = _cu.enum_value(code_type, "Program: code_type", ("c++", "ptx", "nvvm"),
-                                casefold=True, error=CodeTypeError,
-                                type_error=CodeTypeArgumentError)
+        ct = check_code_type(code_type, "Program: code_type")
         if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
             code = _check_code(code, ct)
         if type(options) is not ProgramOptions:
@@ -180,6 +160,7 @@ class Program:
         self._code_type = ct
         self._options = options
         self._state: _ProgramState | None = None
+        self._closed = False
 
     def _get_state(self) -> _ProgramState:
         state = self._state
@@ -242,16 +223,10 @@ class Program:
         nvJitLink handle / ``CUlinkState`` address)."""
         state = self._get_state()
         with state.lock:
-            if state.closed:
-                raise RuntimeError("this Program is closed")
+            self._check_open()
             if state.owner is None:
                 self._new_handle(state)
             return state.handle()
-
-    @property
-    def is_closed(self) -> bool:
-        state = self._state
-        return state is not None and state.closed
 
     @property
     def pch_status(self) -> PCHStatusType | None:
@@ -276,14 +251,10 @@ class Program:
         """
         state = self._get_state()
         with state.lock:
-            state.closed = True
+            self._closed = True
             owner, state.owner = state.owner, None
         if owner is not None:
             owner.close()
-
-    def _check_open(self) -> None:
-        if self.is_closed:
-            raise RuntimeError("this Program is closed")
 
     def __repr__(self) -> str:
         state = " closed" if self.is_closed else ""
@@ -343,9 +314,7 @@ class Program:
         ``nvrtcGetLoweredName``), ``nvvmCompileProgram`` or ``nvJitLinkComplete``.
         """
         ct = self._code_type
-        target = _TARGET_OF[ct].get(target_type) if type(target_type) is str else None
-        if target is None:
-            target = self._check_target(target_type)
+        target = check_target(target_type, ct, "Program.compile(): target_type")
         names: tuple[str, ...]
         if type(name_expressions) is tuple and not name_expressions:
             names = ()
@@ -353,9 +322,7 @@ class Program:
             names = self._check_name_expressions(name_expressions)
         if logs is not None:
             _cu.check_logs(logs)
-        state = self._state
-        if state is not None and state.closed:
-            raise RuntimeError("this Program is closed")
+        self._check_open()
         opts = self._options
         arch = opts.arch
         if arch is None:
@@ -396,11 +363,6 @@ class Program:
         cache[key] = result
         return result
 
-    def _check_target(self, target_type: Any) -> str:
-        ct = self._code_type
-        return _cu.enum_value(target_type, f"Program.compile(): target_type of a {ct} program",
-                              TARGETS[ct], casefold=True)
-
     def _check_name_expressions(self, name_expressions: Any) -> tuple[str, ...]:
         if isinstance(name_expressions, (str, bytes)):
             raise TypeError("Program.compile(): name_expressions must be a sequence of names, "
@@ -432,8 +394,7 @@ class Program:
         log: list[str] = []
         try:
             with state.lock:
-                if state.closed:
-                    raise RuntimeError("this Program is closed")
+                self._check_open()
                 if state.owner is None or state.used:
                     self._new_handle(state)
                 state.used = True

@@ -19,10 +19,10 @@ from cuda_core._compiler_utils import each_flag as _each
 from cuda_core._compiler_utils import path_flag as _path
 from cuda_core._compiler_utils import switch_flag as _flag
 from cuda_core._compiler_utils import value_flag as _value
-from cuda_core._checks import check_bool, check_int
-from cuda_core._linker import (LinkerOptions, compiler_check_arch, compiler_check_int,
-                               refused_by_compiler)
-from cuda_core.typing import CompilerBackendType
+from cuda_core._checks import ArgumentTypeError, check_bool, check_enum, check_int
+from cuda_core._enum import StrEnum as _StrEnum
+from cuda_core._linker import (CompilerBackendType, LinkerOptions, compiler_check_arch,
+                               compiler_check_int, refused_by_compiler)
 
 __all__ = ["ProgramOptions"]
 
@@ -53,9 +53,64 @@ _PTX_FIELDS = frozenset((
 ))
 _NVRTC_ONLY_EXCLUDED = frozenset(("extra_sources", "use_libdevice"))
 
+class SourceCodeType(_StrEnum):
+    """The language of :class:`cuda_core.Program` input."""
+
+    CXX = "c++"
+    PTX = "ptx"
+    NVVM = "nvvm"
+
+
+class PCHStatusType(_StrEnum):
+    """What became of a precompiled header that NVRTC was asked to create
+    (``Program.pch_status``)."""
+
+    CREATED = "created"
+    NOT_ATTEMPTED = "not_attempted"
+    FAILED = "failed"
+
+
 # Targets per source language, in the order error messages list them.
 TARGETS = {"c++": ("ptx", "cubin", "ltoir"), "nvvm": ("ptx", "ltoir"), "ptx": ("cubin", "ptx")}
 BACKEND_OF = {"c++": "NVRTC", "nvvm": "NVVM", "ptx": "nvJitLink"}
+CODE_TYPES = ("c++", "ptx", "nvvm")
+_TARGET_OF = {ct: {t: t for t in targets} for ct, targets in TARGETS.items()}
+
+
+class CodeTypeError(ValueError, RuntimeError):
+    """A code type ``Program`` does not compile: a ``ValueError``, as ours are, and a
+    ``RuntimeError``, cuda.core's class there."""
+
+
+class CodeTypeArgumentError(ArgumentTypeError, RuntimeError):
+    """A ``code_type`` that is not a str: a ``TypeError``, as ours are, and the
+    ``RuntimeError`` cuda.core raises for any code type it does not know."""
+
+
+# The one normaliser of a compile's code type and target, for Program and the cache key alike:
+# any case, a StrEnum member or a plain str, given back as the plain lower-case name.
+
+def check_code_type(code_type: Any, what: str) -> str:
+    """``"c++"``, ``"ptx"`` or ``"nvvm"``, named in any case."""
+    if type(code_type) is str and code_type in _TARGET_OF:
+        return code_type
+    return check_enum(code_type, what, CODE_TYPES, casefold=True, error=CodeTypeError,
+                      type_error=CodeTypeArgumentError)
+
+
+def check_target(target_type: Any, code_type: str, what: str) -> str:
+    """A target ``code_type`` (checked) compiles to, named in any case."""
+    target = _TARGET_OF[code_type].get(target_type) if type(target_type) is str else None
+    if target is not None:
+        return target
+    if not isinstance(target_type, str):
+        raise ArgumentTypeError(f"{what} must be a str, not {type(target_type).__name__}")
+    allowed = TARGETS[code_type]
+    folded = str.__str__(target_type).lower()
+    if folded in allowed:
+        return folded
+    raise ValueError(f"{what} {target_type!r} is not supported for code_type {code_type!r}; "
+                     f"expected one of {', '.join(map(repr, allowed))}")
 
 
 def _user_cache_dir() -> str:
@@ -378,8 +433,8 @@ class ProgramOptions:
         ValueError
             An unknown backend, or a field the backend cannot honour.
         """
-        which = _cu.enum_value(backend, "ProgramOptions.as_bytes(): backend",
-                               ("NVRTC", "NVVM", "nvJitLink", "driver"), casefold=True)
+        which = check_enum(backend, "ProgramOptions.as_bytes(): backend",
+                           ("NVRTC", "NVVM", "nvJitLink", "driver"), casefold=True)
         if which == "driver":
             raise ValueError("ProgramOptions.as_bytes(): the driver's linker takes no flags; "
                              "backend must be 'nvrtc', 'nvvm' or 'nvjitlink'")
@@ -508,7 +563,7 @@ _CHECKS["include_path"] = refused_by_compiler(_field_check(_cu.str_list, "includ
 _CHECKS["pre_include"] = refused_by_compiler(_field_check(_cu.str_list, "pre_include", True))
 for _f, _choices in (("std", _STD_VALUES), ("optimization_info", _OPTIMIZATION_INFO_VALUES),
                      ("ofast_compile", _OFAST_VALUES)):
-    _CHECKS[_f] = refused_by_compiler(_field_check(_cu.enum_value, _f, _choices))
+    _CHECKS[_f] = refused_by_compiler(_field_check(check_enum, _f, _choices))
 for _f in ("diag_error", "diag_suppress", "diag_warn"):
     # cuda.core passes what is not a number on, and NVRTC refuses it.
     _CHECKS[_f] = refused_by_compiler(_field_check(_cu.int_list, _f))

@@ -4,10 +4,9 @@ from cuda_core._context import Context
 from cuda_core._device import Device
 from cuda_core._event import Event
 from cuda_core._green import DeviceResources
-from cuda_core._options import EventOptions, StreamOptions as StreamOptions
+from cuda_core._options import EventOptions, IsStreamType, StreamOptions as StreamOptions
 from cuda_core._resource import Resource
 from cuda_core.graph._builder import GraphBuilder
-from cuda_core.typing import IsStreamType
 
 class Stream(Resource):
     @staticmethod

@@ -2,18 +2,15 @@
 
 The string enumerations here are ``str`` subclasses: every API that takes one also takes its
 plain string value (``"c++"`` for ``SourceCodeType.CXX``), and a member compares equal to it.
+
+This module only re-exports: each name is defined next to what takes it (an enum beside its
+options class), and implementation modules import it from there, never from here.
 """
 
-from __future__ import annotations
-
-from collections.abc import Sequence as _Sequence
-from typing import Literal, Protocol, Union, runtime_checkable
-
-from cuda.bindings.driver import CUdeviceptr as _CUdeviceptr
-
-from cuda_core._enum import StrEnum as _StrEnum
-from cuda_core._green import SMResource as _SMResource, WorkqueueResource as _WorkqueueResource
+from cuda_core._checkpoint import ProcessStateType
+from cuda_core._green import DeviceResourcesType
 from cuda_core._green_options import WorkqueueSharingScopeType
+from cuda_core._linker import CompilerBackendType
 from cuda_core._memory._mr_options import (
     ManagedMemoryLocationType,
     VirtualMemoryAccessType,
@@ -22,6 +19,10 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryHandleType,
     VirtualMemoryLocationType,
 )
+from cuda_core._object_code import ObjectCodeFormatType
+from cuda_core._options import DevicePointerType, IsStreamType
+from cuda_core._program_options import PCHStatusType, SourceCodeType
+from cuda_core.graph._graph_options import GraphConditionalType, GraphMemoryType
 from cuda_core.texture._options import (
     AddressModeType,
     ArrayFormatType,
@@ -52,79 +53,3 @@ __all__ = [
     "VirtualMemoryLocationType",
     "WorkqueueSharingScopeType",
 ]
-
-
-#: A device address as the APIs that take one accept it: a ``cuda.bindings.driver.CUdeviceptr``,
-#: an int, or None where the address may be left out (``Buffer.from_handle``'s ``ptr`` takes the
-#: first two).
-DevicePointerType = Union[_CUdeviceptr, int, None]
-
-#: What ``ContextOptions.resources`` takes: one resource or a sequence of them.
-DeviceResourcesType = Union[_SMResource, _WorkqueueResource,
-                            _Sequence[Union[_SMResource, _WorkqueueResource]]]
-
-#: A process's checkpoint state, as :attr:`cuda_core.checkpoint.Process.state` gives it.
-ProcessStateType = Literal["running", "locked", "checkpointed", "failed"]
-
-
-@runtime_checkable
-class IsStreamType(Protocol):
-    """Any object that exposes a CUDA stream through the ``__cuda_stream__`` protocol (v0):
-    a method returning ``(0, address)``."""
-
-    def __cuda_stream__(self) -> tuple[int, int]: ...
-
-
-class SourceCodeType(_StrEnum):
-    """The language of :class:`cuda_core.Program` input."""
-
-    CXX = "c++"
-    PTX = "ptx"
-    NVVM = "nvvm"
-
-
-class GraphConditionalType(_StrEnum):
-    """The kind of a graph's conditional node (``ConditionalNode.cond_type``): an if/else node
-    is an ``IF`` node with two bodies."""
-
-    IF = "if"
-    WHILE = "while"
-    SWITCH = "switch"
-
-
-class GraphMemoryType(_StrEnum):
-    """Where a graph's allocation node puts its memory (``GraphNode.allocate``)."""
-
-    DEVICE = "device"
-    HOST = "host"
-    MANAGED = "managed"
-
-
-class ObjectCodeFormatType(_StrEnum):
-    """The format of an :class:`cuda_core.ObjectCode` (``ObjectCode.code_type``)."""
-
-    PTX = "ptx"
-    CUBIN = "cubin"
-    LTOIR = "ltoir"
-    FATBIN = "fatbin"
-    OBJECT = "object"
-    LIBRARY = "library"
-
-
-class CompilerBackendType(_StrEnum):
-    """The library that does the work of a :class:`cuda_core.Program` or
-    :class:`cuda_core.Linker`."""
-
-    NVRTC = "NVRTC"
-    NVVM = "NVVM"
-    NVJITLINK = "nvJitLink"
-    DRIVER = "driver"
-
-
-class PCHStatusType(_StrEnum):
-    """What became of a precompiled header that NVRTC was asked to create
-    (``Program.pch_status``)."""
-
-    CREATED = "created"
-    NOT_ATTEMPTED = "not_attempted"
-    FAILED = "failed"

@@ -282,3 +282,25 @@ def test_python_checks_called_from_c(c_outcomes, call, what, expect):
     # The same cpdef checks through their C entry points, as a Cython caller makes them.
     check_outcome(c_outcomes[call], what, expect)
 
+
+
+def test_check_enum_takes_an_enum_or_a_tuple_of_allowed_strings():
+    from cuda_core._checks import check_enum
+    from cuda_core.typing import SourceCodeType
+
+    assert check_enum("ptx", "what", SourceCodeType) is SourceCodeType.PTX
+    assert check_enum("PTX", "what", SourceCodeType, casefold=True) is SourceCodeType.PTX
+    with pytest.raises(ValueError, match=r"^what must be one of 'c\+\+', 'ptx', 'nvvm', got 'PTX'$"):
+        check_enum("PTX", "what", SourceCodeType)
+    # A tuple: the allowed string itself, as spelled there, also for an enum member.
+    got = check_enum(SourceCodeType.PTX, "what", ("ptx", "cubin"))
+    assert got == "ptx" and type(got) is str
+    assert check_enum("CUBIN", "what", ("ptx", "cubin"), casefold=True) == "cubin"
+    with pytest.raises(ArgumentTypeError, match=r"^what must be a str, not int$"):
+        check_enum(3, "what", ("ptx", "cubin"))
+    class Refused(ValueError):
+        pass
+
+    with pytest.raises(Refused, match="^what must be one of 'ptx', 'cubin', got 'x'$"):
+        check_enum("x", "what", ("ptx", "cubin"), error=Refused)
+    assert check_enum(None, "what", ("ptx",), allow_none=True) is None

@@ -166,3 +166,18 @@ def test_normal_import_loads_the_compiled_package():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_typing_only_re_exports_what_its_modules_define():
+    import cuda_core.typing as t
+    from cuda_core import _linker, _object_code, _options, _program_options
+    from cuda_core.graph import _graph_options
+
+    assert t.SourceCodeType is _program_options.SourceCodeType
+    assert t.PCHStatusType is _program_options.PCHStatusType
+    assert t.CompilerBackendType is _linker.CompilerBackendType
+    assert t.ObjectCodeFormatType is _object_code.ObjectCodeFormatType
+    assert t.GraphMemoryType is _graph_options.GraphMemoryType
+    assert t.IsStreamType is _options.IsStreamType
+    source = open(t.__file__, encoding="utf-8").read()
+    assert "\nclass " not in source and "\ndef " not in source

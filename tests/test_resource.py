@@ -56,6 +56,34 @@ def test_the_base_class_closes_once():
     assert r.is_closed
 
 
+def test_context_is_a_resource_and_a_memory_resource_owns_nothing_to_close():
+    from cuda_core import Context, MemoryResource
+
+    assert issubclass(Context, Resource) and issubclass(MemoryResource, Resource)
+    # No close() of their own: what close() does is the base's, told by the non-owning flag.
+    assert "close" not in vars(Context) and "close" not in vars(MemoryResource)
+    mr = MemoryResource()
+    mr.close()
+    mr.close()
+    assert not mr.is_closed
+
+
+def test_the_python_classes_share_one_closable_base():
+    from cuda_core import Linker, Program
+    from cuda_core._closable import Closable
+    from cuda_core.utils import FileStreamProgramCache, InMemoryProgramCache
+
+    for cls in (Program, Linker, FileStreamProgramCache, InMemoryProgramCache):
+        assert issubclass(cls, Closable), cls
+        assert "is_closed" not in vars(cls) and "_check_open" not in vars(cls), cls
+    cache = InMemoryProgramCache()
+    assert not cache.is_closed
+    cache.close()
+    assert cache.is_closed
+    with pytest.raises(RuntimeError, match="^this InMemoryProgramCache is closed$"):
+        len(cache)
+
+
 def test_the_default_streams_are_never_closed():
     for s in (LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM):
         s.close()

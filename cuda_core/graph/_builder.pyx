@@ -43,7 +43,7 @@ from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_h
 
 import weakref
 
-from cuda_core.typing import GraphConditionalType
+from cuda_core.graph._graph_options import GraphConditionalType
 
 # (GraphConditionalType.IF: IF is a word of Cython's own.)
 _COND_IF = GraphConditionalType("if")

@@ -54,7 +54,7 @@ from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_p
 from cuda.bindings import driver as _driver_py
 
 from cuda_core.graph._adjacency import AdjacencySetProxy
-from cuda_core.typing import GraphConditionalType, GraphMemoryType
+from cuda_core.graph._graph_options import GraphConditionalType, GraphMemoryType
 
 # (GraphConditionalType.IF: IF is a word of Cython's own.)
 _COND_IF = GraphConditionalType("if")

@@ -1,4 +1,4 @@
-"""Options for graph instantiation and DOT printing."""
+"""Options for graph instantiation and DOT printing, and the enums graph nodes take."""
 
 from __future__ import annotations
 
@@ -6,8 +6,26 @@ import dataclasses
 from typing import Any
 
 from cuda_core._checks import check_bool
+from cuda_core._enum import StrEnum as _StrEnum
 
 __all__ = ["GraphCompleteOptions", "GraphDebugPrintOptions"]
+
+
+class GraphConditionalType(_StrEnum):
+    """The kind of a graph's conditional node (``ConditionalNode.cond_type``): an if/else node
+    is an ``IF`` node with two bodies."""
+
+    IF = "if"
+    WHILE = "while"
+    SWITCH = "switch"
+
+
+class GraphMemoryType(_StrEnum):
+    """Where a graph's allocation node puts its memory (``GraphNode.allocate``)."""
+
+    DEVICE = "device"
+    HOST = "host"
+    MANAGED = "managed"
 
 
 @dataclasses.dataclass

@@ -32,7 +32,7 @@ from cuda_core.graph._host_callback cimport _HostCall, host_node_params
 from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
 
 from cuda_core._launch_config import LaunchConfig
-from cuda_core.typing import GraphMemoryType
+from cuda_core.graph._graph_options import GraphMemoryType
 
 __all__ = ["EmptyNode", "KernelNode", "AllocNode", "FreeNode", "MemsetNode", "MemcpyNode",
            "ChildGraphNode", "EventRecordNode", "EventWaitNode", "HostCallbackNode",

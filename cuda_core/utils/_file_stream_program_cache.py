@@ -221,10 +221,6 @@ class FileStreamProgramCache(_ProgramCache):
         """The cache directory (absolute)."""
         return self._path
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise self._closed_error()
-
     def _entry_path(self, k: bytes) -> str:
         return self._prefix + hashlib.sha256(k).hexdigest()
 

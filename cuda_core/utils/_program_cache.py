@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cuda_core._checks import ArgumentTypeError, check_int
+from cuda_core._closable import Closable
 from cuda_core._object_code import ObjectCode
 
 __all__ = ["ProgramCacheResource"]
@@ -156,7 +157,7 @@ class ProgramCacheResource(abc.ABC):
         self.close()
 
 
-class _ProgramCache(ProgramCacheResource):
+class _ProgramCache(ProgramCacheResource, Closable):
     """What both caches share: the size limit and the closed flag."""
 
     __slots__ = ("_max", "_closed")
@@ -176,11 +177,3 @@ class _ProgramCache(ProgramCacheResource):
     def max_size_bytes(self) -> int | float | None:
         """The size limit in bytes (as given: an int or a float), or None."""
         return self._max
-
-    @property
-    def is_closed(self) -> bool:
-        """True once :meth:`close` has been called."""
-        return self._closed
-
-    def _closed_error(self) -> RuntimeError:
-        return RuntimeError(f"this {type(self).__name__} is closed")

@@ -17,16 +17,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from cuda_core import _compiler_utils as _cu
-from cuda_core._checks import ArgumentTypeError
 from cuda_core._options import check_or_create_options
-from cuda_core._program_options import BACKEND_OF, PLAIN_FIELDS, TARGETS, ProgramOptions
+from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, ProgramOptions,
+                                        check_code_type, check_target)
 
 __all__ = ["make_program_cache_key"]
 
 # Changed whenever what goes into a key, or how, changes: old entries then simply miss.
 _KEY_FORMAT = "cuda_core.program_cache.key/2"
 _BACKENDS = {"c++": "nvrtc", "nvvm": "nvvm", "ptx": "nvjitlink"}
-_CODE_TYPE_NAMES = {"c++": "c++", "ptx": "ptx", "nvvm": "nvvm"}
 
 
 def _lib_identity(libname: str) -> str:
@@ -179,19 +178,8 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     else:
         raise TypeError(f"code must be a str or bytes, not {type(code).__name__} "
                         f"(read a file's contents and pass them)")
-    if not isinstance(code_type, str):
-        raise ArgumentTypeError(f"code_type must be a str, not {type(code_type).__name__}")
-    ct = _CODE_TYPE_NAMES.get(code_type) or _CODE_TYPE_NAMES.get(str.__str__(code_type).lower())
-    if ct is None:
-        raise ValueError(f"code_type must be one of 'c++', 'ptx', 'nvvm', got {code_type!r}")
-    if not isinstance(target_type, str):
-        raise ArgumentTypeError(f"target_type must be a str, not {type(target_type).__name__}")
-    tt = str.__str__(target_type)
-    if tt not in TARGETS[ct]:
-        tt = tt.lower()
-        if tt not in TARGETS[ct]:
-            raise ValueError(f"target_type {target_type!r} is not supported for code_type "
-                             f"{ct!r}; expected one of {', '.join(map(repr, TARGETS[ct]))}")
+    ct = check_code_type(code_type, "code_type")
+    tt = check_target(target_type, ct, "target_type")
     opts = options
     if type(opts) is not ProgramOptions:
         if isinstance(opts, dict) or opts is None or isinstance(opts, ProgramOptions):
