@@ -25,9 +25,9 @@ from cuda_core._compiler_utils import nvrtc_check as _nvrtc_check
 from cuda_core._errors import NVRTCError
 from cuda_core._linker import CompilerBackendType, Linker
 from cuda_core._object_code import ObjectCode
-from cuda_core._options import check_or_create_options
-from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, PCHStatusType, ProgramOptions,
-                                        check_code_type, check_target, extra_source_list)
+from cuda_core._program_options import (PCHStatusType, ProgramOptions, check_code_type,
+                                        check_compile_options, check_target,
+                                        extra_source_list)
 from cuda_core.utils._program_cache_key import cache_key as _cache_key
 
 __all__ = ["Program", "ProgramOptions"]
@@ -148,12 +148,8 @@ class Program(Closable):
         ct = check_code_type(code_type, "Program: code_type")
         if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
             code = _check_code(code, ct)
-        if type(options) is not ProgramOptions:
-            options = check_or_create_options(ProgramOptions, options, "Program options")
-        d = options.__dict__
-        if not PLAIN_FIELDS[ct].issuperset(d):
-            options._check_backend(BACKEND_OF[ct])
-        if "arch" not in d:
+        options = check_compile_options(options, ct, "Program options")
+        if "arch" not in options.__dict__:
             options = copy.copy(options)
             options.__dict__["arch"] = _cu.resolve_arch("ProgramOptions", None)
         self._source = code

@@ -23,6 +23,7 @@ from cuda_core._checks import ArgumentTypeError, check_bool, check_enum, check_i
 from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._linker import (CompilerBackendType, LinkerOptions, compiler_check_arch,
                                compiler_check_int, refused_by_compiler)
+from cuda_core._options import check_or_create_options
 
 __all__ = ["ProgramOptions"]
 
@@ -85,32 +86,6 @@ class CodeTypeError(ValueError, RuntimeError):
 class CodeTypeArgumentError(ArgumentTypeError, RuntimeError):
     """A ``code_type`` that is not a str: a ``TypeError``, as ours are, and the
     ``RuntimeError`` cuda.core raises for any code type it does not know."""
-
-
-# The one normaliser of a compile's code type and target, for Program and the cache key alike:
-# any case, a StrEnum member or a plain str, given back as the plain lower-case name.
-
-def check_code_type(code_type: Any, what: str) -> str:
-    """``"c++"``, ``"ptx"`` or ``"nvvm"``, named in any case."""
-    if type(code_type) is str and code_type in _TARGET_OF:
-        return code_type
-    return check_enum(code_type, what, CODE_TYPES, casefold=True, error=CodeTypeError,
-                      type_error=CodeTypeArgumentError)
-
-
-def check_target(target_type: Any, code_type: str, what: str) -> str:
-    """A target ``code_type`` (checked) compiles to, named in any case."""
-    target = _TARGET_OF[code_type].get(target_type) if type(target_type) is str else None
-    if target is not None:
-        return target
-    if not isinstance(target_type, str):
-        raise ArgumentTypeError(f"{what} must be a str, not {type(target_type).__name__}")
-    allowed = TARGETS[code_type]
-    folded = str.__str__(target_type).lower()
-    if folded in allowed:
-        return folded
-    raise ValueError(f"{what} {target_type!r} is not supported for code_type {code_type!r}; "
-                     f"expected one of {', '.join(map(repr, allowed))}")
 
 
 def _user_cache_dir() -> str:
@@ -730,10 +705,47 @@ for _f in ("time", "fdevice_time_trace", "create_pch", "use_pch", "pch_dir"):
     _KEY_NORM[_f] = _cu.file_name
 
 
-# The fields that each code type takes without a closer look (_check_backend): Program and
-# make_program_cache_key test ``PLAIN_FIELDS[code_type].issuperset(options.__dict__)``.
+# The fields that each code type takes without a closer look (_check_backend): what
+# check_compile_options tests first, ``PLAIN_FIELDS[code_type].issuperset(options.__dict__)``.
 PLAIN_FIELDS = {
     "c++": frozenset(_FIELD_ORDER) - _NVRTC_ONLY_EXCLUDED - {"device_code_optimize"},
     "nvvm": _NVVM_FIELDS | {"name"},
     "ptx": _PTX_FIELDS | {"name"},
 }
+
+
+# The one normaliser of a compile's code type, target and options, for Program and the cache key
+# alike: a code type or target in any case, a StrEnum member or a plain str, given back as the
+# plain lower-case name; options as a ProgramOptions the code type's backend can honour.
+
+def check_code_type(code_type: Any, what: str) -> str:
+    """``"c++"``, ``"ptx"`` or ``"nvvm"``, named in any case."""
+    if type(code_type) is str and code_type in _TARGET_OF:
+        return code_type
+    return check_enum(code_type, what, CODE_TYPES, casefold=True, error=CodeTypeError,
+                      type_error=CodeTypeArgumentError)
+
+
+def check_compile_options(options: Any, code_type: str, what: str) -> ProgramOptions:
+    """``options`` (a ProgramOptions, a dict of its fields or None) as a ProgramOptions that
+    the backend of ``code_type`` (checked) can honour; a ProgramOptions is given back as it is."""
+    if type(options) is not ProgramOptions:
+        options = check_or_create_options(ProgramOptions, options, what)
+    if not PLAIN_FIELDS[code_type].issuperset(options.__dict__):
+        options._check_backend(BACKEND_OF[code_type])
+    return options
+
+
+def check_target(target_type: Any, code_type: str, what: str) -> str:
+    """A target ``code_type`` (checked) compiles to, named in any case."""
+    target = _TARGET_OF[code_type].get(target_type) if type(target_type) is str else None
+    if target is not None:
+        return target
+    if not isinstance(target_type, str):
+        raise ArgumentTypeError(f"{what} must be a str, not {type(target_type).__name__}")
+    allowed = TARGETS[code_type]
+    folded = str.__str__(target_type).lower()
+    if folded in allowed:
+        return folded
+    raise ValueError(f"{what} {target_type!r} is not supported for code_type {code_type!r}; "
+                     f"expected one of {', '.join(map(repr, allowed))}")

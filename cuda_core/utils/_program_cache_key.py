@@ -17,9 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from cuda_core import _compiler_utils as _cu
-from cuda_core._options import check_or_create_options
-from cuda_core._program_options import (BACKEND_OF, PLAIN_FIELDS, ProgramOptions,
-                                        check_code_type, check_target)
+from cuda_core._program_options import (ProgramOptions, check_code_type, check_compile_options,
+                                        check_target)
 
 __all__ = ["make_program_cache_key"]
 
@@ -180,18 +179,8 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
                         f"(read a file's contents and pass them)")
     ct = check_code_type(code_type, "code_type")
     tt = check_target(target_type, ct, "target_type")
-    opts = options
-    if type(opts) is not ProgramOptions:
-        if isinstance(opts, dict) or opts is None or isinstance(opts, ProgramOptions):
-            opts = check_or_create_options(ProgramOptions, opts,
-                                           "make_program_cache_key(): options")
-        else:
-            raise TypeError(f"options must be a ProgramOptions, a dict of its fields or None, "
-                            f"not {type(opts).__name__}")
-    d = opts.__dict__
-    if not PLAIN_FIELDS[ct].issuperset(d):  # as Program refuses them
-        opts._check_backend(BACKEND_OF[ct])
-    arch = d.get("arch")
+    opts = check_compile_options(options, ct, "make_program_cache_key(): options")
+    arch = opts.__dict__.get("arch")
     if arch is None:
         arch = _cu.resolve_arch("ProgramOptions", None)
     names: tuple[str | bytes, ...]
