@@ -129,6 +129,17 @@ class CompilerBackendType(_StrEnum):
     DRIVER = "driver"
 
 
+class ObjectCodeFormatType(_StrEnum):
+    """The format of an :class:`cuda_core.ObjectCode` (``ObjectCode.code_type``)."""
+
+    PTX = "ptx"
+    CUBIN = "cubin"
+    LTOIR = "ltoir"
+    FATBIN = "fatbin"
+    OBJECT = "object"
+    LIBRARY = "library"
+
+
 @dataclasses.dataclass
 class LinkerOptions:
     """Options for :class:`Linker`. Every field defaults to None: "do not pass".

@@ -4,16 +4,8 @@ from typing import Any, ClassVar, Protocol
 from cuda.bindings import driver
 
 from cuda_core._kernel import Kernel
-from cuda_core._enum import StrEnum
+from cuda_core._linker import ObjectCodeFormatType
 from cuda_core._resource import Resource
-
-class ObjectCodeFormatType(StrEnum):
-    PTX = "ptx"
-    CUBIN = "cubin"
-    LTOIR = "ltoir"
-    FATBIN = "fatbin"
-    OBJECT = "object"
-    LIBRARY = "library"
 
 _Module = bytes | bytearray | memoryview | str | os.PathLike[str]
 

@@ -27,21 +27,9 @@ from cuda_core._resource cimport Resource
 from cuda.bindings import driver as _driver_py
 
 from cuda_core import _ptx
-from cuda_core._enum import StrEnum as _StrEnum
 from cuda_core._errors import CUDAError
 
 __all__ = ["ObjectCode"]
-
-
-class ObjectCodeFormatType(_StrEnum):
-    """The format of an :class:`cuda_core.ObjectCode` (``ObjectCode.code_type``)."""
-
-    PTX = "ptx"
-    CUBIN = "cubin"
-    LTOIR = "ltoir"
-    FATBIN = "fatbin"
-    OBJECT = "object"
-    LIBRARY = "library"
 
 
 _CODE_TYPES = ("cubin", "ptx", "ltoir", "fatbin", "object", "library")

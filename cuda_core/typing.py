@@ -10,7 +10,7 @@ options class), and implementation modules import it from there, never from here
 from cuda_core._checkpoint import ProcessStateType
 from cuda_core._green import DeviceResourcesType
 from cuda_core._green_options import WorkqueueSharingScopeType
-from cuda_core._linker import CompilerBackendType
+from cuda_core._linker import CompilerBackendType, ObjectCodeFormatType
 from cuda_core._memory._mr_options import (
     ManagedMemoryLocationType,
     VirtualMemoryAccessType,
@@ -19,7 +19,6 @@ from cuda_core._memory._mr_options import (
     VirtualMemoryHandleType,
     VirtualMemoryLocationType,
 )
-from cuda_core._object_code import ObjectCodeFormatType
 from cuda_core._options import DevicePointerType, IsStreamType
 from cuda_core._program_options import PCHStatusType, SourceCodeType
 from cuda_core.graph._graph_options import GraphConditionalType, GraphMemoryType

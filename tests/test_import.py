@@ -170,13 +170,13 @@ def test_normal_import_loads_the_compiled_package():
 
 def test_typing_only_re_exports_what_its_modules_define():
     import cuda_core.typing as t
-    from cuda_core import _linker, _object_code, _options, _program_options
+    from cuda_core import _linker, _options, _program_options
     from cuda_core.graph import _graph_options
 
     assert t.SourceCodeType is _program_options.SourceCodeType
     assert t.PCHStatusType is _program_options.PCHStatusType
     assert t.CompilerBackendType is _linker.CompilerBackendType
-    assert t.ObjectCodeFormatType is _object_code.ObjectCodeFormatType
+    assert t.ObjectCodeFormatType is _linker.ObjectCodeFormatType
     assert t.GraphMemoryType is _graph_options.GraphMemoryType
     assert t.IsStreamType is _options.IsStreamType
     source = open(t.__file__, encoding="utf-8").read()
