@@ -50,7 +50,7 @@ from cuda_core._strided_layout cimport (
 from cuda_core._view_dlpack cimport (delete_tensor, exchange_api, export_tensor, protocol,
                                      raise_current)
 from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
-from cuda_core._view_dtypes cimport dl_dtype, table_itemsize, typestr_dtype
+from cuda_core._view_dtypes cimport table_dl_code, dl_dtype, table_itemsize, typestr_dtype
 
 __all__ = ["StridedMemoryView"]
 
@@ -743,12 +743,15 @@ cdef int _read_versioned(StridedMemoryView v, DLManagedTensorVersioned* vt,
 
 cdef tuple _dl_code(object dtype, str who):
     """The DLPack ``(code, bits)`` of a view's dtype (one lane, native byte order)."""
+    cdef int code, bits
+    if table_dl_code(dtype, &code, &bits):
+        return (code, bits)
     if dtype is None:
         raise BufferError(f"{who}: the view was made with an itemsize only and has no dtype "
                           f"to export; make it with a dtype")
-    if dtype.name == "bfloat16":
-        return (4, 16)
     kind = dtype.kind
+    if kind not in "biufc" and dtype.name == "bfloat16":  # ml_dtypes'; .name is slow
+        return (4, 16)
     bits = 8 * dtype.itemsize
     if not dtype.isnative or dtype.fields is not None or dtype.subdtype is not None:
         kind = ""

@@ -4,3 +4,4 @@
 cdef object dl_dtype(int code, int bits, int lanes)
 cdef object typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsize)
 cdef Py_ssize_t table_itemsize(object descr) noexcept
+cdef int table_dl_code(object descr, int* code, int* bits) noexcept
