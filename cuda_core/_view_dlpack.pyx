@@ -238,8 +238,9 @@ cdef extern from *:
 cdef int protocol(object obj) except -1:
     """Which protocol from_any_interface takes: 1 for DLPack (``obj`` has ``__dlpack__``), 2 for
     the CUDA Array Interface, 0 for neither. The type is asked first: ``hasattr`` on an instance
-    runs a class's ``__getattr__`` when it fails (Numba's device arrays: about 1.7 us) and
-    evaluates an interface property (which the view then reads once more)."""
+    runs a class's ``__getattr__`` when it fails (slow for Numba's device arrays: see
+    benchmarks/README.md) and evaluates an interface property (which the view then reads once
+    more)."""
     if type(obj) is _ndarray or _type_attr(obj, _DLPACK) is not None:
         return 1
     if _type_attr(obj, _CAI) is not None:
