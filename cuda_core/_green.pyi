@@ -6,9 +6,11 @@ from cuda_core._green_options import (
     WorkqueueSharingScopeType,
 )
 
-class SMResource:
+class _DeviceResource:
     @property
     def handle(self) -> int: ...
+
+class SMResource(_DeviceResource):
     @property
     def sm_count(self) -> int: ...
     @property
@@ -20,9 +22,7 @@ class SMResource:
     def split(self, options: SMResourceOptions | dict, *,
               dry_run: bool = False) -> tuple[list[SMResource], SMResource]: ...
 
-class WorkqueueResource:
-    @property
-    def handle(self) -> int: ...
+class WorkqueueResource(_DeviceResource):
     @property
     def device(self) -> Device: ...
     @property
