@@ -6,11 +6,9 @@ from cuda_core._green_options import (
     WorkqueueSharingScopeType,
 )
 
-class _DeviceResource:
+class SMResource:
     @property
     def handle(self) -> int: ...
-
-class SMResource(_DeviceResource):
     @property
     def sm_count(self) -> int: ...
     @property
@@ -22,7 +20,9 @@ class SMResource(_DeviceResource):
     def split(self, options: SMResourceOptions | dict, *,
               dry_run: bool = False) -> tuple[list[SMResource], SMResource]: ...
 
-class WorkqueueResource(_DeviceResource):
+class WorkqueueResource:
+    @property
+    def handle(self) -> int: ...
     @property
     def device(self) -> Device: ...
     @property
