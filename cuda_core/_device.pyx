@@ -155,11 +155,9 @@ class Device:
             dev = object.__new__(Device)
             dev._id = idx
             dev._has_inited = False
-            dev._properties = None
-            dev._uuid = None
-            dev._name = None
-            dev._default_stream = None
-            dev._memory_resource = None
+            # Each made or read on first use.
+            dev._properties = dev._uuid = dev._name = None
+            dev._default_stream = dev._memory_resource = None
             devices[idx] = dev
         return dev
 
