@@ -10,10 +10,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from cuda_core._checks import ArgumentTypeError, check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
+from cuda_core._options import check_or_create_options
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["AddressModeType", "ArrayFormatType", "FilterModeType", "MipmappedArrayOptions",
            "OpaqueArrayOptions", "ReadModeType", "TextureObjectOptions"]
@@ -300,3 +304,15 @@ def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
                  mode if isinstance(mode, tuple) else (mode, mode, mode))
     return given + (AddressModeType.CLAMP,) * (3 - len(given))
 
+
+_Options = TypeVar("_Options", bound="DataclassInstance")
+
+
+def checked_options(cls: type[_Options], options: Any, what: str) -> _Options:
+    """``options`` (an instance of ``cls``, a dict of its fields or None) as a checked ``cls``
+    that the caller alone holds: a caller's instance is checked again as a copy (a dataclass's
+    fields can be changed after it was made, and the driver's structs are filled from them); a
+    dict or None is made into a new instance, checked once by its ``__post_init__``."""
+    if isinstance(options, cls):
+        return dataclasses.replace(options)
+    return check_or_create_options(cls, options, what)
