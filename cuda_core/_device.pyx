@@ -509,7 +509,7 @@ class Device:
         -------
         ~cuda_core.texture.OpaqueArray
         """
-        from cuda_core.texture._texture import create_opaque_array
+        from cuda_core.texture._array import create_opaque_array
         return create_opaque_array(self._require_context(), options)
 
     def create_mipmapped_array(self, options):
@@ -525,7 +525,7 @@ class Device:
         -------
         ~cuda_core.texture.MipmappedArray
         """
-        from cuda_core.texture._texture import create_mipmapped_array
+        from cuda_core.texture._array import create_mipmapped_array
         return create_mipmapped_array(self._require_context(), options)
 
     def create_texture_object(self, *, resource, options=None):
