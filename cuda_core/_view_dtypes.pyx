@@ -1,5 +1,6 @@
 """The element types of views: the NumPy dtype of a DLPack type code (``dl_dtype``) or of an
-array-interface type string (``typestr_dtype``).
+array-interface type string (``typestr_dtype``), and the DLPack type of a dtype (``dl_code``,
+for the export).
 
 The common dtypes come from a table filled once, at import, and never written again, so that
 free-threaded interpreters read it without a lock; type strings are parsed in C.
@@ -106,6 +107,31 @@ cdef object dl_dtype(int code, int bits, int lanes):
     raise TypeError(f"StridedMemoryView: unsupported DLPack element type (code={code}, "
                     f"bits={bits}, lanes={lanes}); supported: bool, int8-64, uint8-64, "
                     f"float16/32/64, bfloat16, complex64/128")
+
+
+cdef tuple dl_code(object dtype, str who):
+    """The DLPack ``(code, bits)`` of a view's dtype (one lane, native byte order): what
+    ``dl_dtype`` reads back."""
+    if dtype is None:
+        raise BufferError(f"{who}: the view was made with an itemsize only and has no dtype "
+                          f"to export; make it with a dtype")
+    if dtype.name == "bfloat16":
+        return (_kDLBfloat, 16)
+    kind = dtype.kind
+    bits = 8 * dtype.itemsize
+    if not dtype.isnative or dtype.fields is not None or dtype.subdtype is not None:
+        kind = ""
+    if kind == "b" and bits == 8:
+        return (_kDLBool, 8)
+    if (kind == "i" or kind == "u") and bits in (8, 16, 32, 64):
+        return (0 if kind == "i" else 1, bits)
+    if kind == "f" and bits in (16, 32, 64):
+        return (2, bits)
+    if kind == "c" and bits in (64, 128):
+        return (_kDLComplex, bits)
+    raise BufferError(f"{who}: dtype {dtype} has no DLPack element type (bool, int8-64, "
+                      f"uint8-64, float16/32/64, bfloat16, complex64/128 in native byte order "
+                      f"have)")
 
 
 cdef object typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsize):
