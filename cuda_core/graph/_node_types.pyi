@@ -6,7 +6,8 @@ from cuda_core._kernel import Kernel
 from cuda_core._launch_config import LaunchConfig
 from cuda_core._memory._buffer import Buffer
 from cuda_core.graph._condition import GraphCondition
-from cuda_core.graph._definition import GraphDefinition, GraphNode
+from cuda_core.graph._definition import GraphDefinition
+from cuda_core.graph._node_base import GraphNode
 from cuda_core.typing import GraphConditionalType, GraphMemoryType
 
 class EmptyNode(GraphNode): ...
