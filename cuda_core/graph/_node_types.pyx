@@ -40,6 +40,15 @@ __all__ = ["EmptyNode", "KernelNode", "AllocNode", "FreeNode", "MemsetNode", "Me
            "ConditionalNode", "IfNode", "IfElseNode", "WhileNode", "SwitchNode"]
 
 
+cdef int _set_params(GraphNode node, CUgraphNodeParams* params, list uses) except -1:
+    """A definition-level update: ``node`` takes ``params`` (checked), which use ``uses``: its
+    graph holds them first (see _definition._add), and they become the node's."""
+    own_uses(node._graph._store, node._record.graph, uses)
+    HANDLE_RETURN(cydriver.cuGraphNodeSetParams(node._handle, params))
+    node._record.uses = uses
+    return 0
+
+
 cdef class EmptyNode(GraphNode):
     """A node that does nothing: a point other nodes depend on (``empty()``, ``join()``)."""
 
@@ -123,11 +132,9 @@ cdef class KernelNode(GraphNode):
         try:
             uses = kernel_params(&params, &holder, config, kernel, tuple(args), what)
             params.kernel.ctx = old.ctx if old.ctx != NULL else current_ctx(what)
-            own_uses(self._graph._store, self._record.graph, uses)
-            HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
+            _set_params(self, &params, uses)
         finally:
             holder_release(&holder)
-        self._record.uses = uses
 
 
 cdef tuple _grid(CUDA_KERNEL_NODE_PARAMS p):
@@ -266,9 +273,7 @@ cdef class MemsetNode(GraphNode):
                              old.height if height is None else height,
                              old.pitch if pitch is None else pitch, dst_owner, what)
         params.memset.ctx = current_ctx(what)
-        own_uses(self._graph._store, self._record.graph, uses)
-        HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
-        self._record.uses = uses
+        _set_params(self, &params, uses)
 
 
 @cython.final
@@ -329,9 +334,7 @@ cdef class MemcpyNode(GraphNode):
         uses = memcpy_params(&params, dst, src, old.WidthInBytes if size is None else size,
                              dst_owner, src_owner, what)
         params.memcpy.copyCtx = current_ctx(what)
-        own_uses(self._graph._store, self._record.graph, uses)
-        HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
-        self._record.uses = uses
+        _set_params(self, &params, uses)
 
 
 cdef tuple _kept_operand(object held, size_t address):
