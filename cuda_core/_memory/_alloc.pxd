@@ -4,8 +4,6 @@ from cuda_core._stream cimport Stream
 
 
 cdef bint device_supports(object dev, str name) except -1
-cdef Stream require_stream(object stream, str what)
-cdef Stream optional_stream(object stream, str what)
 cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1
 cdef CUcontext stream_context(Stream s) noexcept
 cdef CUcontext current_or_primary(int device_id) except? NULL

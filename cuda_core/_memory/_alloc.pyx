@@ -1,6 +1,7 @@
-"""What every memory module shares around an allocation, a free, a copy or a fill: the
-``stream=`` argument, the context to make current for work on a stream, the waits before a
-synchronous free, the allocation error, and the device capabilities a resource needs."""
+"""What every memory module shares around an allocation, a free, a copy or a fill: the context
+to make current for work on a stream, the waits before a synchronous free, the allocation
+error, and the device capabilities a resource needs. (The ``stream=`` argument is
+``_stream.require_stream`` / ``optional_stream``.)"""
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
@@ -9,7 +10,7 @@ from cuda_core._context cimport (ContextGuard, any_body_capture, enter_context, 
                                  primary_context, refuse_during_body_capture)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport Stream
 
 from cuda_core._errors import CUDAError
 
@@ -23,20 +24,6 @@ cdef bint device_supports(object dev, str name) except -1:
         return bool(getattr(dev.properties, name))
     except CUDAError:
         return False
-
-
-cdef Stream require_stream(object stream, str what):
-    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
-    if stream is None:
-        raise TypeError(f"{what}: stream is required (a Stream or an object with "
-                        f"__cuda_stream__); pass Device.default_stream for the default stream")
-    return as_stream(stream, what)
-
-
-cdef Stream optional_stream(object stream, str what):
-    if stream is None:
-        return None
-    return as_stream(stream, what)
 
 
 cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1:

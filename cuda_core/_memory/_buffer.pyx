@@ -34,9 +34,8 @@ from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._context cimport context_gone, current_context_gone
 from cuda_core._resource cimport Resource, warn_release_failed
-from cuda_core._stream cimport Stream, as_stream
-from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
-                                       sync_context)
+from cuda_core._stream cimport Stream, as_stream, optional_stream, require_stream
+from cuda_core._memory._alloc cimport stream_context, sync_context
 from cuda_core._memory._copy cimport check_copy_options, copy_with_options, fill_bytes
 from cuda_core._memory._dlpack cimport dlpack_device, export_args, export_target, make_capsule
 

@@ -27,7 +27,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemPoolPtrExportD
 from cuda_core._context cimport (ContextGuard, context_from_handle, enter_context, exit_context,
                                  primary_context)
 from cuda_core._errors cimport make_driver_error
-from cuda_core._memory._alloc cimport current_or_primary, require_stream, stream_context
+from cuda_core._memory._alloc cimport current_or_primary, stream_context
 from cuda_core._memory._buffer cimport (Buffer, MemoryResource, init_buffer, new_buffer,
                                         register_ipc)
 from cuda_core._memory._ipc_base cimport (KIND_POOL, IPCAllocationHandle, IPCBufferDescriptor,
@@ -36,7 +36,7 @@ from cuda_core._memory._ipc_base cimport (KIND_POOL, IPCAllocationHandle, IPCBuf
 from cuda_core._memory._ipc_table cimport (ImportedPool, pointer_import, pointer_release,
                                            pool_detach, pool_forget, pool_handle, pool_import)
 from cuda_core._memory._mempool cimport _MemPool
-from cuda_core._stream cimport Stream, default_stream_for
+from cuda_core._stream cimport Stream, default_stream_for, require_stream
 
 from cuda_core import _mp
 from cuda_core._device import Device

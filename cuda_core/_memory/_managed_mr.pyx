@@ -22,12 +22,11 @@ from cuda_core._checks cimport check_bool, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport (current_or_primary, free_after, require_stream,
-                                       stream_context)
+from cuda_core._memory._alloc cimport current_or_primary, free_after, stream_context
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._location cimport as_location, location_object
 from cuda_core._memory._mempool cimport _MemPool, create_pool, raise_release_threshold
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, require_stream
 
 from cuda_core._device import Device
 from cuda_core._errors import CUDAError, CUDAWarning

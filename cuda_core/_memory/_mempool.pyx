@@ -26,8 +26,7 @@ from cuda_core._checks cimport check_bool, check_int, check_size
 from cuda_core._context cimport (ContextGuard, body_capture_in, context_gone, enter_context,
                                  exit_context, primary_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call
-from cuda_core._memory._alloc cimport (current_or_primary, raise_alloc_error, require_stream,
-                                       stream_context)
+from cuda_core._memory._alloc cimport current_or_primary, raise_alloc_error, stream_context
 from cuda_core._memory._buffer cimport MemoryResource, deallocate_checked, new_buffer
 from cuda_core._memory._ipc_base cimport (IPCAllocationHandle, new_handle, registry_drop,
                                           registry_get, registry_put)
@@ -36,7 +35,7 @@ from cuda_core._memory._ipc_table cimport (pointer_release, pool_detach, pool_fo
 from cuda_core._memory._peer_access cimport (PEER_REPLACE, apply_peer_access, peer_changes,
                                              peer_edit, peer_items, peer_ordinals)
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream, is_capturing
+from cuda_core._stream cimport Stream, is_capturing, require_stream
 
 from cuda.bindings import driver as _driver_py
 

@@ -29,13 +29,13 @@ from cuda.bindings.cydriver cimport (CUdeviceptr, CUmemAllocationProp, CUmemFabr
 
 from cuda_core._context cimport ContextGuard, enter_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._memory._alloc cimport raise_alloc_error, require_stream
+from cuda_core._memory._alloc cimport raise_alloc_error
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._ipc cimport register_vmm
 from cuda_core._memory._ipc_base cimport (KIND_VMM_FABRIC, KIND_VMM_FD, IPCBufferDescriptor,
                                           _FdSet, new_fd_set, new_vmm_descriptor)
 from cuda_core._memory._vmm_mr cimport VirtualMemoryResource, _Allocation, _new_allocation
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, require_stream
 
 import dataclasses
 import sys
