@@ -28,8 +28,8 @@ from cuda_core._context cimport (ContextGuard, context_from_handle, enter_contex
                                  primary_context)
 from cuda_core._errors cimport make_driver_error
 from cuda_core._memory._alloc cimport current_or_primary, stream_context
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, init_buffer, new_buffer,
-                                        register_ipc)
+from cuda_core._memory._buffer cimport Buffer, init_buffer, new_buffer, register_ipc
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._memory._ipc_base cimport (KIND_POOL, IPCAllocationHandle, IPCBufferDescriptor,
                                           check_fd, new_handle, new_pool_descriptor,
                                           registry_get)

@@ -16,7 +16,7 @@ from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
 
 from cuda_core._device import Device
-from cuda_core._memory._live_set import _LiveSet
+from cuda_core._live_set import _LiveSet
 
 __all__ = []
 
