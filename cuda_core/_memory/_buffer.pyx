@@ -61,8 +61,11 @@ cdef ipc_reduce_fn _ipc_reduce = NULL
 
 cdef int register_ipc(ipc_export_fn export, ipc_import_fn import_,
                       ipc_reduce_fn reduce) except -1:
-    """Install the IPC members' implementations (none NULL); a second registration is refused."""
+    """Install the IPC members' implementations, once: a second registration, or a missing
+    implementation, is refused (RuntimeError); a member used before it raises one too."""
     global _ipc_export, _ipc_import, _ipc_reduce
+    if export == NULL or import_ == NULL or reduce == NULL:
+        raise RuntimeError("register_ipc(): export, import_ and reduce are all required")
     if _ipc_export != NULL:
         raise RuntimeError("register_ipc(): Buffer's IPC hooks are already registered")
     _ipc_import = import_

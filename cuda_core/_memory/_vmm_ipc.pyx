@@ -51,7 +51,8 @@ _KIND_NAMES = {KIND_VMM_FD: "posix_fd", KIND_VMM_FABRIC: "fabric"}
 # -- export ------------------------------------------------------------------------------------
 
 cdef object _export(Buffer buf):
-    """``buf.ipc_descriptor`` for a buffer of a VirtualMemoryResource (``buf`` is open)."""
+    """``buf.ipc_descriptor`` for a non-empty buffer of a VirtualMemoryResource (``buf`` is
+    open; ``_ipc`` refused an empty one)."""
     cdef VirtualMemoryResource mr
     cdef ContextGuard guard
     what = "Buffer.ipc_descriptor"
@@ -63,8 +64,6 @@ cdef object _export(Buffer buf):
         raise RuntimeError(f"{what}: the buffer's memory resource is not IPC-enabled (a "
                            f"VirtualMemoryResource with handle_type=None); create it with "
                            f"VirtualMemoryResourceOptions(handle_type='posix_fd')")
-    if buf._size == 0:
-        raise ValueError(f"{what}: the buffer is empty (0 bytes): there is nothing to share")
     rec = mr._allocations.get(buf._ptr)
     if rec is None:
         raise ValueError(f"{what}: 0x{buf._ptr:x} is not an allocation of the buffer's "
