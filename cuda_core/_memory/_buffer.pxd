@@ -32,6 +32,7 @@ cdef class Buffer(Resource):
 
     cdef int _free(self) except -1
     cdef MemoryResource _public_mr(self)
+    cdef MemoryResource _open_mr(self)
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
     cdef int _attr_bits(self) except -1

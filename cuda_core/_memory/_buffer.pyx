@@ -231,6 +231,16 @@ cdef class Buffer(Resource):
         self._check_open()
         return self._owner
 
+    cdef MemoryResource _open_mr(self):
+        """The memory resource, read once (a close() on another thread clears it, and its
+        properties may run Python code): None for a buffer without one; RuntimeError once the
+        buffer is closed."""
+        self._check_open()
+        mr = self._mr
+        if mr is None:
+            self._check_open()  # None because the buffer was closed (and freed) meanwhile
+        return mr
+
     cdef int _query_attributes(self) except -1:
         """Classify a pointer without a memory resource, from the driver's pointer attributes
         (once). Plain host memory unknown to the driver reads as host-only."""
@@ -282,18 +292,18 @@ cdef class Buffer(Resource):
 
         From the memory resource, or the driver's pointer attributes for a buffer without one.
         """
-        self._check_open()
-        if self._mr is not None:
-            return self._mr.device_id
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            return mr.device_id
         self._attr_bits()
         return load_int(&self._attr_device)
 
     cdef object _memory_kind(self, str name, int flag):
         """The memory resource's property ``name``, or, for a buffer without one, whether the
         driver's pointer attributes have ``flag`` (an ``_ATTR_*``)."""
-        self._check_open()
-        if self._mr is not None:
-            return getattr(self._mr, name)
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            return getattr(mr, name)
         return bool(self._attr_bits() & flag)
 
     @property
@@ -315,11 +325,11 @@ cdef class Buffer(Resource):
     def is_mapped(self):
         """True if the memory was mapped from another process through IPC (imported, or
         unpickled), or the memory resource says so (its ``is_mapped``)."""
-        self._check_open()
+        cdef MemoryResource mr = self._open_mr()
         if self._mapped:
             return True
-        if self._mr is not None:
-            return bool(getattr(self._mr, "is_mapped", False))
+        if mr is not None:
+            return bool(getattr(mr, "is_mapped", False))
         return False
 
     def __eq__(self, other):
@@ -689,11 +699,12 @@ cdef class Buffer(Resource):
     cdef tuple _dl_device(self):
         cdef bint dev_acc, host_acc, managed
         cdef int dev_id, flags
-        if self._mr is not None:
-            dev_acc = self._mr.is_device_accessible
-            host_acc = self._mr.is_host_accessible
-            managed = self._mr.is_managed
-            dev_id = self._mr.device_id
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            dev_acc = mr.is_device_accessible
+            host_acc = mr.is_host_accessible
+            managed = mr.is_managed
+            dev_id = mr.device_id
         else:
             flags = self._attr_bits()
             dev_acc = flags & _ATTR_DEVICE
