@@ -21,7 +21,7 @@ cdef class Buffer(Resource):
     # Both, and _dealloc_stream's swaps, under critical_section(self) (free-threaded CPython).
     cdef int _exports
     cdef bint _deferred
-    # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
+    # Pointer attributes of a buffer without a resource, queried once: see _alloc.ATTR_*.
     cdef int _attr_flags
     cdef int _attr_device
     # IPC, last, so that the fields above (the launch path's first) keep their places: the

@@ -23,33 +23,22 @@ module shares in ``_alloc``.
 """
 
 cimport cython
-from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUdeviceptr
 from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdint cimport int32_t
 
 from cuda_core._atomic cimport load_int, store_int
 from cuda_core._checks cimport check_address, check_size
-from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._context cimport context_gone, current_context_gone
 from cuda_core._resource cimport Resource, warn_release_failed
 from cuda_core._stream cimport Stream, as_stream, optional_stream, require_stream
 from cuda_core._memory._memory_resource cimport MemoryResource
-from cuda_core._memory._alloc cimport stream_context, sync_context
+from cuda_core._memory._alloc cimport (ATTR_DEVICE, ATTR_HOST, ATTR_MANAGED, pointer_kind,
+                                       stream_context, sync_context)
 from cuda_core._memory._copy cimport check_copy_options, copy_with_options, fill_bytes
 from cuda_core._memory._dlpack cimport dlpack_device, export_args, export_target, make_capsule
 
 __all__ = ["Buffer"]
-
-
-# Bits of Buffer._attr_flags (pointer attributes of a buffer without a memory resource).
-cdef enum:
-    _ATTR_QUERIED = 1
-    _ATTR_DEVICE = 2      # device-accessible
-    _ATTR_HOST = 4        # host-accessible
-    _ATTR_MANAGED = 8
-    _ATTR_PINNED = 16     # page-locked host memory known to the driver
 
 
 # Buffer's IPC members (see _buffer.pxd): set once, while _memory._ipc is imported (which
@@ -243,46 +232,21 @@ cdef class Buffer(Resource):
 
     cdef int _query_attributes(self) except -1:
         """Classify a pointer without a memory resource, from the driver's pointer attributes
-        (once). Plain host memory unknown to the driver reads as host-only."""
-        cdef unsigned long long values[3]
-        cdef cydriver.CUpointer_attribute attrs[3]
-        cdef void* data[3]
-        cdef int flags = _ATTR_QUERIED
-        cdef unsigned int mem_type
-        cdef int32_t dev_id
+        (once: _alloc.pointer_kind)."""
+        cdef int32_t dev_id = -1
+        cdef int flags
         # Published as the _attr_device store, then the _attr_flags one (release): a reader
         # that sees the flags (acquire, _attr_bits) sees the device too. Threads that query at
         # once store the same values.
         if load_int(&self._attr_flags):
             return 0
-        ensure_driver()
-        attrs[0] = cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        attrs[1] = cydriver.CU_POINTER_ATTRIBUTE_IS_MANAGED
-        attrs[2] = cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        # Zeroed 8-byte slots: the driver writes a bool, an unsigned int or an int into each.
-        for i in range(3):
-            values[i] = 0
-            data[i] = &values[i]
-        HANDLE_RETURN(cydriver.cuPointerGetAttributes(3, attrs, data, self._ptr))
-        mem_type = <unsigned int>values[0]
-        if <unsigned int>values[1]:
-            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_MANAGED
-            dev_id = <int32_t>values[2]
-        elif mem_type == cydriver.CU_MEMORYTYPE_DEVICE:
-            flags |= _ATTR_DEVICE
-            dev_id = <int32_t>values[2]
-        elif mem_type == cydriver.CU_MEMORYTYPE_HOST:
-            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_PINNED
-            dev_id = -1
-        else:
-            flags |= _ATTR_HOST
-            dev_id = -1
+        flags = pointer_kind(self._ptr, &dev_id)
         store_int(&self._attr_device, dev_id)
         store_int(&self._attr_flags, flags)
         return 0
 
     cdef int _attr_bits(self) except -1:
-        """The _ATTR_* flags of a buffer without a memory resource, queried first if needed."""
+        """The ATTR_* flags of a buffer without a memory resource, queried first if needed."""
         self._query_attributes()
         return load_int(&self._attr_flags)
 
@@ -300,7 +264,7 @@ cdef class Buffer(Resource):
 
     cdef object _memory_kind(self, str name, int flag):
         """The memory resource's property ``name``, or, for a buffer without one, whether the
-        driver's pointer attributes have ``flag`` (an ``_ATTR_*``)."""
+        driver's pointer attributes have ``flag`` (an ``ATTR_*``)."""
         cdef MemoryResource mr = self._open_mr()
         if mr is not None:
             return getattr(mr, name)
@@ -309,17 +273,17 @@ cdef class Buffer(Resource):
     @property
     def is_device_accessible(self):
         """True if the GPU can access the memory."""
-        return self._memory_kind("is_device_accessible", _ATTR_DEVICE)
+        return self._memory_kind("is_device_accessible", ATTR_DEVICE)
 
     @property
     def is_host_accessible(self):
         """True if the CPU can access the memory."""
-        return self._memory_kind("is_host_accessible", _ATTR_HOST)
+        return self._memory_kind("is_host_accessible", ATTR_HOST)
 
     @property
     def is_managed(self):
         """True for managed (unified) memory."""
-        return bool(self._memory_kind("is_managed", _ATTR_MANAGED))
+        return bool(self._memory_kind("is_managed", ATTR_MANAGED))
 
     @property
     def is_mapped(self):
@@ -707,9 +671,9 @@ cdef class Buffer(Resource):
             dev_id = mr.device_id
         else:
             flags = self._attr_bits()
-            dev_acc = flags & _ATTR_DEVICE
-            host_acc = flags & _ATTR_HOST
-            managed = flags & _ATTR_MANAGED
+            dev_acc = flags & ATTR_DEVICE
+            host_acc = flags & ATTR_HOST
+            managed = flags & ATTR_MANAGED
             dev_id = load_int(&self._attr_device)
         return dlpack_device(dev_acc, host_acc, managed, dev_id)
 
