@@ -62,6 +62,49 @@ cdef int _check(CUresult err, str call) except -1:
     raise CheckpointNotSupportedError(f"{e.args[0]} ({why})", e.code, e.name, e.explanation)
 
 
+# The driver calls, one code each, made through _call.
+cdef enum _Call:
+    _GET_STATE
+    _GET_RESTORE_THREAD_ID
+    _LOCK
+    _CHECKPOINT
+    _RESTORE
+    _UNLOCK
+
+_CALL_NAMES = ("cuCheckpointProcessGetState", "cuCheckpointProcessGetRestoreThreadId",
+               "cuCheckpointProcessLock", "cuCheckpointProcessCheckpoint",
+               "cuCheckpointProcessRestore", "cuCheckpointProcessUnlock")
+
+
+cdef int _call(_Call call, int pid, void* arg) except -1:
+    """Make one ``cuCheckpointProcess*`` call about ``pid``, with the GIL released: the driver
+    initialized first, and a driver without the entry point (cuda-bindings raises
+    RuntimeError) or without checkpoint support here a CheckpointNotSupportedError (_check).
+    ``arg`` is the call's one pointer: the state or thread id it writes, or its arguments
+    (NULL: none)."""
+    cdef CUresult err
+    ensure_driver()
+    try:
+        with nogil:
+            if call == _GET_STATE:
+                err = cydriver.cuCheckpointProcessGetState(pid, <CUprocessState*>arg)
+            elif call == _GET_RESTORE_THREAD_ID:
+                err = cydriver.cuCheckpointProcessGetRestoreThreadId(pid, <int*>arg)
+            elif call == _LOCK:
+                err = cydriver.cuCheckpointProcessLock(pid, <CUcheckpointLockArgs*>arg)
+            elif call == _CHECKPOINT:
+                err = cydriver.cuCheckpointProcessCheckpoint(
+                    pid, <cydriver.CUcheckpointCheckpointArgs*>arg)
+            elif call == _RESTORE:
+                err = cydriver.cuCheckpointProcessRestore(pid, <CUcheckpointRestoreArgs*>arg)
+            else:
+                err = cydriver.cuCheckpointProcessUnlock(
+                    pid, <cydriver.CUcheckpointUnlockArgs*>arg)
+    except RuntimeError as exc:
+        raise _no_entry_point(_CALL_NAMES[call], exc) from None
+    return _check(err, _CALL_NAMES[call])
+
+
 def _uuid_bytes(value, str what):
     """``value`` (a GPU UUID: a string of 32 hex digits, hyphens anywhere and an optional
     ``GPU-`` prefix, or a ``cuda.bindings.driver.CUuuid``) as its 16 bytes."""
@@ -148,14 +191,7 @@ cdef class Process:
         .. note:: ``cuCheckpointProcessGetState``.
         """
         cdef CUprocessState state
-        cdef CUresult err
-        ensure_driver()
-        try:
-            with nogil:
-                err = cydriver.cuCheckpointProcessGetState(self._pid, &state)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessGetState", exc) from None
-        _check(err, "cuCheckpointProcessGetState")
+        _call(_GET_STATE, self._pid, &state)
         name = _STATE_NAMES.get(<int>state)
         if name is None:
             raise RuntimeError(f"cuCheckpointProcessGetState: unknown process state {<int>state}")
@@ -169,14 +205,7 @@ cdef class Process:
         .. note:: ``cuCheckpointProcessGetRestoreThreadId``.
         """
         cdef int tid = 0
-        cdef CUresult err
-        ensure_driver()
-        try:
-            with nogil:
-                err = cydriver.cuCheckpointProcessGetRestoreThreadId(self._pid, &tid)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessGetRestoreThreadId", exc) from None
-        _check(err, "cuCheckpointProcessGetRestoreThreadId")
+        _call(_GET_RESTORE_THREAD_ID, self._pid, &tid)
         return tid
 
     def lock(self, timeout_ms=0):
@@ -200,17 +229,10 @@ cdef class Process:
             passed.
         """
         cdef CUcheckpointLockArgs args
-        cdef CUresult err
         timeout = check_int(timeout_ms, "Process.lock(): timeout_ms", 0, _TIMEOUT_MAX)
         memset(&args, 0, sizeof(args))
         args.timeoutMs = <unsigned int>timeout
-        ensure_driver()
-        try:
-            with nogil:
-                err = cydriver.cuCheckpointProcessLock(self._pid, &args)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessLock", exc) from None
-        _check(err, "cuCheckpointProcessLock")
+        _call(_LOCK, self._pid, &args)
 
     def checkpoint(self):
         """Save the locked process's GPU memory to host memory and release its GPU
@@ -224,15 +246,7 @@ cdef class Process:
             The driver refused (``"cuCheckpointProcessCheckpoint: ..."``), for instance because
             the process is not locked.
         """
-        cdef CUresult err
-        ensure_driver()
-        try:
-            with nogil:
-                # The arguments hold only reserved fields: none are passed.
-                err = cydriver.cuCheckpointProcessCheckpoint(self._pid, NULL)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessCheckpoint", exc) from None
-        _check(err, "cuCheckpointProcessCheckpoint")
+        _call(_CHECKPOINT, self._pid, NULL)  # its arguments hold only reserved fields
 
     def restore(self, gpu_mapping=None):
         """Put the checkpointed process's GPU memory back; the process is then ``"locked"``
@@ -260,7 +274,6 @@ cdef class Process:
             The driver refused (``"cuCheckpointProcessRestore: ..."``).
         """
         cdef CUcheckpointRestoreArgs args
-        cdef CUresult err
         cdef Py_ssize_t i, n
         pairs = _gpu_pairs(gpu_mapping)
         n = len(pairs)
@@ -272,13 +285,8 @@ cdef class Process:
         memset(&args, 0, sizeof(args))
         ensure_driver()  # before the build's own refusal: without a driver, that is the error
         set_restore_pairs(&args, c_pairs.data(), <unsigned int>n)
-        try:
-            with nogil:
-                # Without pairs, no arguments: the driver's default, the same GPUs.
-                err = cydriver.cuCheckpointProcessRestore(self._pid, &args if n else NULL)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessRestore", exc) from None
-        _check(err, "cuCheckpointProcessRestore")
+        # Without pairs, no arguments: the driver's default, the same GPUs.
+        _call(_RESTORE, self._pid, &args if n else NULL)
 
     def unlock(self):
         """Unlock the locked process: its CUDA calls go on; the process is then ``"running"``.
@@ -291,11 +299,4 @@ cdef class Process:
             The driver refused (``"cuCheckpointProcessUnlock: ..."``), for instance because the
             process is checkpointed, not locked.
         """
-        cdef CUresult err
-        ensure_driver()
-        try:
-            with nogil:
-                err = cydriver.cuCheckpointProcessUnlock(self._pid, NULL)
-        except RuntimeError as exc:
-            raise _no_entry_point("cuCheckpointProcessUnlock", exc) from None
-        _check(err, "cuCheckpointProcessUnlock")
+        _call(_UNLOCK, self._pid, NULL)

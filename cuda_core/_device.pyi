@@ -12,8 +12,9 @@ from cuda_core.graph._builder import GraphBuilder
 from cuda_core.system import _device as _system_device
 from cuda_core.texture._options import (MipmappedArrayOptions, OpaqueArrayOptions,
                                         TextureObjectOptions)
-from cuda_core.texture._texture import (MipmappedArray, OpaqueArray, ResourceDescriptor,
-                                        SurfaceObject, TextureObject)
+from cuda_core.texture._array import MipmappedArray, OpaqueArray
+from cuda_core.texture._resource_descriptor import ResourceDescriptor
+from cuda_core.texture._texture import SurfaceObject, TextureObject
 from cuda_core.typing import IsStreamType
 
 class ComputeCapability(NamedTuple):

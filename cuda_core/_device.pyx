@@ -155,11 +155,9 @@ class Device:
             dev = object.__new__(Device)
             dev._id = idx
             dev._has_inited = False
-            dev._properties = None
-            dev._uuid = None
-            dev._name = None
-            dev._default_stream = None
-            dev._memory_resource = None
+            # Each made or read on first use.
+            dev._properties = dev._uuid = dev._name = None
+            dev._default_stream = dev._memory_resource = None
             devices[idx] = dev
         return dev
 
@@ -511,7 +509,7 @@ class Device:
         -------
         ~cuda_core.texture.OpaqueArray
         """
-        from cuda_core.texture._texture import create_opaque_array
+        from cuda_core.texture._array import create_opaque_array
         return create_opaque_array(self._require_context(), options)
 
     def create_mipmapped_array(self, options):
@@ -527,7 +525,7 @@ class Device:
         -------
         ~cuda_core.texture.MipmappedArray
         """
-        from cuda_core.texture._texture import create_mipmapped_array
+        from cuda_core.texture._array import create_mipmapped_array
         return create_mipmapped_array(self._require_context(), options)
 
     def create_texture_object(self, *, resource, options=None):

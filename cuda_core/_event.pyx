@@ -402,7 +402,6 @@ cdef Event create_event(Context ctx, object options, bint for_record=False):
     """A new, unrecorded event in ``ctx`` (see _event.pxd)."""
     cdef bint timing = False, blocking = False, ipc = False
     cdef unsigned int flags = cydriver.CU_EVENT_DISABLE_TIMING
-    cdef CUevent handle = NULL
     cdef ContextGuard guard
     if options is not None:  # the defaults need no options object
         if type(options) is EventOptions:  # the common case, without a Python call
@@ -426,10 +425,9 @@ cdef Event create_event(Context ctx, object options, bint for_record=False):
             _check_ipc_supported(ctx._device_id)
             _ensure_mp()
             flags |= cydriver.CU_EVENT_INTERPROCESS
+    cdef Event ev = Event.__new__(Event)  # first: nothing to undo if it fails
     enter_context(guard, ctx._handle)
-    HANDLE_RETURN(cydriver.cuEventCreate(&handle, flags))
-    cdef Event ev = Event.__new__(Event)
-    ev._handle = handle
+    HANDLE_RETURN(cydriver.cuEventCreate(&ev._handle, flags))
     ev._ctx = ctx
     ev._timing = timing
     ev._blocking = blocking

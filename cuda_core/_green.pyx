@@ -96,27 +96,33 @@ cdef class _GreenCtxOwner(Resource):
         return <size_t>self._handle
 
 
-cdef class SMResource:
-    """A set of SMs: the whole device's (:attr:`DeviceResources.sm`), a green context's, or
-    one group of :meth:`split`. Not constructible.
-
-    It holds a copy of the driver's ``CUdevResource`` and owns nothing.
-    """
+cdef class _DeviceResource:
+    """The base of :class:`SMResource` and :class:`WorkqueueResource`: a copy of the driver's
+    ``CUdevResource`` of one device; it owns nothing."""
 
     cdef CUdevResource _res
     cdef int _device_id
-    cdef bint _dry_run
     cdef object __weakref__
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("SMResource objects cannot be instantiated directly; use "
-                           "Device.resources.sm or SMResource.split()")
 
     @property
     def handle(self):
         """The address of the ``CUdevResource`` struct this object holds (valid while it
         lives)."""
         return <size_t>&self._res
+
+
+cdef class SMResource(_DeviceResource):
+    """A set of SMs: the whole device's (:attr:`DeviceResources.sm`), a green context's, or
+    one group of :meth:`split`. Not constructible.
+
+    It holds a copy of the driver's ``CUdevResource`` and owns nothing.
+    """
+
+    cdef bint _dry_run
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("SMResource objects cannot be instantiated directly; use "
+                           "Device.resources.sm or SMResource.split()")
 
     @property
     def sm_count(self):
@@ -259,24 +265,14 @@ cdef SMResource _copy_sm(const CUdevResource* res, int device_id):
     return r
 
 
-cdef class WorkqueueResource:
+cdef class WorkqueueResource(_DeviceResource):
     """A workqueue configuration (CUDA 13.1+): how a green context shares the device's
     workqueues. Not constructible: use :attr:`DeviceResources.workqueue`. It holds a copy of
     the driver's ``CUdevResource`` and owns nothing; :meth:`configure` edits that copy."""
 
-    cdef CUdevResource _config
-    cdef int _device_id
-    cdef object __weakref__
-
     def __init__(self, *args, **kwargs):
         raise RuntimeError("WorkqueueResource objects cannot be instantiated directly; use "
                            "Device.resources.workqueue")
-
-    @property
-    def handle(self):
-        """The address of the configuration's ``CUdevResource`` struct (valid while this
-        object lives)."""
-        return <size_t>&self._config
 
     @property
     def device(self):
@@ -287,13 +283,13 @@ cdef class WorkqueueResource:
     @property
     def sharing_scope(self):
         """:class:`~cuda_core.typing.WorkqueueSharingScopeType`: the sharing scope."""
-        cdef unsigned int scope = <unsigned int>_cuda_compat.wq_config(&self._config).sharingScope
+        cdef unsigned int scope = <unsigned int>_cuda_compat.wq_config(&self._res).sharingScope
         return _SCOPES[scope] if scope < 2 else int(scope)
 
     @property
     def concurrency_limit(self):
         """The expected most stream-ordered workloads running at once."""
-        return _cuda_compat.wq_config(&self._config).wqConcurrencyLimit
+        return _cuda_compat.wq_config(&self._res).wqConcurrencyLimit
 
     def configure(self, options):
         """Change this configuration in place; a field of ``options`` left None is kept.
@@ -305,12 +301,12 @@ cdef class WorkqueueResource:
         opts = check_or_create_options(WorkqueueResourceOptions, options,
                                        "WorkqueueResource.configure(): options")
         if opts.sharing_scope is not None:
-            _cuda_compat.wq_config(&self._config).sharingScope = (
+            _cuda_compat.wq_config(&self._res).sharingScope = (
                 _cuda_compat.CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED
                 if opts.sharing_scope == WorkqueueSharingScopeType.GREEN_CTX_BALANCED
                 else _cuda_compat.CU_WORKQUEUE_SCOPE_DEVICE_CTX)
         if opts.concurrency_limit is not None:
-            _cuda_compat.wq_config(&self._config).wqConcurrencyLimit = opts.concurrency_limit
+            _cuda_compat.wq_config(&self._res).wqConcurrencyLimit = opts.concurrency_limit
 
     def __repr__(self):
         return (f"<WorkqueueResource of device {self._device_id}: "
@@ -361,7 +357,7 @@ cdef class DeviceResources:
         _require(_SPLIT, "DeviceResources.workqueue")
         cdef WorkqueueResource r = WorkqueueResource.__new__(WorkqueueResource)
         r._device_id = self._device_id
-        self._get(&r._config, _cuda_compat.CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG)
+        self._get(&r._res, _cuda_compat.CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG)
         return r
 
     def __repr__(self):
@@ -425,31 +421,25 @@ def create_green_context(int device_id, options):
         raise ValueError("Device.create_context(): options.resources holds more than one "
                          "WorkqueueResource")
     for i, item in enumerate(items):
+        if not isinstance(item, _DeviceResource):
+            # ContextOptions checked its fields when built; a field assigned later is not
+            raise TypeError(f"Device.create_context(): resources[{i}] must be an SMResource "
+                            f"or a WorkqueueResource, not {type(item).__name__}")
+        if (<_DeviceResource>item)._device_id != device_id:
+            raise ValueError(f"Device.create_context(): resources[{i}] belongs to device "
+                             f"{(<_DeviceResource>item)._device_id}, not to device {device_id}")
         if isinstance(item, SMResource):
-            if (<SMResource>item)._device_id != device_id:
-                raise ValueError(f"Device.create_context(): resources[{i}] belongs to device "
-                                 f"{(<SMResource>item)._device_id}, not to device {device_id}")
             if (<SMResource>item)._dry_run:
                 raise ValueError(f"Device.create_context(): resources[{i}] is a dry run's "
                                  f"result (split(..., dry_run=True)); split again without "
                                  f"dry_run")
             if (<SMResource>item)._res.sm.smCount == 0:
                 raise ValueError(f"Device.create_context(): resources[{i}] has no SMs")
-        elif not isinstance(item, WorkqueueResource):
-            # ContextOptions checked its fields when built; a field assigned later is not
-            raise TypeError(f"Device.create_context(): resources[{i}] must be an SMResource "
-                            f"or a WorkqueueResource, not {type(item).__name__}")
-        elif (<WorkqueueResource>item)._device_id != device_id:
-            raise ValueError(f"Device.create_context(): resources[{i}] belongs to device "
-                             f"{(<WorkqueueResource>item)._device_id}, not to device "
-                             f"{device_id}")
     _require(_GREEN, "Device.create_context()")
     for item in items:
-        if isinstance(item, SMResource):
-            res.push_back((<SMResource>item)._res)
-        else:
+        if isinstance(item, WorkqueueResource):
             _require(_SPLIT, "a WorkqueueResource in Device.create_context()")
-            res.push_back((<WorkqueueResource>item)._config)
+        res.push_back((<_DeviceResource>item)._res)
     check_call(cydriver.cuDevResourceGenerateDesc(&desc, res.data(), <unsigned int>res.size()),
                "cuDevResourceGenerateDesc")
     check_call(cydriver.cuGreenCtxCreate(&green, desc, device_id,

@@ -334,8 +334,9 @@ cdef int _pack_slow(ParamHolder* h, Py_ssize_t i, object arg) except -1:
 
 # Two copies of _pack_one, one for each loop of pack_args: Cython emits one C function per type
 # of the (unused) first parameter. With a single copy and two callers the C compiler stops
-# inlining it into the loops, and every argument pays for a call (about 1 ns per argument,
-# measured); each copy has one caller and is inlined.
+# inlining it into the loops, and every argument pays for a call (the figure is in
+# benchmarks/README.md, "Figures behind design choices"); each copy has one caller and is
+# inlined.
 ctypedef fused _Copy:
     char   # the loop without declared types
     short  # the loop that checks argument kinds

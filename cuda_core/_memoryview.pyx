@@ -16,11 +16,14 @@ Rules of this layer:
   ``__dlpack__``) and the CUDA Array Interface's for CAI (an event recorded on the producer's
   stream, waited for on the consumer's, through the driver); ``-1`` opts out of both.
 
-This module holds the class and the code that fills a view's fields; what needs no view lives
-below it: ``_view_dlpack`` (the ``__dlpack__`` calls, capsules, the C exchange table),
-``_view_dtypes`` (element types), ``_strided_layout`` (``_StridedLayout``, contiguity, spans)
-and ``_view_driver`` (the pointer's device, stream ordering). ``args_viewable_as_strided_memory``
-is in ``_viewable_args``.
+This module holds the class and the code that fills a view's fields from another library's
+array (the dims helpers are inline in ``_memoryview.pxd``); what needs no view lives below it:
+``_view_dlpack`` (the ``__dlpack__`` calls, capsules, the C exchange API), ``_view_dtypes``
+(element types), ``_strided_layout`` (``_StridedLayout``, contiguity, spans) and
+``_view_driver`` (the pointer's device, stream ordering). ``_view_ops``, which cimports this
+module as this module cimports it, does the rest of the methods' work: ``from_buffer``,
+``view()``, ``_layout``, the DLPack export and the exchange table's functions, copies.
+``args_viewable_as_strided_memory`` is in ``_viewable_args``.
 """
 
 import warnings
@@ -30,34 +33,29 @@ import numpy
 from cpython.long cimport PyLong_AsUnsignedLongLongMask
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, intptr_t, uintptr_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 
 from cuda.bindings.cydriver cimport CUdeviceptr
 
-from cuda_core._checks cimport check_int
 from cuda_core._checks import ArgumentTypeError, ProtocolMissingError
 from cuda_core._driver cimport ensure_driver
-from cuda_core._memory._buffer cimport Buffer, as_buffer
-from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_capsule
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
-from cuda_core._view_copy cimport CopySide, copy_views
-from cuda_core._view_exchange cimport exchange_capsule
-from cuda_core._strided_layout cimport (
-    MAX_DIMS, _StridedLayout, byte_bounds, check_bounds, check_span, dense_in_order,
-    fill_c_strides, int_tuple, is_dense_any, read_extents, read_strides, span_ok)
+from cuda_core._strided_layout cimport int_tuple
 from cuda_core._view_dlpack cimport (delete_tensor, exchange_api, export_tensor, protocol,
                                      raise_current)
 from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
 from cuda_core._view_dtypes cimport dl_dtype, table_itemsize, typestr_dtype
+from cuda_core._view_exchange cimport exchange_capsule
+from cuda_core._view_ops cimport (copy_elements, derive, export_capsule, fill_exchange,
+                                  layout_of, of_buffer, wrap_exchange)
 
 __all__ = ["StridedMemoryView"]
 
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    object PyCapsule_New(void* pointer, const char* name, void* destructor)
 
 
 # The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
@@ -129,7 +127,7 @@ cdef class StridedMemoryView:
     """
 
     # The DLPack C exchange API (DLPack 1.3), under both names cuda.core gives it.
-    __dlpack_c_exchange_api__ = exchange_capsule(_fill_exchange, _wrap_exchange)
+    __dlpack_c_exchange_api__ = exchange_capsule(fill_exchange, wrap_exchange)
     __c_dlpack_exchange_api__ = __dlpack_c_exchange_api__
 
     def __cinit__(self):
@@ -287,42 +285,7 @@ cdef class StridedMemoryView:
             ``strides`` of another length than ``shape``; elements outside the buffer;
             a closed buffer.
         """
-        cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
-        cdef Buffer buf
-        cdef Py_ssize_t isz
-        buf = as_buffer(buffer, "StridedMemoryView.from_buffer(): buffer")
-        if buf._closed:
-            raise ValueError("StridedMemoryView.from_buffer(): the buffer is closed")
-        if dtype is not None:
-            dt = numpy.dtype(dtype)
-            if itemsize is not None and itemsize != dt.itemsize:
-                raise ValueError(f"StridedMemoryView.from_buffer(): itemsize={itemsize} does "
-                                 f"not match dtype {dt} ({dt.itemsize} bytes)")
-            isz = dt.itemsize
-            if isz <= 0:
-                raise ValueError(f"StridedMemoryView.from_buffer(): dtype {dt} has elements of "
-                                 f"{isz} bytes")
-        elif itemsize is not None:
-            isz = check_int(itemsize, "StridedMemoryView.from_buffer(): itemsize", minimum=1)
-            dt = None
-        else:
-            raise ValueError("StridedMemoryView.from_buffer(): pass itemsize or dtype")
-        view._dtype = dt
-        view._itemsize = isz
-        _set_dims(view, shape, strides, 1, "StridedMemoryView.from_buffer()", ValueError)
-        check_bounds(view._shape, view._strides, view._ndim, view._itemsize, buf._size,
-                     "StridedMemoryView.from_buffer()")
-        view._ptr = <intptr_t>buf._ptr
-        view._readonly = bool(is_readonly)
-        view._device_id = buf.device_id
-        view._device_accessible = buf.is_device_accessible
-        if not view._device_accessible:
-            view._device_id = -1
-        else:
-            view._dl_type = buf.__dlpack_device__()[0]
-        view._exporting_obj = buf
-        view._buffer = buf
-        return view
+        return of_buffer(buffer, shape, strides, itemsize, dtype, is_readonly)
 
     # -- attributes ------------------------------------------------------------------------------
 
@@ -382,18 +345,7 @@ cdef class StridedMemoryView:
     @property
     def _layout(self):
         """The layout: shape, strides (elements and bytes), itemsize and contiguity flags."""
-        cdef _StridedLayout layout = _StridedLayout.__new__(_StridedLayout)
-        layout.shape = self.shape
-        layout.strides = self.strides
-        layout.itemsize = self._itemsize
-        layout.is_contiguous_c = not self._has_strides or dense_in_order(
-            self._shape, self._strides, self._ndim, True)
-        layout.is_contiguous_f = dense_in_order(self._shape, self._strides, self._ndim, False)
-        layout.is_contiguous_any = (layout.is_contiguous_c or layout.is_contiguous_f
-                                    or is_dense_any(self._shape, self._strides, self._ndim))
-        if self._has_strides:
-            layout.strides_in_bytes = tuple([s * self._itemsize for s in layout.strides])
-        return layout
+        return layout_of(self)
 
     def __repr__(self):
         return (f"StridedMemoryView(ptr=0x{<uintptr_t>self._ptr:x}, shape={self.shape}, "
@@ -439,19 +391,7 @@ cdef class StridedMemoryView:
             export), a dtype DLPack cannot express, or a read-only view asked for an
             unversioned capsule (it cannot say read-only, and a consumer could write to it).
         """
-        cdef bint versioned = False
-        cdef int dev_type, dev_id
-        cdef str who = "StridedMemoryView.__dlpack__()"
-        want = export_args(stream, max_version, dl_device, copy, &versioned, who)
-        dev_type, dev_id = self.__dlpack_device__()
-        export_target(want, stream, None, &dev_type, &dev_id, who)
-        code, bits = _dl_code(self._dtype, who)
-        if self._readonly and not versioned:
-            raise BufferError(f"{who}: the view is read-only, which only a versioned capsule "
-                              f"can say: pass max_version=(1, 0) or higher")
-        return make_tensor_capsule(<void*>self._ptr, dev_type, dev_id, self._ndim, self._shape,
-                                   self._strides if self._has_strides else NULL, code, bits,
-                                   self._readonly, self, versioned)
+        return export_capsule(self, stream, max_version, dl_device, copy)
 
     # -- copies ----------------------------------------------------------------------------------
 
@@ -493,12 +433,12 @@ cdef class StridedMemoryView:
         CUDAError
             The driver refused a copy.
         """
-        _copy(self, other, stream, allocator, blocking, "StridedMemoryView.copy_from()")
+        copy_elements(self, other, stream, allocator, blocking, "StridedMemoryView.copy_from()")
 
     def copy_to(self, StridedMemoryView other not None, stream=None, allocator=None,
                 blocking=None):
         """Copy the elements of this view into ``other``; see :meth:`copy_from`."""
-        _copy(other, self, stream, allocator, blocking, "StridedMemoryView.copy_to()")
+        copy_elements(other, self, stream, allocator, blocking, "StridedMemoryView.copy_to()")
 
     # -- derived views and export ---------------------------------------------------------------
 
@@ -520,42 +460,7 @@ cdef class StridedMemoryView:
         ValueError
             The sizes differ, or the layout reaches outside this view.
         """
-        cdef StridedMemoryView out = StridedMemoryView.__new__(StridedMemoryView)
-        cdef _StridedLayout lay
-        cdef int64_t lo, hi, nlo, nhi
-        if layout is not None and not isinstance(layout, _StridedLayout):
-            raise TypeError(f"StridedMemoryView.view(): layout must be a view's _layout, not "
-                            f"{type(layout).__name__}")
-        dt = self._dtype if dtype is None else numpy.dtype(dtype)
-        isz = self._itemsize if dt is None else dt.itemsize
-        if layout is None:
-            if isz != self._itemsize:
-                raise ValueError(f"StridedMemoryView.view(): dtype {dt} is {isz} bytes, the "
-                                 f"view's elements {self._itemsize}; pass a layout as well")
-            shape, strides = self.shape, self.strides
-        else:
-            lay = <_StridedLayout>layout
-            if lay.itemsize != isz:
-                raise ValueError(f"StridedMemoryView.view(): the layout's itemsize "
-                                 f"({lay.itemsize}) differs from the dtype's ({isz})")
-            shape, strides = lay.shape, lay.strides
-        out._dtype = dt
-        out._itemsize = isz
-        _set_dims(out, shape, strides, 1, "StridedMemoryView.view()", ValueError)
-        _byte_bounds(self, &lo, &hi)
-        _byte_bounds(out, &nlo, &nhi)
-        if nhi > nlo and (nlo < lo or nhi > hi):
-            raise ValueError(f"StridedMemoryView.view(): the layout reaches bytes "
-                             f"[{nlo}, {nhi}) of the view, outside [{lo}, {hi})")
-        out._ptr = self._ptr
-        out._device_id = self._device_id
-        out._dl_type = self._dl_type
-        out._device_accessible = self._device_accessible
-        out._readonly = self._readonly
-        out._exporting_obj = self._exporting_obj
-        out._buffer = self._buffer
-        out._keep = self  # the consumed tensor lives as long as this view
-        return out
+        return derive(self, layout, dtype)
 
     def as_tensor_map(self, box_dim=None, *, options=None, element_strides=None,
                       data_type=None, interleave=None, swizzle=None, l2_promotion=None,
@@ -587,116 +492,6 @@ cdef class StridedMemoryView:
         from cuda_core._tensor_map import _from_view
         return _from_view(self, box_dim, options, element_strides, data_type, interleave,
                           swizzle, l2_promotion, oob_fill)
-
-
-# -- copies and the C exchange table --------------------------------------------------------------
-
-cdef inline void _side(StridedMemoryView v, CopySide* side) noexcept:
-    side.ptr = v._ptr
-    side.ndim = v._ndim
-    side.shape = v._shape
-    side.strides = v._strides
-    side.itemsize = v._itemsize
-    side.dl_type = v._dl_type
-    side.device_id = v._device_id
-    side.device_accessible = v._device_accessible
-    side.readonly = v._readonly
-
-
-cdef int _copy(StridedMemoryView dst, StridedMemoryView src, object stream, object allocator,
-               object blocking, str who) except -1:
-    cdef CopySide d, s
-    _side(dst, &d)
-    _side(src, &s)
-    return copy_views(&d, &s, dst._dtype, src._dtype, stream, allocator, blocking, who)
-
-
-cdef int _fill_exchange(object obj, DLTensor* t, bint* readonly) except -1:
-    """The exchange table's borrowed tensor of a view: its own shape and strides arrays
-    (strides always, as DLPack 1.2 and later require)."""
-    cdef StridedMemoryView v
-    if not isinstance(obj, StridedMemoryView):
-        raise TypeError(f"py_object must be a StridedMemoryView, not {type(obj).__name__}")
-    v = <StridedMemoryView>obj
-    code, bits = _dl_code(v._dtype, "StridedMemoryView: DLPack C exchange")
-    t.data = <void*>v._ptr
-    t.device.device_type = v._dl_type
-    t.device.device_id = 0 if v._dl_type == kDLCPU or v._dl_type == kDLCUDAHost else v._device_id
-    t.ndim = v._ndim
-    t.dtype.code = code
-    t.dtype.bits = bits
-    t.dtype.lanes = 1
-    t.shape = v._shape if v._ndim > 0 else NULL
-    t.strides = v._strides if v._ndim > 0 else NULL
-    t.byte_offset = 0
-    readonly[0] = v._readonly
-    return 0
-
-
-cdef object _wrap_exchange(DLManagedTensorVersioned* tensor):
-    """A view that owns ``tensor`` (the exchange table's to-object function); the deleter runs
-    when the view is freed, or now when the tensor is refused."""
-    cdef StridedMemoryView v
-    try:
-        v = StridedMemoryView.__new__(StridedMemoryView)
-    except BaseException:
-        delete_tensor(tensor, True)
-        raise
-    v._managed = tensor
-    v._versioned = True
-    _read_versioned(v, tensor, "StridedMemoryView: DLPack C exchange")
-    # What cuda.core names as the exporter: the used capsule of the tensor (the view owns it).
-    v._exporting_obj = PyCapsule_New(tensor, b"used_dltensor_versioned", NULL)
-    return v
-
-
-# -- dims and bounds ----------------------------------------------------------------------------
-
-cdef inline void _byte_bounds(StridedMemoryView v, int64_t* lo, int64_t* hi) noexcept:
-    byte_bounds(v._shape, v._strides, v._ndim, v._itemsize, lo, hi)
-
-
-cdef inline int _check_span(StridedMemoryView v, str who, object exc) except -1:
-    if span_ok(v._shape, v._strides, v._ndim, v._itemsize if v._itemsize > 0 else 1):
-        return 0  # the common case, inline; check_span raises the error
-    return check_span(v._shape, v._strides, v._ndim, v._itemsize, who, exc)
-
-
-cdef int _alloc_dims(StridedMemoryView v, Py_ssize_t ndim) except -1:
-    cdef int64_t* block
-    if ndim > SMV_INLINE_DIMS:
-        if ndim > MAX_DIMS:  # more than any library produces: refuse rather than trust it
-            raise BufferError(f"StridedMemoryView: {ndim} dimensions is more than the "
-                              f"{<int>MAX_DIMS} supported")
-        block = <int64_t*>malloc(2 * ndim * sizeof(int64_t))
-        if block == NULL:
-            raise MemoryError()
-        v._shape = block
-        v._strides = block + ndim
-    v._ndim = <int>ndim
-    return 0
-
-
-cdef inline void _fill_c_strides(StridedMemoryView v) noexcept:
-    fill_c_strides(v._shape, v._strides, v._ndim)
-
-
-cdef int _set_dims(StridedMemoryView v, object shape, object strides, Py_ssize_t divisor,
-                   str who, object exc) except -1:
-    """Shape and strides from Python tuples; strides are divided by ``divisor`` (the itemsize
-    for byte strides), which must divide them."""
-    if type(shape) is not tuple:
-        if not isinstance(shape, tuple):
-            raise TypeError(f"{who}: shape must be a tuple of ints, not {type(shape).__name__}")
-    _alloc_dims(v, len(<tuple>shape))
-    read_extents(<tuple>shape, v._shape, who, exc)
-    if strides is None:
-        v._has_strides = False
-        _fill_c_strides(v)
-    else:
-        read_strides(strides, <tuple>shape, v._strides, divisor, who, exc)
-        v._has_strides = True
-    return _check_span(v, who, ValueError if exc is ValueError else BufferError)
 
 
 # -- DLPack -------------------------------------------------------------------------------------
@@ -739,30 +534,6 @@ cdef int _read_versioned(StridedMemoryView v, DLManagedTensorVersioned* vt,
                           f"supported (1 is)")
     v._readonly = (vt.flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0
     return _read_tensor(v, &vt.dl_tensor, who)
-
-
-cdef tuple _dl_code(object dtype, str who):
-    """The DLPack ``(code, bits)`` of a view's dtype (one lane, native byte order)."""
-    if dtype is None:
-        raise BufferError(f"{who}: the view was made with an itemsize only and has no dtype "
-                          f"to export; make it with a dtype")
-    if dtype.name == "bfloat16":
-        return (4, 16)
-    kind = dtype.kind
-    bits = 8 * dtype.itemsize
-    if not dtype.isnative or dtype.fields is not None or dtype.subdtype is not None:
-        kind = ""
-    if kind == "b" and bits == 8:
-        return (6, 8)
-    if (kind == "i" or kind == "u") and bits in (8, 16, 32, 64):
-        return (0 if kind == "i" else 1, bits)
-    if kind == "f" and bits in (16, 32, 64):
-        return (2, bits)
-    if kind == "c" and bits in (64, 128):
-        return (5, bits)
-    raise BufferError(f"{who}: dtype {dtype} has no DLPack element type (bool, int8-64, "
-                      f"uint8-64, float16/32/64, bfloat16, complex64/128 in native byte order "
-                      f"have)")
 
 
 cdef int _read_tensor(StridedMemoryView v, DLTensor* t, str who) except -1:

@@ -118,14 +118,12 @@ cdef tuple _parse_module(object module, str code_type, str what):
 
 cdef ObjectCode make_object_code(object code, str code_type, str name, dict sym_map,
                                  bint is_path):
-    cdef ObjectCode obj = ObjectCode.__new__(ObjectCode)
+    cdef ObjectCode obj = ObjectCode.__new__(ObjectCode)  # not loaded: _library NULL, zeroed
     obj._code = code
     obj._code_type = code_type
     obj._name = name
     obj._sym_map = sym_map
     obj._is_path = is_path
-    obj._library = NULL
-    obj._num_kernels = 0
     return obj
 
 

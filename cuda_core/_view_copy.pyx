@@ -29,7 +29,6 @@ from libc.stdint cimport int64_t, intptr_t, uintptr_t
 from libc.string cimport memcpy, memset
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, CUDA_SUCCESS
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN
@@ -59,36 +58,32 @@ cdef struct Plan:
     size_t spitch
 
 
-cdef bint _plan(CopySide* d, CopySide* s, Plan* p) noexcept:
-    """The walk of a copy of ``s`` into ``d`` (same shape, non-overlapping destination); False
-    when there are no elements."""
-    cdef int64_t ext[MAX_DIMS]
-    cdef int64_t ds[MAX_DIMS]
-    cdef int64_t ss[MAX_DIMS]
+cdef int _dims(CopySide* d, CopySide* s, int64_t* ext, int64_t* ds, int64_t* ss,
+               intptr_t* dptr, intptr_t* sptr) noexcept:
+    """The dimensions that a walk of ``d`` and ``s`` (same shape) visits: extents and strides in
+    elements, outermost first (descending ``d`` strides; insertion sort, stable), those of
+    extent 1 dropped. A dimension that ``d`` walks backwards is walked forwards by both sides
+    from its other end (``dptr`` and ``sptr`` move there). -1 when there are no elements."""
     cdef int64_t isz = d.itemsize
     cdef int64_t e, a, b
-    cdef int i, j, k = 0, m
-    p.dst = d.ptr
-    p.src = s.ptr
+    cdef int i, j, k = 0
     for i in range(d.ndim):
         e = d.shape[i]
         if e == 0:
-            return False
+            return -1
         if e == 1:
             continue
         a = d.strides[i]
         b = s.strides[i]
         if a < 0:
-            # Both sides walk this dimension from its other end.
-            p.dst += (e - 1) * a * isz
-            p.src += (e - 1) * b * isz
+            dptr[0] += (e - 1) * a * isz
+            sptr[0] += (e - 1) * b * isz
             a = -a
             b = -b
         ext[k] = e
         ds[k] = a
         ss[k] = b
         k += 1
-    # Outermost first: descending destination strides (insertion sort, stable).
     for i in range(1, k):
         j = i
         while j > 0 and ds[j - 1] < ds[j]:
@@ -96,6 +91,23 @@ cdef bint _plan(CopySide* d, CopySide* s, Plan* p) noexcept:
             ds[j - 1], ds[j] = ds[j], ds[j - 1]
             ss[j - 1], ss[j] = ss[j], ss[j - 1]
             j -= 1
+    return k
+
+
+cdef bint _plan(CopySide* d, CopySide* s, Plan* p) noexcept:
+    """The walk of a copy of ``s`` into ``d`` (same shape, non-overlapping destination); False
+    when there are no elements."""
+    cdef int64_t ext[MAX_DIMS]
+    cdef int64_t ds[MAX_DIMS]
+    cdef int64_t ss[MAX_DIMS]
+    cdef int64_t isz = d.itemsize
+    cdef int64_t a, b
+    cdef int i, k, m
+    p.dst = d.ptr
+    p.src = s.ptr
+    k = _dims(d, s, ext, ds, ss, &p.dst, &p.src)
+    if k < 0:
+        return False
     # Merge neighbours that are one dimension in both layouts.
     m = 0
     for i in range(k):
@@ -166,9 +178,9 @@ cdef int _copy_device(Plan* p, bint dst_host, bint src_host, Stream s) except -1
     cdef int64_t idx[MAX_DIMS]
     cdef intptr_t doff = 0, soff = 0
     cdef cydriver.CUDA_MEMCPY2D c
-    cdef CUresult err = CUDA_SUCCESS
-    cdef CUcontext ctx = stream_context(s)
-    cdef CUstream h = s._handle
+    cdef cydriver.CUresult err = cydriver.CUDA_SUCCESS
+    cdef cydriver.CUcontext ctx = stream_context(s)
+    cdef cydriver.CUstream h = s._handle
     cdef ContextGuard guard
     memset(idx, 0, sizeof(idx))
     memset(&c, 0, sizeof(c))
@@ -183,15 +195,15 @@ cdef int _copy_device(Plan* p, bint dst_host, bint src_host, Stream s) except -1
         while True:
             if p.rows == 1:
                 # One contiguous range: no pitch, so no pitch limit on its length.
-                err = cydriver.cuMemcpyAsync(<CUdeviceptr>(p.dst + doff),
-                                             <CUdeviceptr>(p.src + soff), p.run, h)
+                err = cydriver.cuMemcpyAsync(<cydriver.CUdeviceptr>(p.dst + doff),
+                                             <cydriver.CUdeviceptr>(p.src + soff), p.run, h)
             else:
                 c.srcHost = <void*>(p.src + soff)
-                c.srcDevice = <CUdeviceptr>(p.src + soff)
+                c.srcDevice = <cydriver.CUdeviceptr>(p.src + soff)
                 c.dstHost = <void*>(p.dst + doff)
-                c.dstDevice = <CUdeviceptr>(p.dst + doff)
+                c.dstDevice = <cydriver.CUdeviceptr>(p.dst + doff)
                 err = cydriver.cuMemcpy2DAsync(&c, h)
-            if err != CUDA_SUCCESS or not _next(p, idx, &doff, &soff):
+            if err != cydriver.CUDA_SUCCESS or not _next(p, idx, &doff, &soff):
                 break
         exit_context(guard)
     return HANDLE_RETURN(err)
@@ -201,50 +213,27 @@ cdef bint _may_overlap(CopySide* d) noexcept:
     """Whether two indices of the destination may share bytes: some dimension's stride is not
     past everything the dimensions of smaller strides span (a sufficient test; every layout
     that slicing and transposing make passes it)."""
-    cdef int64_t st[MAX_DIMS]
     cdef int64_t ex[MAX_DIMS]
-    cdef int64_t span = 0, a, e
-    cdef int i, j, k = 0
-    for i in range(d.ndim):
-        e = d.shape[i]
-        if e == 0:
-            return False
-        if e == 1:
-            continue
-        a = d.strides[i]
-        st[k] = a if a >= 0 else -a
-        ex[k] = e
-        k += 1
-    for i in range(1, k):  # ascending strides
-        j = i
-        while j > 0 and st[j - 1] > st[j]:
-            st[j - 1], st[j] = st[j], st[j - 1]
-            ex[j - 1], ex[j] = ex[j], ex[j - 1]
-            j -= 1
-    for i in range(k):
+    cdef int64_t st[MAX_DIMS]
+    cdef int64_t unused[MAX_DIMS]
+    cdef intptr_t p0 = 0, p1 = 0
+    cdef int64_t span = 0
+    cdef int i
+    # Ascending strides: the walk's dimensions from the innermost out (in which order equal
+    # strides come does not matter: the second of two, of extent 2 or more, is within the span).
+    for i in range(_dims(d, d, ex, st, unused, &p0, &p1) - 1, -1, -1):
         if st[i] <= span:
             return True
         span += st[i] * (ex[i] - 1)
     return False
 
 
-cdef bint _same_shape(CopySide* d, CopySide* s) noexcept:
+cdef bint _agree(const int64_t* a, const int64_t* b, int n, const int64_t* shape) noexcept:
+    """Whether ``a`` and ``b`` are equal in each of ``n`` dimensions (with ``shape``, each of
+    extent above 1)."""
     cdef int i
-    if d.ndim != s.ndim:
-        return False
-    for i in range(d.ndim):
-        if d.shape[i] != s.shape[i]:
-            return False
-    return True
-
-
-cdef bint _same_layout(CopySide* d, CopySide* s) noexcept:
-    """The same elements at the same bytes: a copy with nothing to do."""
-    cdef int i
-    if d.ptr != s.ptr:
-        return False
-    for i in range(d.ndim):
-        if d.shape[i] > 1 and d.strides[i] != s.strides[i]:
+    for i in range(n):
+        if a[i] != b[i] and (shape == NULL or shape[i] > 1):
             return False
     return True
 
@@ -261,7 +250,7 @@ cdef int copy_views(CopySide* dst, CopySide* src, object dst_dtype, object src_d
     if allocator is not None and not isinstance(allocator, MemoryResource):
         raise TypeError(f"{who}: allocator must be a MemoryResource or None, not "
                         f"{type(allocator).__name__}")
-    if not _same_shape(dst, src):
+    if dst.ndim != src.ndim or not _agree(dst.shape, src.shape, dst.ndim, NULL):
         raise ValueError(f"{who}: shapes differ: the destination is "
                          f"{int_tuple(dst.shape, dst.ndim)}, the source "
                          f"{int_tuple(src.shape, src.ndim)}")
@@ -287,8 +276,9 @@ cdef int copy_views(CopySide* dst, CopySide* src, object dst_dtype, object src_d
                              f"{dst.device_id} (destination); a view copy stays on one device")
     byte_bounds(dst.shape, dst.strides, dst.ndim, dst.itemsize, &dlo, &dhi)
     byte_bounds(src.shape, src.strides, src.ndim, src.itemsize, &slo, &shi)
-    if _same_layout(dst, src) or dhi == dlo:
-        pass  # nothing to copy
+    if dhi == dlo or (dst.ptr == src.ptr
+                      and _agree(dst.strides, src.strides, dst.ndim, dst.shape)):
+        pass  # nothing to copy (no bytes, or the same elements at the same bytes)
     elif (<int64_t>dst.ptr + dlo < <int64_t>src.ptr + shi
           and <int64_t>src.ptr + slo < <int64_t>dst.ptr + dhi):
         raise ValueError(f"{who}: the source and destination views overlap in memory")

@@ -36,6 +36,33 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
+    /* args[0].name(**dict(zip(kwnames, args[1:]))): a special method, looked up on the type
+       as Python looks up its own (len, iter...). For an instance without a __dict__ (CuPy's
+       arrays), a function found on the type is called with the instance as its first
+       argument: no bound method is made, which the attribute lookup of a Cython class (its
+       own tp_getattro) does. Otherwise as PyObject_VectorcallMethod. */
+    static PyObject* cuda_core_smv_call_method(PyObject* name, PyObject** args,
+                                               PyObject* kwnames) {
+        PyTypeObject* tp = Py_TYPE(args[0]);
+        if (tp->tp_dictoffset == 0) {
+            PyObject* f = _PyType_Lookup(tp, name);  /* borrowed */
+            if (f != NULL && PyType_HasFeature(Py_TYPE(f), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
+                PyObject* r;
+                Py_INCREF(f);  /* the type's dict may let go of it during the call */
+                r = PyObject_Vectorcall(f, args, 1, kwnames);
+                Py_DECREF(f);
+                return r;
+            }
+        }
+        return PyObject_VectorcallMethod(name, args, 1, kwnames);
+    }
+    """
+    PyObject* _call_method "cuda_core_smv_call_method"(object name, PyObject** args,
+                                                       object kwnames)
+
+
+cdef extern from *:
+    """
     #include <string.h>
     static inline int cuda_core_smv_streq(const char* a, const char* b) { return strcmp(a, b) == 0; }
     """
@@ -83,10 +110,10 @@ cdef PyObject* _try_dlpack(object obj, object stream) noexcept:
     args[0] = <PyObject*>obj
     args[1] = <PyObject*>stream
     args[2] = <PyObject*>_MAX_VERSION
-    r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM_VERSION)
+    r = _call_method(_DLPACK, args, _KW_STREAM_VERSION)
     if r == NULL and PyErr_ExceptionMatches(TypeError):
         PyErr_Clear()
-        r = PyObject_VectorcallMethod(_DLPACK, args, 1, _KW_STREAM)
+        r = _call_method(_DLPACK, args, _KW_STREAM)
     return r
 
 
@@ -211,8 +238,9 @@ cdef extern from *:
 cdef int protocol(object obj) except -1:
     """Which protocol from_any_interface takes: 1 for DLPack (``obj`` has ``__dlpack__``), 2 for
     the CUDA Array Interface, 0 for neither. The type is asked first: ``hasattr`` on an instance
-    runs a class's ``__getattr__`` when it fails (Numba's device arrays: about 1.7 us) and
-    evaluates an interface property (which the view then reads once more)."""
+    runs a class's ``__getattr__`` when it fails (slow for Numba's device arrays: see
+    benchmarks/README.md) and evaluates an interface property (which the view then reads once
+    more)."""
     if type(obj) is _ndarray or _type_attr(obj, _DLPACK) is not None:
         return 1
     if _type_attr(obj, _CAI) is not None:

@@ -1,5 +1,6 @@
 """The element types of views: the NumPy dtype of a DLPack type code (``dl_dtype``) or of an
-array-interface type string (``typestr_dtype``).
+array-interface type string (``typestr_dtype``), and the DLPack type of a dtype (``dl_code``,
+for the export).
 
 The common dtypes come from a table filled once, at import, and never written again, so that
 free-threaded interpreters read it without a lock; type strings are parsed in C.
@@ -69,14 +70,36 @@ cdef inline int _size_index(Py_ssize_t nbytes) noexcept nogil:
     return -1
 
 
-cdef Py_ssize_t table_itemsize(object descr) noexcept:
-    """The element size of ``descr`` (a ``numpy.dtype``) when the table holds that very
-    object, else 0: such a dtype is one DLPack can express, in native byte order."""
+cdef inline Py_ssize_t _table_index(object descr) noexcept:
+    """Where the table holds ``descr``, that very object, else -1. NumPy's own dtypes of the
+    table's types are the table's objects."""
     cdef Py_ssize_t i
     for i in range(_NCODES * _NSIZES):
         if <PyObject*>PyTuple_GET_ITEM(_DTYPES, i) == <PyObject*>descr:
-            return (<Py_ssize_t>1) << (i % _NSIZES)
-    return 0
+            return i
+    return -1
+
+
+cdef Py_ssize_t table_itemsize(object descr) noexcept:
+    """The element size of ``descr`` (a ``numpy.dtype``) when the table holds that very
+    object, else 0: such a dtype is one DLPack can express, in native byte order."""
+    cdef Py_ssize_t i = _table_index(descr)
+    return (<Py_ssize_t>1) << (i % _NSIZES) if i >= 0 else 0
+
+
+cdef int table_dl_code(object descr, int* code, int* bits) noexcept:
+    """DLPack's ``(code, bits)`` of ``descr`` when the table holds that very object (a dtype
+    DLPack can express, in native byte order): 1, else 0. Reading ``dtype.name`` instead costs
+    microseconds (NumPy 2 builds it in Python)."""
+    cdef Py_ssize_t i
+    if descr is None:  # the table's empty slots
+        return 0
+    i = _table_index(descr)
+    if i < 0:
+        return 0
+    code[0] = <int>(i // _NSIZES)
+    bits[0] = 8 << (i % _NSIZES)
+    return 1
 
 
 cdef object _bfloat16():
@@ -106,6 +129,34 @@ cdef object dl_dtype(int code, int bits, int lanes):
     raise TypeError(f"StridedMemoryView: unsupported DLPack element type (code={code}, "
                     f"bits={bits}, lanes={lanes}); supported: bool, int8-64, uint8-64, "
                     f"float16/32/64, bfloat16, complex64/128")
+
+
+cdef tuple dl_code(object dtype, str who):
+    """The DLPack ``(code, bits)`` of a view's dtype (one lane, native byte order): what
+    ``dl_dtype`` reads back."""
+    cdef int code, bits
+    if table_dl_code(dtype, &code, &bits):
+        return (code, bits)
+    if dtype is None:
+        raise BufferError(f"{who}: the view was made with an itemsize only and has no dtype "
+                          f"to export; make it with a dtype")
+    kind = dtype.kind
+    if kind not in "biufc" and dtype.name == "bfloat16":  # ml_dtypes'; .name is slow
+        return (_kDLBfloat, 16)
+    bits = 8 * dtype.itemsize
+    if not dtype.isnative or dtype.fields is not None or dtype.subdtype is not None:
+        kind = ""
+    if kind == "b" and bits == 8:
+        return (_kDLBool, 8)
+    if (kind == "i" or kind == "u") and bits in (8, 16, 32, 64):
+        return (0 if kind == "i" else 1, bits)
+    if kind == "f" and bits in (16, 32, 64):
+        return (2, bits)
+    if kind == "c" and bits in (64, 128):
+        return (_kDLComplex, bits)
+    raise BufferError(f"{who}: dtype {dtype} has no DLPack element type (bool, int8-64, "
+                      f"uint8-64, float16/32/64, bfloat16, complex64/128 in native byte order "
+                      f"have)")
 
 
 cdef object typestr_dtype(object typestr, object d, str who, Py_ssize_t* itemsize):

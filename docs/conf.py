@@ -77,7 +77,7 @@ nitpick_ignore = [
     ("py:class", "cuda_core.graph._node_types._EventNode"),
     ("py:class", "cuda_core.graph._exec_nodes._Switchable"),
     ("py:class", "cuda_core.texture._texture._ViewObject"),
-    ("py:class", "cuda_core.texture._texture._ArrayBase"),
+    ("py:class", "cuda_core.texture._array._ArrayBase"),
 ]
 nitpick_ignore_regex = [
     ("py:class", r"cuda\.bindings\..*"),

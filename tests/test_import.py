@@ -52,6 +52,20 @@ def test_the_one_cimport_cycle_imports_either_way(first):
     assert result.stdout.split() == ["Kernel", "ObjectCode"]
 
 
+@pytest.mark.parametrize("first", ["cuda_core._memoryview", "cuda_core._view_ops"])
+def test_the_view_cimport_cycle_imports_either_way(first):
+    # _memoryview and _view_ops cimport each other: each must import first in a fresh process,
+    # and the methods that _view_ops does the work of must then work (CPU: a NumPy array).
+    result = run_python(
+        f"import {first}; import numpy; from cuda_core.utils import StridedMemoryView; "
+        f"v = StridedMemoryView.from_array_interface(numpy.arange(6.0).reshape(2, 3)); "
+        f"w = v.view(); c = v.__dlpack__(max_version=(1, 0)); "
+        f"print(w.shape, v._layout.is_contiguous_c, type(c).__name__, "
+        f"type(StridedMemoryView.__dlpack_c_exchange_api__).__name__)")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["(2,", "3)", "True", "PyCapsule", "PyCapsule"]
+
+
 def test_all_names_exist():
     for name in cuda_core.__all__:
         assert hasattr(cuda_core, name), name

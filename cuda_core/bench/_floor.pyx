@@ -71,25 +71,53 @@ cdef class _PreparedLaunch:
         free(self.storage)
 
 
-def launch_loop(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
-                Py_ssize_t count):
-    """Launch ``kernel`` ``count`` times back to back; return the elapsed nanoseconds.
+cdef class _PreparedGraphLaunch:
+    # What graph_python_floor's function launches: an executable graph and a stream.
+    cdef CUgraphExec graph_exec
+    cdef CUstream stream
+    cdef bint keep_gil
 
-    ``arguments`` holds each parameter's bytes (as the param holder would pack them).
-    """
-    cdef _PreparedLaunch p = _PreparedLaunch(stream, kernel, grid, block, arguments)
+
+cdef _PreparedGraphLaunch _prepared_graph(size_t graph_exec, size_t stream, bint keep_gil):
+    cdef _PreparedGraphLaunch p = _PreparedGraphLaunch.__new__(_PreparedGraphLaunch)
+    p.graph_exec = <CUgraphExec>graph_exec
+    p.stream = <CUstream>stream
+    p.keep_gil = keep_gil
+    return p
+
+
+ctypedef fused _Prepared:
+    _PreparedLaunch
+    _PreparedGraphLaunch
+
+
+cdef long long _launch_loop(_Prepared p, Py_ssize_t count) except -1:
+    """Launch ``p`` ``count`` times back to back in C; the elapsed nanoseconds. One copy per
+    kind of launch (a fused type): the loop holds only the driver call, no branch."""
     cdef CUresult err = cydriver.CUDA_SUCCESS
     cdef long long start, stop
     cdef Py_ssize_t i
     with nogil:
         start = now_ns()
         for i in range(count):
-            err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
+            if _Prepared is _PreparedLaunch:
+                err = cydriver.cuLaunchKernelEx(&p.lc, p.func, p.params, NULL)
+            else:
+                err = cydriver.cuGraphLaunch(p.graph_exec, p.stream)
             if err != cydriver.CUDA_SUCCESS:
                 break
         stop = now_ns()
     HANDLE_RETURN(err)
     return stop - start
+
+
+def launch_loop(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
+                Py_ssize_t count):
+    """Launch ``kernel`` ``count`` times back to back; return the elapsed nanoseconds.
+
+    ``arguments`` holds each parameter's bytes (as the param holder would pack them).
+    """
+    return _launch_loop(_PreparedLaunch(stream, kernel, grid, block, arguments), count)
 
 
 cdef object _python_floor_call(object prepared, PyObject** argv, Py_ssize_t nargs):
@@ -116,17 +144,18 @@ cdef object _python_floor_asking_call(object prepared, PyObject** argv, Py_ssize
     HANDLE_RETURN(err)
 
 
-cdef PyMethodDef _python_floor_def
-_python_floor_def.ml_name = "python_floor_launch"
-_python_floor_def.ml_meth = <PyCFunction><void*>_python_floor_call
-_python_floor_def.ml_flags = METH_FASTCALL
-_python_floor_def.ml_doc = NULL
+cdef void _fastcall_def(PyMethodDef* d, const char* name, void* meth) noexcept:
+    """Fill in ``d``: a METH_FASTCALL builtin ``name`` whose C body is ``meth``."""
+    d.ml_name = name
+    d.ml_meth = <PyCFunction>meth
+    d.ml_flags = METH_FASTCALL
+    d.ml_doc = NULL
 
+
+cdef PyMethodDef _python_floor_def
 cdef PyMethodDef _python_floor_asking_def
-_python_floor_asking_def.ml_name = "python_floor_launch"
-_python_floor_asking_def.ml_meth = <PyCFunction><void*>_python_floor_asking_call
-_python_floor_asking_def.ml_flags = METH_FASTCALL
-_python_floor_asking_def.ml_doc = NULL
+_fastcall_def(&_python_floor_def, "python_floor_launch", <void*>_python_floor_call)
+_fastcall_def(&_python_floor_asking_def, "python_floor_launch", <void*>_python_floor_asking_call)
 
 
 def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arguments,
@@ -146,13 +175,6 @@ def python_floor(size_t stream, size_t kernel, tuple grid, tuple block, list arg
                              _PreparedLaunch(stream, kernel, grid, block, arguments), __name__)
 
 
-cdef class _PreparedGraphLaunch:
-    # What graph_python_floor's function launches: an executable graph and a stream.
-    cdef CUgraphExec graph_exec
-    cdef CUstream stream
-    cdef bint keep_gil
-
-
 cdef object _graph_python_floor_call(object prepared, PyObject** argv, Py_ssize_t nargs):
     # METH_FASTCALL with the prepared graph launch as ``self``: the arguments are passed and
     # not read.
@@ -167,10 +189,8 @@ cdef object _graph_python_floor_call(object prepared, PyObject** argv, Py_ssize_
 
 
 cdef PyMethodDef _graph_python_floor_def
-_graph_python_floor_def.ml_name = "python_floor_graph_launch"
-_graph_python_floor_def.ml_meth = <PyCFunction><void*>_graph_python_floor_call
-_graph_python_floor_def.ml_flags = METH_FASTCALL
-_graph_python_floor_def.ml_doc = NULL
+_fastcall_def(&_graph_python_floor_def, "python_floor_graph_launch",
+              <void*>_graph_python_floor_call)
 
 
 def graph_python_floor(size_t graph_exec, size_t stream, bint keep_gil=False):
@@ -178,27 +198,13 @@ def graph_python_floor(size_t graph_exec, size_t stream, bint keep_gil=False):
     it is given: a builtin-function call whose body releases the GIL around one cuGraphLaunch
     (or, with ``keep_gil``, keeps it). The least a Python API that releases the GIL around a
     graph launch can cost per call, as :func:`python_floor` is for kernel launches."""
-    cdef _PreparedGraphLaunch p = _PreparedGraphLaunch.__new__(_PreparedGraphLaunch)
-    p.graph_exec = <CUgraphExec>graph_exec
-    p.stream = <CUstream>stream
-    p.keep_gil = keep_gil
-    return PyCFunction_NewEx(&_graph_python_floor_def, p, __name__)
+    return PyCFunction_NewEx(&_graph_python_floor_def,
+                             _prepared_graph(graph_exec, stream, keep_gil), __name__)
 
 
 def graph_launch_loop(size_t graph_exec, size_t stream, Py_ssize_t count):
     """Launch an executable graph ``count`` times back to back; return the elapsed ns."""
-    cdef CUresult err = cydriver.CUDA_SUCCESS
-    cdef long long start, stop
-    cdef Py_ssize_t i
-    with nogil:
-        start = now_ns()
-        for i in range(count):
-            err = cydriver.cuGraphLaunch(<CUgraphExec>graph_exec, <CUstream>stream)
-            if err != cydriver.CUDA_SUCCESS:
-                break
-        stop = now_ns()
-    HANDLE_RETURN(err)
-    return stop - start
+    return _launch_loop(_prepared_graph(graph_exec, stream, False), count)
 
 
 cdef void _nothing(void* data) noexcept nogil:

@@ -4,8 +4,9 @@ through, made by the :class:`~cuda_core.Device` factories."""
 
 from cuda_core.texture._options import (MipmappedArrayOptions, OpaqueArrayOptions,
                                         TextureObjectOptions)
-from cuda_core.texture._texture import (MipmappedArray, OpaqueArray, ResourceDescriptor,
-                                        SurfaceObject, TextureObject)
+from cuda_core.texture._array import MipmappedArray, OpaqueArray
+from cuda_core.texture._resource_descriptor import ResourceDescriptor
+from cuda_core.texture._texture import SurfaceObject, TextureObject
 
 __all__ = ["MipmappedArray", "MipmappedArrayOptions", "OpaqueArray", "OpaqueArrayOptions",
            "ResourceDescriptor", "SurfaceObject", "TextureObject", "TextureObjectOptions"]

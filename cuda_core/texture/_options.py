@@ -10,11 +10,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from cuda_core._checks import ArgumentTypeError, check_bool, check_enum, check_int
 from cuda_core._enum import StrEnum
-from cuda_core.texture._fast_checks import texture_options_ready
+from cuda_core._options import check_or_create_options
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["AddressModeType", "ArrayFormatType", "FilterModeType", "MipmappedArrayOptions",
            "OpaqueArrayOptions", "ReadModeType", "TextureObjectOptions"]
@@ -71,21 +74,6 @@ FORMAT_BYTES = {
 FLOAT_FORMATS = frozenset((ArrayFormatType.FLOAT16, ArrayFormatType.FLOAT32))
 
 
-# Each enum's members by value. A member is a str equal to its value, with the same hash, so
-# one lookup finds the member from either: the fast path of every enum check below.
-_MEMBERS = {cls: {m.value: m for m in cls}
-            for cls in (ArrayFormatType, AddressModeType, FilterModeType, ReadModeType)}
-
-
-def enum_value(value, what: str, cls):
-    """``value`` (a member of the string enum ``cls`` or its string) as the member."""
-    if isinstance(value, str):
-        found = _MEMBERS[cls].get(value)
-        if found is not None:
-            return found
-    return check_enum(value, what, cls)  # raises, naming the accepted values
-
-
 def check_format(value, what: str) -> ArrayFormatType:
     """An :class:`ArrayFormatType` from a member, its string, or a NumPy dtype (or scalar type)
     of one of the eight formats."""
@@ -98,17 +86,24 @@ def check_format(value, what: str) -> ArrayFormatType:
             if not dtype.isnative:
                 raise ValueError(f"{what}: dtype {dtype.str} is not in native byte order")
             value = dtype.name
-    return enum_value(value, what, ArrayFormatType)
+    return check_enum(value, what, ArrayFormatType)
+
+
+def _check_count(value, what: str, most: int, items: str, count: str,
+                 error: type[Exception] = TypeError) -> None:
+    """``value`` is a tuple or list of 1 to ``most`` items: else ``error`` naming ``items``
+    (what the tuple holds), or ValueError saying ``count`` (how many it must hold)."""
+    if not isinstance(value, (tuple, list)):
+        raise error(f"{what} must be a tuple of 1 to {most} {items}, not "
+                    f"{type(value).__name__}")
+    if not 1 <= len(value) <= most:
+        raise ValueError(f"{what} must {count}, got {len(value)}")
 
 
 def check_shape(shape, what: str) -> tuple:
     """``shape``, a tuple (or list) of one to three ints >= 1, as a tuple of ints."""
-    if not isinstance(shape, (tuple, list)):
-        raise ArgumentTypeError(f"{what} must be a tuple of 1 to 3 ints, not "
-                                f"{type(shape).__name__}")
-    if not 1 <= len(shape) <= 3:
-        raise ValueError(f"{what} must have 1, 2 or 3 dimensions (width, height, depth), got "
-                         f"{len(shape)}")
+    _check_count(shape, what, 3, "ints", "have 1, 2 or 3 dimensions (width, height, depth)",
+                 ArgumentTypeError)
     for n in shape:
         if type(n) is not int or n < 1:
             break
@@ -118,11 +113,23 @@ def check_shape(shape, what: str) -> tuple:
 
 
 def check_channels(value, what: str) -> int:
-    if type(value) is not int:
-        value = check_int(value, what)
+    value = check_int(value, what)
     if value not in (1, 2, 4):
         raise ValueError(f"{what} must be 1, 2 or 4, got {value}")
     return value
+
+
+def _check_flag(value, what: str) -> bool:
+    """A flag option: None reads as False."""
+    return bool(check_bool(value, what, True))
+
+
+def _check_element(options: OpaqueArrayOptions | MipmappedArrayOptions, name: str) -> None:
+    """Check the ``shape``, ``format`` and ``num_channels`` of the array options ``options``
+    (of the class ``name``) in place."""
+    options.shape = check_shape(options.shape, f"{name}.shape")
+    options.format = check_format(options.format, f"{name}.format")
+    options.num_channels = check_channels(options.num_channels, f"{name}.num_channels")
 
 
 @dataclasses.dataclass
@@ -149,11 +156,9 @@ class OpaqueArrayOptions:
     is_surface_load_store: bool = False
 
     def __post_init__(self):
-        self.shape = check_shape(self.shape, "OpaqueArrayOptions.shape")
-        self.format = check_format(self.format, "OpaqueArrayOptions.format")
-        self.num_channels = check_channels(self.num_channels, "OpaqueArrayOptions.num_channels")
-        self.is_surface_load_store = bool(check_bool(
-            self.is_surface_load_store, "OpaqueArrayOptions.is_surface_load_store", True))
+        _check_element(self, "OpaqueArrayOptions")
+        self.is_surface_load_store = _check_flag(self.is_surface_load_store,
+                                                 "OpaqueArrayOptions.is_surface_load_store")
 
 
 @dataclasses.dataclass
@@ -182,18 +187,16 @@ class MipmappedArrayOptions:
     is_surface_load_store: bool = False
 
     def __post_init__(self):
-        name = type(self).__name__
-        self.shape = check_shape(self.shape, "MipmappedArrayOptions.shape")
-        self.format = check_format(self.format, "MipmappedArrayOptions.format")
-        self.num_channels = check_channels(self.num_channels, "MipmappedArrayOptions.num_channels")
+        name = "MipmappedArrayOptions"
+        _check_element(self, name)
         most = max(self.shape).bit_length()
-        self.num_levels = check_int(self.num_levels, "MipmappedArrayOptions.num_levels", 1)
+        self.num_levels = check_int(self.num_levels, f"{name}.num_levels", 1)
         if self.num_levels > most:
             raise ValueError(f"{name}.num_levels must be at most {most} for shape "
                              f"{self.shape} (floor(log2({max(self.shape)})) + 1), got "
                              f"{self.num_levels}")
-        self.is_surface_load_store = bool(check_bool(
-            self.is_surface_load_store, "MipmappedArrayOptions.is_surface_load_store", True))
+        self.is_surface_load_store = _check_flag(self.is_surface_load_store,
+                                                 f"{name}.is_surface_load_store")
 
 
 def _check_float(value, what: str) -> float:
@@ -258,72 +261,39 @@ class TextureObjectOptions:
     border_color: tuple[float, ...] | None = None
 
     def __post_init__(self):
-        # The common case, every field already what the checks would make of it, is decided
-        # in C; otherwise each check below is skipped for a value that needs none.
-        if texture_options_ready(self, AddressModeType, FilterModeType, ReadModeType):
-            return
         name = "TextureObjectOptions"
         mode = self.address_mode
-        if type(mode) is not AddressModeType:
-            if isinstance(mode, (tuple, list)):
-                if not 1 <= len(mode) <= 3:
-                    raise ValueError(f"{name}.address_mode must give 1 to 3 modes (one per "
-                                     f"dimension), got {len(mode)}")
-                self.address_mode = tuple(enum_value(m, f"{name}.address_mode[{i}]",
-                                                     AddressModeType)
-                                          for i, m in enumerate(mode))
-            else:
-                self.address_mode = enum_value(mode, f"{name}.address_mode", AddressModeType)
-        if type(self.filter_mode) is not FilterModeType:
-            self.filter_mode = enum_value(self.filter_mode, f"{name}.filter_mode",
-                                          FilterModeType)
-        if type(self.read_mode) is not ReadModeType:
-            self.read_mode = enum_value(self.read_mode, f"{name}.read_mode", ReadModeType)
-        if type(self.mipmap_filter_mode) is not FilterModeType:
-            self.mipmap_filter_mode = enum_value(self.mipmap_filter_mode,
-                                                 f"{name}.mipmap_filter_mode", FilterModeType)
-        if type(self.normalized_coords) is not bool:
-            self.normalized_coords = bool(check_bool(self.normalized_coords,
-                                                     f"{name}.normalized_coords", True))
-        if type(self.srgb) is not bool:
-            self.srgb = bool(check_bool(self.srgb, f"{name}.srgb", True))
-        if type(self.disable_trilinear_optimization) is not bool:
-            self.disable_trilinear_optimization = bool(check_bool(
-                self.disable_trilinear_optimization, f"{name}.disable_trilinear_optimization",
-                True))
-        if type(self.seamless_cubemap) is not bool:
-            self.seamless_cubemap = bool(check_bool(self.seamless_cubemap,
-                                                    f"{name}.seamless_cubemap", True))
-        value = self.max_anisotropy
-        if type(value) is not int or not 0 <= value <= _UINT_MAX:
-            # An unsigned int, as the driver's field (which clamps a ratio above 16), and as
-            # cuda.core's conversion, whose OverflowError this also is.
-            value = check_int(value, f"{name}.max_anisotropy", 0, _UINT_MAX)
-            self.max_anisotropy = value
-        # Finite floats pass as they are (inf - inf and nan - nan are nan).
-        value = self.mipmap_level_bias
-        if type(value) is not float or value - value != 0.0:
-            self.mipmap_level_bias = _check_float(value, f"{name}.mipmap_level_bias")
-        value = self.min_mipmap_level_clamp
-        if type(value) is not float or value - value != 0.0:
-            self.min_mipmap_level_clamp = _check_float(value, f"{name}.min_mipmap_level_clamp")
-        value = self.max_mipmap_level_clamp
-        if type(value) is not float or value - value != 0.0:
-            self.max_mipmap_level_clamp = _check_float(value, f"{name}.max_mipmap_level_clamp")
+        if isinstance(mode, (tuple, list)):
+            _check_count(mode, f"{name}.address_mode", 3, "modes",
+                         "give 1 to 3 modes (one per dimension)")
+            self.address_mode = tuple(check_enum(m, f"{name}.address_mode[{i}]",
+                                                 AddressModeType)
+                                      for i, m in enumerate(mode))
+        else:
+            self.address_mode = check_enum(mode, f"{name}.address_mode", AddressModeType)
+        for field, cls in (("filter_mode", FilterModeType), ("read_mode", ReadModeType),
+                           ("mipmap_filter_mode", FilterModeType)):
+            setattr(self, field, check_enum(getattr(self, field), f"{name}.{field}", cls))
+        for field in ("normalized_coords", "srgb", "disable_trilinear_optimization",
+                      "seamless_cubemap"):
+            setattr(self, field, _check_flag(getattr(self, field), f"{name}.{field}"))
+        # An unsigned int, as the driver's field (which clamps a ratio above 16), and as
+        # cuda.core's conversion, whose OverflowError this also is.
+        self.max_anisotropy = check_int(self.max_anisotropy, f"{name}.max_anisotropy", 0,
+                                        _UINT_MAX)
+        for field in ("mipmap_level_bias", "min_mipmap_level_clamp", "max_mipmap_level_clamp"):
+            setattr(self, field, _check_float(getattr(self, field), f"{name}.{field}"))
         if self.min_mipmap_level_clamp > self.max_mipmap_level_clamp:
             raise ValueError(f"{name}.min_mipmap_level_clamp ({self.min_mipmap_level_clamp}) "
                              f"must not exceed max_mipmap_level_clamp "
                              f"({self.max_mipmap_level_clamp})")
-        if self.border_color is not None:
-            color = self.border_color
-            if not isinstance(color, (tuple, list)):
-                raise TypeError(f"{name}.border_color must be a tuple of 1 to 4 floats or "
-                                f"None, not {type(color).__name__}")
-            if not 1 <= len(color) <= 4:
-                raise ValueError(f"{name}.border_color must have 1 to 4 values, got "
-                                 f"{len(color)}")
+        color = self.border_color
+        if color is not None:
+            _check_count(color, f"{name}.border_color", 4, "floats or None",
+                         "have 1 to 4 values")
             self.border_color = tuple(_check_float(c, f"{name}.border_color[{i}]")
                                       for i, c in enumerate(color))
+
 
 def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
     """The three address modes (width, height, depth) the driver is given: one mode for all,
@@ -333,3 +303,16 @@ def address_modes(options: TextureObjectOptions) -> tuple[AddressModeType, ...]:
     given = cast("tuple[AddressModeType, ...]",
                  mode if isinstance(mode, tuple) else (mode, mode, mode))
     return given + (AddressModeType.CLAMP,) * (3 - len(given))
+
+
+_Options = TypeVar("_Options", bound="DataclassInstance")
+
+
+def checked_options(cls: type[_Options], options: Any, what: str) -> _Options:
+    """``options`` (an instance of ``cls``, a dict of its fields or None) as a checked ``cls``
+    that the caller alone holds: a caller's instance is checked again as a copy (a dataclass's
+    fields can be changed after it was made, and the driver's structs are filled from them); a
+    dict or None is made into a new instance, checked once by its ``__post_init__``."""
+    if isinstance(options, cls):
+        return dataclasses.replace(options)
+    return check_or_create_options(cls, options, what)

@@ -1,0 +1,59 @@
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from cuda_core._context import Context
+from cuda_core._device import Device
+from cuda_core._memory._buffer import Buffer
+from cuda_core._resource import Resource
+from cuda_core.texture._options import ArrayFormatType, MipmappedArrayOptions, OpaqueArrayOptions
+from cuda_core.typing import IsStreamType
+
+_Dst = TypeVar("_Dst")
+_Self = TypeVar("_Self", bound="_TextureResource")
+
+__all__: list[str]
+
+class _TextureResource(Resource):
+    def __enter__(self: _Self) -> _Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]: ...
+    @property
+    def handle(self) -> int: ...
+    @property
+    def device(self) -> Device: ...
+
+class _ArrayBase(_TextureResource):
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def format(self) -> ArrayFormatType: ...
+    @property
+    def num_channels(self) -> int: ...
+    @property
+    def is_surface_load_store(self) -> bool: ...
+
+class OpaqueArray(_ArrayBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    @property
+    def element_bytes(self) -> int: ...
+    @property
+    def size_bytes(self) -> int: ...
+    def copy_from(self, src: Buffer | Any, *, stream: IsStreamType) -> None: ...
+    def copy_to(self, dst: _Dst, *, stream: IsStreamType) -> _Dst: ...
+
+class MipmappedArray(_ArrayBase):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    @property
+    def num_levels(self) -> int: ...
+    def get_level(self, level: int) -> OpaqueArray: ...
+
+# The work of Device.create_opaque_array and Device.create_mipmapped_array, given the device's
+# current primary context.
+def create_opaque_array(ctx: Context, options: OpaqueArrayOptions | dict) -> OpaqueArray: ...
+def create_mipmapped_array(
+    ctx: Context, options: MipmappedArrayOptions | dict
+) -> MipmappedArray: ...

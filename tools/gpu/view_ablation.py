@@ -1,0 +1,68 @@
+"""Where a CuPy array's view spends its time (issue 32, point 4): ours against the producer's
+own __dlpack__ call, for a CuPy array (CuPy's current stream is the consumer's, as in
+benchmarks/views.py) and for one of our views of it as the producer, in one process, rounds
+alternated; the minimum over rounds of the time per call, results dropped at once.
+On the GPU machine: python tools/gpu/view_ablation.py"""
+import gc
+import time
+
+import cupy
+
+import cuda_core
+from cuda_core.utils import StridedMemoryView as V
+
+dev = cuda_core.Device(0)
+dev.set_current()
+stream = dev.create_stream()
+s = int(stream.handle)
+cupy.cuda.ExternalStream(s).use()
+x = cupy.zeros(1024, dtype=cupy.float32)
+w = V.from_dlpack(x, -1)
+MV = (1, 3)
+fa = V.from_any_interface
+fd = V.from_dlpack
+
+
+def case(stmt):
+    src = f"def run(n):\n    for _ in range(n):\n        {stmt}\n"
+    ns = dict(globals())
+    exec(src, ns)
+    return ns["run"]
+
+
+CASES = {name: case(stmt) for name, stmt in {
+    "empty": "pass",
+    "floor x s": "x.__dlpack__(stream=s, max_version=MV)",
+    "floor x -1": "x.__dlpack__(stream=-1, max_version=MV)",
+    "ours any x s": "fa(x, s)",
+    "ours any x -1": "fa(x, -1)",
+    "ours dl x s": "fd(x, s)",
+    "ours dl x -1": "fd(x, -1)",
+    "floor w s": "w.__dlpack__(stream=s, max_version=MV)",
+    "floor w -1": "w.__dlpack__(stream=-1, max_version=MV)",
+    "ours any w s": "fa(w, s)",
+    "ours any w -1": "fa(w, -1)",
+    "x.__dlpack_device__()": "x.__dlpack_device__()",
+}.items()}
+
+best = {k: float("inf") for k in CASES}
+best_nogc = {k: float("inf") for k in CASES}
+N = 20000
+items = list(CASES.items())
+for r in range(12):
+    for k, fn in items[r % len(items):] + items[:r % len(items)]:
+        t = time.perf_counter()
+        fn(N)
+        best[k] = min(best[k], (time.perf_counter() - t) / N * 1e9)
+        gc.disable()
+        t = time.perf_counter()
+        fn(N)
+        best_nogc[k] = min(best_nogc[k], (time.perf_counter() - t) / N * 1e9)
+        gc.enable()
+for k in CASES:
+    print(f"{best[k]:9.1f} ns  (gc off {best_nogc[k]:7.1f})  {k}")
+for p in ("x", "w"):
+    for st in ("s", "-1"):
+        print(f"ours over floor, {p} {st}: any {best[f'ours any {p} {st}'] - best[f'floor {p} {st}']:.1f} ns"
+              + (f", from_dlpack {best[f'ours dl {p} {st}'] - best[f'floor {p} {st}']:.1f} ns"
+                 if f"ours dl {p} {st}" in best else ""))
