@@ -26,6 +26,14 @@ cdef class Stream(Resource):
     cdef Context _resolve_ctx(self)
 
 
+# A Resource that queues its work on a Stream it holds (a GraphBuilder, whose module cimports
+# this one): as_stream takes it for that Stream as it is, not a wrapper of its __cuda_stream__,
+# so that whatever holds the stream (a buffer allocated on a builder) sees it closed once the
+# holder closes it.
+cdef class StreamHolder(Resource):
+    cdef Stream _stream           # where the work goes
+
+
 cdef Stream create_stream(Context ctx, object options)
 # StreamOptions.priority checked in the current context, into *prio (None: unchanged).
 cdef int check_priority(object priority, int* prio) except -1
@@ -39,7 +47,6 @@ cdef CUstream protocol_stream_handle(object obj, str what) except NULL
 cdef Stream wrap_handle(size_t address, object owner)
 # An owned stream (destroyed by close()) made elsewhere, e.g. on a green context (_green.pyx).
 cdef Stream new_owned_stream(CUstream handle, Context ctx)
-cdef int register_graph_builder_type(type builder_type) except -1
 
 
 # The NULL stream is the legacy default stream: one spelling, so that the two compare equal.

@@ -371,26 +371,18 @@ cdef Stream wrap_handle(size_t address, object owner):
     return _new_stream(handle, ctx, owner, False)
 
 
-# cuda_core.graph.GraphBuilder, registered when that module is imported (it cimports this one,
-# so this one cannot cimport it).
-cdef type _graph_builder_type = None
-
-
-cdef int register_graph_builder_type(type builder_type) except -1:
-    global _graph_builder_type
-    _graph_builder_type = builder_type
-    return 0
+cdef class StreamHolder(Resource):
+    """A Resource whose work goes to the Stream it holds (see _stream.pxd)."""
 
 
 cdef Stream as_stream(object obj, str what):
-    """``obj`` as a Stream: a Stream itself, a GraphBuilder's capture stream, or a non-owning
-    wrapper of a ``__cuda_stream__`` object that keeps the object alive."""
+    """``obj`` as a Stream: a Stream itself, a StreamHolder's (a GraphBuilder's capture stream),
+    or a non-owning wrapper of a ``__cuda_stream__`` object that keeps the object alive."""
     if isinstance(obj, Stream):
         return <Stream>obj
-    if type(obj) is _graph_builder_type:
-        # The builder's own Stream, not a wrapper: once a builder closes the stream it made,
-        # whatever holds it (a buffer allocated on the builder) sees it closed.
-        return obj.stream
+    if isinstance(obj, StreamHolder):
+        (<StreamHolder>obj)._check_open()
+        return (<StreamHolder>obj)._stream
     return wrap_handle(<size_t>protocol_stream_handle(obj, what), obj)
 
 
@@ -411,8 +403,8 @@ cdef Stream optional_stream(object stream, str what):
 
 cdef bint is_foreign_stream(object obj):
     """Whether as_stream would wrap ``obj`` through its ``__cuda_stream__`` (it is neither a
-    Stream nor a GraphBuilder)."""
-    return not isinstance(obj, Stream) and type(obj) is not _graph_builder_type
+    Stream nor a StreamHolder: a GraphBuilder)."""
+    return not isinstance(obj, Stream) and not isinstance(obj, StreamHolder)
 
 
 cdef CUstream protocol_stream_handle(object obj, str what) except NULL:

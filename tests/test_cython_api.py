@@ -77,6 +77,34 @@ def test_kernel_args_pxd_needs_no_include_path(tmp_path):
     assert run_downstream(tmp_path, "result = kernel_args_user.OK", module="kernel_args_user")
 
 
+@pytest.mark.compiler
+def test_the_graph_hooks_register_once(tmp_path):
+    # graph[node] (_exec_nodes) and the node classes (_node_types) are registered as
+    # cuda_core.graph is imported; another registration is refused, never silently replaces them.
+    build_module(tmp_path, "graph_hooks", (
+        "from cuda_core.graph._graph cimport Graph, register_view_factory\n"
+        "from cuda_core.graph._node_base cimport register_node_classes\n"
+        "cdef object _view(Graph graph, object node):\n"
+        "    return None\n"
+        "def view_factory_again():\n"
+        "    register_view_factory(_view)\n"
+        "def node_classes_again():\n"
+        "    register_node_classes({})\n"))
+    result = run_downstream(tmp_path, """
+        import cuda_core.graph
+        outcomes = []
+        for call in (graph_hooks.view_factory_again, graph_hooks.node_classes_again):
+            try:
+                call()
+                outcomes.append(None)
+            except RuntimeError as e:
+                outcomes.append(str(e))
+        result = outcomes
+    """, module="graph_hooks")
+    assert result == ["register_view_factory(): Graph[node] is already registered",
+                      "register_node_classes(): the graph node classes are already registered"]
+
+
 def test_cpu_calls_through_the_c_api(downstream):
     result = run_downstream(downstream, """
         import cuda_core

@@ -66,6 +66,25 @@ def test_the_view_cimport_cycle_imports_either_way(first):
     assert result.stdout.split() == ["(2,", "3)", "True", "PyCapsule", "PyCapsule"]
 
 
+@pytest.mark.parametrize("first", ["cuda_core.graph._definition", "cuda_core.graph._node_base"])
+def test_the_graph_cimport_cycle_imports_either_way(first):
+    # graph._definition and graph._node_base cimport each other. cuda_core/graph/__init__.py
+    # imports them in one order; here the package is a bare one, so each goes first in turn.
+    code = (
+        "import importlib.util, os, sys, types\n"
+        "root = os.path.dirname(importlib.util.find_spec('cuda_core').origin)\n"
+        "package = types.ModuleType('cuda_core.graph')\n"
+        "package.__path__ = [os.path.join(root, 'graph')]\n"
+        "sys.modules['cuda_core.graph'] = package\n"
+        f"import {first}\n"
+        "import cuda_core.graph._definition as d, cuda_core.graph._node_base as n\n"
+        "print(d.GraphDefinition.__name__, n.GraphNode.__name__)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["GraphDefinition", "GraphNode"]
+
+
 def test_all_names_exist():
     for name in cuda_core.__all__:
         assert hasattr(cuda_core, name), name

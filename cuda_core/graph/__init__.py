@@ -3,13 +3,14 @@
 
 from cuda_core.graph._builder import GraphBuilder
 from cuda_core.graph._condition import GraphCondition
-from cuda_core.graph._definition import GraphDefinition, GraphNode
+from cuda_core.graph._definition import GraphDefinition
 from cuda_core.graph._exec_nodes import (ExecutableChildGraphNode, ExecutableEventRecordNode,
                                          ExecutableEventWaitNode, ExecutableGraphNode,
                                          ExecutableHostCallbackNode, ExecutableKernelNode,
                                          ExecutableMemcpyNode, ExecutableMemsetNode)
 from cuda_core.graph._graph import Graph
 from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
+from cuda_core.graph._node_base import GraphNode
 from cuda_core.graph._node_types import (AllocNode, ChildGraphNode, ConditionalNode, EmptyNode,
                                          EventRecordNode, EventWaitNode, FreeNode,
                                          HostCallbackNode, IfElseNode, IfNode, KernelNode,

@@ -1,9 +1,8 @@
 from cuda.bindings.cydriver cimport (CUgraph, CUgraphConditionalNodeType, CUgraphEdgeData,
                                      CUgraphNode, CUgraphNodeParams)
 
-from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream
-from cuda_core.graph._definition cimport _GraphStore, _NodeRecord
+from cuda_core._stream cimport Stream, StreamHolder
+from cuda_core.graph._store cimport _GraphStore, _NodeRecord
 
 
 cdef struct _Capture:
@@ -15,8 +14,8 @@ cdef struct _Capture:
     size_t count
 
 
-cdef class GraphBuilder(Resource):
-    cdef Stream _stream           # where the work is captured
+# A StreamHolder: its _stream is where the work is captured (as_stream gives it for the builder).
+cdef class GraphBuilder(StreamHolder):
     cdef bint _owns_stream        # made for this builder (closed with it)
     # The captured graph once building ended (owned), or a conditional node's body graph
     # (owned by the node, captured into with cuStreamBeginCaptureToGraph).

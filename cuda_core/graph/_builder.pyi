@@ -2,15 +2,14 @@ from _ctypes import CFuncPtr as _CFuncPtr
 import os
 from typing import Any, Callable
 
-from cuda_core._resource import Resource
-from cuda_core._stream import Stream
+from cuda_core._stream import Stream, StreamHolder
 from cuda_core.graph._condition import GraphCondition
 from cuda_core.graph._definition import GraphDefinition
 from cuda_core.graph._graph import Graph
 from cuda_core.graph._graph_options import GraphCompleteOptions, GraphDebugPrintOptions
 from cuda_core.typing import IsStreamType
 
-class GraphBuilder(Resource):
+class GraphBuilder(StreamHolder):
     @property
     def is_building(self) -> bool: ...
     @property

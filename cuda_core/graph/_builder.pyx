@@ -30,25 +30,18 @@ from cuda_core._checks import ArgumentTypeError
 from cuda_core._context cimport (Context, ContextGuard, body_capture_begins, body_capture_ends,
                                  body_capture_in, context_gone, enter_context)
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
-from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream, as_stream, create_stream, register_graph_builder_type
+from cuda_core._stream cimport Stream, StreamHolder, as_stream, create_stream
 from cuda_core.graph._condition cimport GraphCondition, create_condition
-from cuda_core.graph._definition cimport (BODY_CAPTURE_FAILED, GraphDefinition, _GraphStore,
-                                          _NodeRecord, definition_view, end_body_captures,
-                                          end_capture_on, new_record, new_store, own_uses,
-                                          switch_count)
+from cuda_core.graph._definition cimport GraphDefinition, definition_view
 from cuda_core.graph._graph cimport (Graph, dot_path, dot_print, instantiate, instantiate_params,
                                     update_graph)
 from cuda_core.graph._host_callback cimport _HostCall, enqueue_host_call, make_host_call
+from cuda_core.graph._node_params cimport COND_TYPES, conditional_params, switch_count
+from cuda_core.graph._store cimport (BODY_CAPTURE_FAILED, _GraphStore, _NodeRecord,
+                                     end_body_captures, end_capture_on, new_record, new_store,
+                                     own_uses)
 
 import weakref
-
-from cuda_core.typing import GraphConditionalType
-
-# (GraphConditionalType.IF: IF is a word of Cython's own.)
-_COND_IF = GraphConditionalType("if")
-_COND_WHILE = GraphConditionalType("while")
-_COND_SWITCH = GraphConditionalType("switch")
 
 __all__ = ["GraphBuilder"]
 
@@ -56,12 +49,6 @@ cdef enum:
     _NEW = 0        # not capturing yet
     _BUILDING = 1   # capturing
     _ENDED = 2      # capture ended; _graph holds the result (NULL if the driver refused it)
-
-cdef dict _COND_TYPES = {  # (an if/else node is an IF node with two bodies)
-    cydriver.CU_GRAPH_COND_TYPE_IF: _COND_IF,
-    cydriver.CU_GRAPH_COND_TYPE_WHILE: _COND_WHILE,
-    cydriver.CU_GRAPH_COND_TYPE_SWITCH: _COND_SWITCH,
-}
 
 cdef dict _CAPTURE_MODES = {
     "global": cydriver.CU_STREAM_CAPTURE_MODE_GLOBAL,
@@ -93,7 +80,7 @@ cdef bint _left_to_the_driver(GraphBuilder b) noexcept:
     return True
 
 
-cdef class GraphBuilder(Resource):
+cdef class GraphBuilder(StreamHolder):
     """Records the work queued on a stream into a graph (stream capture).
 
     Not constructible: use :meth:`Device.create_graph_builder` (a new stream of its own) or
@@ -575,10 +562,7 @@ cdef class GraphBuilder(Resource):
                              f"conditional body's own conditions come from its builder)")
         ctx = self._stream._resolve_ctx()
         memset(&params, 0, sizeof(params))
-        params.type = cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL
-        params.conditional.handle = (<GraphCondition>condition)._handle
-        params.conditional.type = kind
-        params.conditional.size = size
+        conditional_params(&params, <GraphCondition>condition, kind, size)
         params.conditional.ctx = (<Context>ctx)._handle
         own_uses(self._store, cap.graph, [condition])
         cdef CUgraphNode node = self._add_after_capture(&params, &cap)
@@ -586,7 +570,7 @@ cdef class GraphBuilder(Resource):
         # the node an IfNode (and so on) in graph_definition views.
         bodies = tuple(<size_t>params.conditional.phGraph_out[i] for i in range(size))
         cdef _NodeRecord record = new_record(node, cap.graph, None)
-        record.info = (condition, _COND_TYPES[kind], bodies)
+        record.info = (condition, COND_TYPES[kind], bodies)
         self._store._records[<size_t>node] = record
         return tuple(_new_body(self, <Context>ctx, params.conditional.phGraph_out[i], record)
                      for i in range(size))
@@ -722,9 +706,6 @@ cdef class GraphBuilder(Resource):
             if self._owns_stream:
                 self._stream.close()
             self._close_joined()
-
-
-register_graph_builder_type(GraphBuilder)
 
 
 cdef GraphBuilder _new_builder(Stream stream, bint owns_stream, _GraphStore store):

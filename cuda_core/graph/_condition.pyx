@@ -43,12 +43,16 @@ cdef class GraphCondition:
         return (_condition_from_state, (self._handle, <size_t>self._graph))
 
 
-def _condition_from_state(handle, graph):
-    """A GraphCondition from what ``GraphCondition.__reduce__`` gave."""
+cdef GraphCondition _new_condition(CUgraphConditionalHandle handle, CUgraph graph):
     cdef GraphCondition cond = GraphCondition.__new__(GraphCondition)
     cond._handle = handle
-    cond._graph = <CUgraph><size_t>graph
+    cond._graph = graph
     return cond
+
+
+def _condition_from_state(handle, graph):
+    """A GraphCondition from what ``GraphCondition.__reduce__`` gave."""
+    return _new_condition(handle, <CUgraph><size_t>graph)
 
 
 cdef GraphCondition create_condition(CUgraph graph, CUcontext ctx, unsigned int default_value,
@@ -59,7 +63,4 @@ cdef GraphCondition create_condition(CUgraph graph, CUcontext ctx, unsigned int 
     cdef unsigned int flags = cydriver.CU_GRAPH_COND_ASSIGN_DEFAULT if assign_default else 0
     HANDLE_RETURN(cydriver.cuGraphConditionalHandleCreate(&handle, graph, ctx, default_value,
                                                           flags))
-    cdef GraphCondition cond = GraphCondition.__new__(GraphCondition)
-    cond._handle = handle
-    cond._graph = graph
-    return cond
+    return _new_condition(handle, graph)

@@ -1,210 +1,53 @@
-"""GraphDefinition and GraphNode: a graph built node by node (explicit graphs), instantiated
-into the same :class:`Graph` a capture completes into.
+"""GraphDefinition: a graph built node by node (explicit graphs), instantiated into the same
+:class:`Graph` a capture completes into; and the one path by which every builder (of a
+definition or of a node) adds a node (``add_*``, through ``_add``).
 
-A hierarchy (a ``GraphDefinition()``, its conditional bodies and its child graphs' copies, or a
-GraphBuilder's capture) has one ``_GraphStore``: it owns the root ``CUgraph`` and keeps one
-``_NodeRecord`` per node cuda_core knows, with what the node uses (its kernel and arguments,
-its operands, its event, its callback). A record's identity marks its node alive, so no call
-on a destroyed node or on a view of a destroyed body reaches the driver. A GraphDefinition
-object is the root (it owns the store) or a view (a body, a child's copy, a builder's graph);
-a GraphNode is a view: a node handle, its definition and its record. Any number of objects may
-stand for one graph (they compare equal); a node has one object while that object lives (the
-record's weak reference to it; ``_node_object``).
-
-What the nodes use is owned by the driver's graphs, not by Python objects: one list per
-hierarchy (the store's bag), owned by a CUDA user object that each graph with a node of ours
-retains (``own_uses``). The driver carries the user object into clones (also one another
-library makes through ``.handle``), child graph copies and executable graphs, and drops it when
-the last of them is destroyed and their launches are done. The bag only grows: a node
-destroyed, or its parameters changed, leaves what it used to the hierarchy's end.
+A GraphDefinition object is the root of a hierarchy (it owns the hierarchy's store, ``_store``)
+or a view (a body, a child's copy, a builder's graph); a GraphNode (``_node_base``) is a view: a
+node handle, its definition and its record. Any number of objects may stand for one graph (they
+compare equal); a node has one object while that object lives (the record's weak reference to
+it; ``_node_base.node_object``). This module and ``_node_base`` cimport each other: a
+definition makes its nodes' objects there, and a node's builders add nodes here.
 
 Nodes are added in the context current on the calling thread (the driver runs a kernel,
 memset, memcpy or conditional node in the context it was added in). As with the driver's
 graphs, changing one hierarchy from several threads at once needs the caller's lock.
 """
 
-cimport cython
-from cpython.weakref cimport PyWeakref_NewRef
+from libc.string cimport memset as c_memset
 from libcpp.vector cimport vector
 
 from cuda.bindings cimport cydriver
 from cuda_core cimport _cuda_compat
-from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUcontext,
-                                     CUdevice, CUdeviceptr, CUgraph, CUgraphEdgeData,
-                                     CUgraphNode,
+from cuda.bindings.cydriver cimport (CUDA_GRAPH_INSTANTIATE_PARAMS, CUDA_SUCCESS, CUgraph,
+                                     CUgraphConditionalNodeType, CUgraphEdgeData, CUgraphNode,
                                      CUgraphNodeParams, CUgraphNodeType, CUmemAccessDesc,
-                                     CUresult, CUuserObject)
-from libc.string cimport memset as c_memset
+                                     CUresult)
 
-from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
-from cuda_core._checks import SizeOverflowError
+from cuda_core._checks cimport check_int
+from cuda_core._context cimport context_from_handle
+from cuda_core._driver cimport driver_version, ensure_driver
+from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._errors import InvalidValueError
-from cuda_core._context cimport body_capture_ends, context_from_handle
-from cuda_core._driver cimport device_count, driver_version, ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
-from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport end_capture
 from cuda_core.graph._condition cimport GraphCondition, create_condition
-from cuda_core.graph._graph cimport Graph, dot_print, instantiate, instantiate_params
-from cuda_core.graph._host_callback cimport _HostCall, host_node_params, new_owner
-from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
+from cuda_core.graph._graph cimport dot_print, instantiate, instantiate_params
+from cuda_core.graph._host_callback cimport _HostCall, host_node_params
+from cuda_core.graph._node_base cimport (GraphNode, class_of, conditional_class, node_class,
+                                         node_object, same_graph)
+from cuda_core.graph._node_params cimport (COND_TYPES, alloc_params, check_child,
+                                           conditional_params, current_ctx, event_params,
+                                           free_params, kernel_params, memcpy_params,
+                                           memset_params, switch_count)
+from cuda_core.graph._store cimport _GraphStore, _NodeRecord, new_record, new_store, own_uses
 
 from cuda.bindings import driver as _driver_py
 
-from cuda_core.graph._adjacency import AdjacencySetProxy
-from cuda_core.typing import GraphConditionalType, GraphMemoryType
+from cuda_core.typing import GraphMemoryType
 
-# (GraphConditionalType.IF: IF is a word of Cython's own.)
-_COND_IF = GraphConditionalType("if")
-_COND_WHILE = GraphConditionalType("while")
-_COND_SWITCH = GraphConditionalType("switch")
+__all__ = ["GraphDefinition"]
 
-__all__ = ["GraphDefinition", "GraphNode"]
-
-
-@cython.final
-@cython.freelist(64)
-cdef class _NodeRecord:
-    """What one node uses, and by its identity whether the node lives (see the module
-    docstring)."""
-
-
-cdef _NodeRecord new_record(CUgraphNode node, CUgraph graph, list uses):
-    cdef _NodeRecord record = _NodeRecord.__new__(_NodeRecord)
-    record.node = node
-    record.graph = graph
-    record.uses = uses
-    return record
-
-
-@cython.final
-cdef class _GraphStore(Resource):
-    """The owner of a hierarchy's root ``CUgraph``, of its node records, and of one reference
-    to the user object that owns what its nodes use."""
-
-    cdef int check_whole(self, str what) except -1:
-        if self._broken is not None:
-            raise RuntimeError(f"{what}: {self._broken}")
-        return 0
-
-    cdef int _release(self) except -1:
-        cdef CUgraph handle = self._handle
-        cdef CUuserObject owner = self._owner
-        end_body_captures(self)
-        self._handle = NULL
-        self._owner = NULL
-        self._records = None
-        self._retained = None
-        self._bag = None  # the user object's reference keeps it for the graphs that hold it
-        cdef CUresult destroyed = CUDA_SUCCESS
-        cdef CUresult released = CUDA_SUCCESS
-        if self._broken is not None:
-            handle = NULL  # a corrupt body graph in it: destroying it crashed in the driver
-        with nogil:  # as every destroy in a finalizer (DESIGN.md, the calls that wait)
-            if handle != NULL:
-                destroyed = cydriver.cuGraphDestroy(handle)
-            if owner != NULL:
-                released = cydriver.cuUserObjectRelease(owner, 1)
-        check_call(destroyed, "cuGraphDestroy")
-        check_call(released, "cuUserObjectRelease")
-        return 0
-
-    cdef size_t _address(self) noexcept:
-        return <size_t>self._handle
-
-
-cdef int end_body_captures(_GraphStore store) except -1:
-    """End the capture of every body builder of ``store`` still capturing (before its graph,
-    which holds their body graphs, is destroyed). None (a builder never set up): nothing.
-
-    A body collected in the same reference cycle as the graph's owner has lost its weak
-    reference (the collector clears those before it runs any finalizer) and may not have run
-    its own finalizer yet: its capture is ended through its stream, which the store holds."""
-    if store is None:
-        return 0
-    with cython.critical_section(store):  # as _new_body adds to it
-        bodies, store._bodies = store._bodies, None
-    for ref, stream in bodies or ():
-        body = ref()
-        if body is not None:
-            err = body._end_capture()
-        else:
-            err = end_capture_on(<Stream>stream)
-        if err != CUDA_SUCCESS:  # the body graph is incomplete: so is the graph of its node
-            store._broken = BODY_CAPTURE_FAILED
-    return 0
-
-
-cdef str BODY_CAPTURE_FAILED = (
-    "the capture of one of its conditional bodies failed, which left that body graph "
-    "incomplete: the graph cannot be instantiated, cloned or updated from; build it again")
-
-
-cdef int end_capture_on(Stream stream) except -1:
-    cdef CUresult err = CUDA_SUCCESS
-    if stream._closed:
-        return 0  # Stream._release ended the capture and forgot the body
-    with nogil:
-        err = end_capture(stream._handle)
-    body_capture_ends(stream._handle)
-    return <int>err
-
-
-cdef _GraphStore new_store(CUgraph owned):
-    cdef _GraphStore store = _GraphStore.__new__(_GraphStore)
-    store._handle = owned
-    store._records = {}
-    return store
-
-
-cdef int own_uses(_GraphStore store, CUgraph graph, list uses) except -1:
-    if not uses:
-        return 0
-    for item in uses:
-        if isinstance(item, Event):  # its handle must outlive close() (Event._graph_held)
-            (<Event>item)._graph_held = True
-    # The splits of one capture add nodes to one store from their threads: one owner, one
-    # retain per graph (free-threaded CPython; the driver calls here do not wait).
-    with cython.critical_section(store):
-        if store._owner == NULL:
-            bag = []
-            store._owner = new_owner(bag)
-            store._bag = bag
-            store._retained = set()
-        if <size_t>graph not in store._retained:  # (a destroyed graph leaves it: forget_records)
-            HANDLE_RETURN(cydriver.cuGraphRetainUserObject(graph, store._owner, 1, 0))
-            store._retained.add(<size_t>graph)
-        store._bag.extend(uses)
-    return 0
-
-
-# The GraphNode class of each CUgraphNodeType, and of each kind of conditional node under the
-# *_NODE_CLASS keys of the .pxd (register_node_class); read-only once cuda_core.graph is
-# imported.
-cdef dict _NODE_CLASSES = {}
-
-
-cdef int register_node_class(int node_type, type cls) except -1:
-    _NODE_CLASSES[node_type] = cls
-    return 0
-
-
-cdef type _node_class(int node_type):
-    try:
-        return <type>_NODE_CLASSES[node_type]
-    except KeyError:
-        return GraphNode
-
-
-cdef CUcontext current_ctx(str what) except? NULL:
-    cdef CUcontext ctx = NULL
-    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
-    if ctx == NULL:
-        raise RuntimeError(f"{what}: no CUDA context is current on this thread; call "
-                           f"Device(i).set_current() first")
-    return ctx
 
 
 cdef GraphDefinition child_definition(object child, str what):
@@ -213,20 +56,6 @@ cdef GraphDefinition child_definition(object child, str what):
     (<GraphDefinition>child)._check_valid(what)
     return <GraphDefinition>child
 
-
-cdef int check_event(object event, str what) except -1:
-    if not isinstance(event, Event):
-        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
-    (<Event>event)._check_open()
-    return 0
-
-
-cdef unsigned int switch_count(object count, str what) except? 0:
-    value = check_int(count, f"{what}: count")
-    if 1 <= value <= 0xFFFFFFFF:
-        return value
-    raise (InvalidValueError if value == 0 else SizeOverflowError)(
-        f"{what}: count must be between 1 and 4294967295, got {value}")
 
 
 cdef bint _owner_holds(_GraphStore store, _NodeRecord owner, CUgraph graph):
@@ -312,7 +141,7 @@ cdef class GraphDefinition(Resource):
                 record.info = <size_t>copy
             # (two threads reading one graph: both get the record the first one stored)
             record = self._store._records.setdefault(<size_t>handle, record)
-        return _node_object(_class_of(kind, record), self, handle, record)
+        return node_object(class_of(kind, record), self, handle, record)
 
     @property
     def handle(self):
@@ -462,21 +291,21 @@ cdef class GraphDefinition(Resource):
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE,
                  peer_access=None):
         """Add an allocation node that depends on nothing; see :meth:`GraphNode.allocate`."""
-        return _add_alloc(self, (), size, device, memory_type, peer_access,
+        return add_alloc(self, (), size, device, memory_type, peer_access,
                           "GraphDefinition.allocate()")
 
     def deallocate(self, dptr):
         """Add a free node that depends on nothing; see :meth:`GraphNode.deallocate`."""
-        return _add_free(self, (), dptr, "GraphDefinition.deallocate()")
+        return add_free(self, (), dptr, "GraphDefinition.deallocate()")
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
         """Add a memset node that depends on nothing; see :meth:`GraphNode.memset`."""
-        return _add_memset(self, (), dst, value, width, height, pitch, dst_owner,
+        return add_memset(self, (), dst, value, width, height, pitch, dst_owner,
                            "GraphDefinition.memset()")
 
     def launch(self, config, kernel, *args):
         """Add a kernel node that depends on nothing; see :meth:`GraphNode.launch`."""
-        return _add_kernel(self, (), config, kernel, args, "GraphDefinition.launch()")
+        return add_kernel(self, (), config, kernel, args, "GraphDefinition.launch()")
 
     def empty(self):
         """Add an empty node that depends on nothing.
@@ -485,7 +314,7 @@ cdef class GraphDefinition(Resource):
         -------
         EmptyNode
         """
-        return _add_empty(self, (), "GraphDefinition.empty()")
+        return add_empty(self, (), "GraphDefinition.empty()")
 
     def join(self, *nodes):
         """Add an empty node that depends on every node of ``nodes`` (on nothing when there
@@ -495,49 +324,213 @@ cdef class GraphDefinition(Resource):
         -------
         EmptyNode
         """
-        return _add_empty(self, nodes, "GraphDefinition.join()")
+        return add_empty(self, nodes, "GraphDefinition.join()")
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
         """Add a memcpy node that depends on nothing; see :meth:`GraphNode.memcpy`."""
-        return _add_memcpy(self, (), dst, src, size, dst_owner, src_owner,
+        return add_memcpy(self, (), dst, src, size, dst_owner, src_owner,
                            "GraphDefinition.memcpy()")
 
     def embed(self, child):
         """Add a child graph node that depends on nothing; see :meth:`GraphNode.embed`."""
-        return _add_child(self, (), child, "GraphDefinition.embed()")
+        return add_child(self, (), child, "GraphDefinition.embed()")
 
     def record(self, event):
         """Add an event record node that depends on nothing; see :meth:`GraphNode.record`."""
-        return _add_event(self, (), event, True, "GraphDefinition.record()")
+        return add_event(self, (), event, True, "GraphDefinition.record()")
 
     def wait(self, event):
         """Add an event wait node that depends on nothing; see :meth:`GraphNode.wait`."""
-        return _add_event(self, (), event, False, "GraphDefinition.wait()")
+        return add_event(self, (), event, False, "GraphDefinition.wait()")
 
     def callback(self, fn, *, user_data=None):
         """Add a host callback node that depends on nothing; see :meth:`GraphNode.callback`."""
-        return _add_host(self, (), fn, user_data, "GraphDefinition.callback()")
+        return add_host(self, (), fn, user_data, "GraphDefinition.callback()")
 
     def if_then(self, condition):
         """Add an if node that depends on nothing; see :meth:`GraphNode.if_then`."""
-        return _add_conditional(self, (), condition, _COND_IF, 1,
-                                "GraphDefinition.if_then()")
+        return add_conditional(self, (), condition, cydriver.CU_GRAPH_COND_TYPE_IF, 1,
+                               "GraphDefinition.if_then()")
 
     def if_else(self, condition):
         """Add an if/else node that depends on nothing; see :meth:`GraphNode.if_else`."""
-        return _add_conditional(self, (), condition, _COND_IF, 2,
-                                "GraphDefinition.if_else()")
+        return add_conditional(self, (), condition, cydriver.CU_GRAPH_COND_TYPE_IF, 2,
+                               "GraphDefinition.if_else()")
 
     def while_loop(self, condition):
         """Add a while node that depends on nothing; see :meth:`GraphNode.while_loop`."""
-        return _add_conditional(self, (), condition, _COND_WHILE, 1,
-                                "GraphDefinition.while_loop()")
+        return add_conditional(self, (), condition, cydriver.CU_GRAPH_COND_TYPE_WHILE, 1,
+                               "GraphDefinition.while_loop()")
 
     def switch(self, condition, count):
         """Add a switch node that depends on nothing; see :meth:`GraphNode.switch`."""
-        return _add_conditional(self, (), condition, _COND_SWITCH,
-                                switch_count(count, "GraphDefinition.switch()"),
-                                "GraphDefinition.switch()")
+        return add_conditional(self, (), condition, cydriver.CU_GRAPH_COND_TYPE_SWITCH,
+                               switch_count(count, "GraphDefinition.switch()"),
+                               "GraphDefinition.switch()")
 
 
-include "_node_base.pxi"
+# -- adding a node (the builders of GraphDefinition and GraphNode) ------------------------------
+
+cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params, list uses,
+                    type cls, str what):
+    """Add the node ``params`` describe (its arguments already checked) to ``graph``,
+    depending on ``deps``, and record what it uses (its record's info is the caller's to set:
+    what it holds is known once the node is added). ``cls`` None: the class of its type."""
+    cdef vector[CUgraphNode] handles
+    cdef CUgraphNode node = NULL
+    cdef CUresult err
+    graph._check_valid(what)
+    deps = same_graph(graph, deps, what)
+    # The nodes that run in a context run in the one current now.
+    if params.type == cydriver.CU_GRAPH_NODE_TYPE_KERNEL:
+        params.kernel.ctx = current_ctx(what)
+    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_MEMSET:
+        params.memset.ctx = current_ctx(what)
+    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_MEMCPY:
+        params.memcpy.copyCtx = current_ctx(what)
+    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL:
+        params.conditional.ctx = current_ctx(what)
+    for dep in deps:
+        handles.push_back((<GraphNode>dep)._handle)
+    # Owned first: a node that the driver refuses leaves its objects in the bag, which is
+    # harmless, and one that it adds is never without them.
+    own_uses(graph._store, graph._handle, uses)
+    err = _cuda_compat.cuGraphAddNode(&node, graph._handle, handles.data(), NULL, handles.size(),
+                                  params)
+    if err != CUDA_SUCCESS:
+        _raise_add_error(err, params.type, what)
+    cdef _NodeRecord record = new_record(node, graph._handle, uses)
+    graph._store._records[<size_t>node] = record
+    if cls is None:
+        cls = node_class(params.type)
+    return node_object(cls, graph, node, record)
+
+
+cdef int _raise_add_error(CUresult err, CUgraphNodeType kind, str what) except -1:
+    if err == cydriver.CUDA_ERROR_INVALID_VALUE:
+        if kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE:
+            raise InvalidValueError(f"{what}: the driver refused the free: dptr is not memory "
+                                    f"that an allocation node of a graph gave, or it is freed "
+                                    f"twice")
+        if kind == cydriver.CU_GRAPH_NODE_TYPE_HOST:
+            raise InvalidValueError(f"{what}: the driver refused the host node (none may be "
+                                    f"in a conditional body)")
+    if err == cydriver.CUDA_ERROR_NOT_SUPPORTED and kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+        raise make_driver_error(err, f"{what}: this driver does not support the memory_type "
+                                     f"(or the peer_access) asked for in a graph allocation")
+    HANDLE_RETURN(err)
+    return 0
+
+
+cdef object add_empty(GraphDefinition graph, tuple deps, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_EMPTY
+    return _add(graph, deps, &params, None, None, what)
+
+
+cdef object add_kernel(GraphDefinition graph, tuple deps, object config, object kernel,
+                       tuple args, str what):
+    cdef CUgraphNodeParams params
+    cdef ParamHolder holder
+    c_memset(&params, 0, sizeof(params))
+    holder.heap = NULL  # released on every path, whether or not packing began
+    try:
+        uses = kernel_params(&params, &holder, config, kernel, args, what)
+        return _add(graph, deps, &params, uses, None, what)
+    finally:
+        holder_release(&holder)
+
+
+cdef object add_memset(GraphDefinition graph, tuple deps, object dst, object value,
+                       object width, object height, object pitch, object dst_owner, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    uses = memset_params(&params, dst, value, width, height, pitch, dst_owner, what)
+    return _add(graph, deps, &params, uses, None, what)
+
+
+cdef object add_memcpy(GraphDefinition graph, tuple deps, object dst, object src, object size,
+                       object dst_owner, object src_owner, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    uses = memcpy_params(&params, dst, src, size, dst_owner, src_owner, what)
+    return _add(graph, deps, &params, uses, None, what)
+
+
+cdef object add_alloc(GraphDefinition graph, tuple deps, object size, object device,
+                      object memory_type, object peer_access, str what):
+    cdef CUgraphNodeParams params
+    cdef vector[CUmemAccessDesc] access  # read by the driver as the node is added
+    c_memset(&params, 0, sizeof(params))
+    alloc_params(&params, access, size, device, memory_type, peer_access, what)
+    return _add(graph, deps, &params, None, None, what)
+
+
+cdef object add_free(GraphDefinition graph, tuple deps, object dptr, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    free_params(&params, dptr, what)
+    return _add(graph, deps, &params, None, None, what)
+
+
+cdef object add_child(GraphDefinition graph, tuple deps, object child, str what):
+    cdef CUgraphNodeParams params
+    cdef CUgraph copy = NULL
+    cdef GraphDefinition c = child_definition(child, what)
+    graph._check_valid(what)
+    if c._handle == graph._handle:
+        raise ValueError(f"{what}: a graph cannot contain itself")
+    check_child(c._handle, what)
+    c_memset(&params, 0, sizeof(params))
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
+    params.graph.graph = c._handle  # ownership 0: the driver clones it
+    # The copy carries the child's user object, and with it what the child's nodes use.
+    cdef GraphNode node = _add(graph, deps, &params, None, None, what)
+    HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node._handle, &copy))
+    node._record.info = <size_t>copy
+    return node
+
+
+cdef object add_event(GraphDefinition graph, tuple deps, object event, bint record, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    uses = event_params(&params, event, record, what)
+    return _add(graph, deps, &params, uses, None, what)
+
+
+cdef object add_host(GraphDefinition graph, tuple deps, object fn, object user_data, str what):
+    cdef CUgraphNodeParams params
+    c_memset(&params, 0, sizeof(params))
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_HOST
+    cdef _HostCall call = host_node_params(&params.host, fn, user_data, what)
+    return _add(graph, deps, &params, [call], None, what)
+
+
+cdef object add_conditional(GraphDefinition graph, tuple deps, object condition,
+                            CUgraphConditionalNodeType kind, unsigned int count, str what):
+    cdef CUgraphNodeParams params
+    if not isinstance(condition, GraphCondition):
+        raise TypeError(f"{what}: condition must be a GraphCondition (from "
+                        f"create_condition()), not {type(condition).__name__}")
+    graph._check_valid(what)
+    if (<GraphCondition>condition)._graph != graph._handle:
+        raise ValueError(f"{what}: the condition was created for another graph; a "
+                         f"conditional node takes a condition of its own graph (a body's "
+                         f"nodes: the body's create_condition())")
+    if count > 1 or kind == cydriver.CU_GRAPH_COND_TYPE_SWITCH:
+        version = driver_version()
+        if version < (12, 8):
+            raise RuntimeError(f"{what} needs a CUDA 12.8 driver; this one is "
+                               f"{version[0]}.{version[1]}")
+    cond_type = COND_TYPES[kind]
+    cls = conditional_class(cond_type, count)
+    c_memset(&params, 0, sizeof(params))
+    conditional_params(&params, <GraphCondition>condition, kind, count)
+    # The driver points phGraph_out at the node's bodies (an array it owns) as it adds it.
+    # The condition goes with what the graph owns, as every node's objects do.
+    cdef GraphNode node = _add(graph, deps, &params, [condition], cls, what)
+    node._record.info = (
+        condition, cond_type,
+        tuple(<size_t>params.conditional.phGraph_out[i] for i in range(count)))
+    return node

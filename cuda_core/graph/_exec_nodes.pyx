@@ -16,11 +16,12 @@ from cuda.bindings.cydriver cimport (CUDA_HOST_NODE_PARAMS, CUDA_MEMSET_NODE_PAR
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport Event
 from cuda_core._kernel_args cimport ParamHolder, holder_release
-from cuda_core.graph._definition cimport (GraphDefinition, GraphNode, check_event,
-                                          child_definition)
+from cuda_core.graph._definition cimport GraphDefinition, child_definition
 from cuda_core.graph._graph cimport Graph, hold_for_node, register_view_factory
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
-from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
+from cuda_core.graph._node_base cimport GraphNode
+from cuda_core.graph._node_params cimport (check_event, kernel_params, memcpy_params,
+                                           memset_params)
 
 from cuda_core.graph._node_types import (ChildGraphNode, EventRecordNode, EventWaitNode,
                                          HostCallbackNode, KernelNode, MemcpyNode, MemsetNode)

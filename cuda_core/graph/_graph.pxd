@@ -39,7 +39,8 @@ cdef int update_graph(Graph graph, CUgraph source, object store) except -1
 # After an executable-node update of ``node``: ``objects`` (what the new parameters use) are
 # held as long as the Graph can run them.
 cdef int hold_for_node(Graph graph, CUgraphNode node, object objects) except -1
-# ``graph[node]``'s implementation, registered by _exec_nodes when it is imported (it cimports
-# this module): ``factory(graph, node)`` gives the view.
+# ``graph[node]``'s implementation, registered once by _exec_nodes when it is imported (it
+# cimports this module; a second registration raises, and Graph[node] raises while none is):
+# ``factory(graph, node)`` gives the view.
 ctypedef object (*view_factory)(Graph graph, object node)
 cdef int register_view_factory(view_factory factory) except -1

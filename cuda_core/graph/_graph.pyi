@@ -3,8 +3,9 @@ from cuda.bindings import driver
 from cuda_core._resource import Resource
 from cuda_core._stream import Stream
 from cuda_core.graph._builder import GraphBuilder
-from cuda_core.graph._definition import GraphDefinition, GraphNode
+from cuda_core.graph._definition import GraphDefinition
 from cuda_core.graph._exec_nodes import ExecutableGraphNode
+from cuda_core.graph._node_base import GraphNode
 from cuda_core.typing import IsStreamType
 
 class Graph(Resource):

@@ -108,6 +108,8 @@ cdef view_factory _view_factory = NULL
 
 cdef int register_view_factory(view_factory factory) except -1:
     global _view_factory
+    if _view_factory != NULL:
+        raise RuntimeError("register_view_factory(): Graph[node] is already registered")
     _view_factory = factory
     return 0
 

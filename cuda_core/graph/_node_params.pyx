@@ -1,29 +1,51 @@
 """The parameters of a graph node, from the arguments of the builder that adds it.
 
-Every builder of ``GraphDefinition`` and ``GraphNode`` that adds a kernel, memset or memcpy node
-comes here first: the arguments are checked and translated into the driver's
-``CUgraphNodeParams`` before any driver call, so a bad argument never reaches the graph. A
-kernel node's arguments go through the param holder of :func:`launch` (``_kernel_args``) with
-the same count, size and kind checks, and its config through ``fill_launch_config``, the one
-translation of a LaunchConfig. Each function returns what the node uses (the kernel and its
-argument objects, a memset's or memcpy's Buffers or owners): the definition holds it, and so
-does every Graph instantiated from it.
+Every builder of ``GraphDefinition`` and ``GraphNode`` comes here first: the arguments are
+checked and translated into the driver's ``CUgraphNodeParams`` before any driver call that
+changes the graph, so a bad argument never reaches it. A kernel node's arguments go through the
+param holder of :func:`launch` (``_kernel_args``) with the same count, size and kind checks, and
+its config through ``fill_launch_config``, the one translation of a LaunchConfig. The kernel,
+memset, memcpy and event functions return what the node uses (the kernel and its argument
+objects, a memset's or memcpy's Buffers or owners, the event): the definition holds it, and so
+does every Graph instantiated from it. The argument checks that node updates share (a node's
+event, a switch's branch count, the current context, a child graph's nodes) are here too.
 """
 
 import sys
 
 from cpython.ref cimport PyObject
 
-from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport (CUdeviceptr, CUgraphNodeParams,
-                                     CUlaunchAttribute, CUlaunchConfig)
+from libc.string cimport memset as c_memset
+from libcpp.vector cimport vector
 
-from cuda_core._checks cimport check_address, check_int, check_size
+from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
+from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUdeviceptr, CUgraph,
+                                     CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams,
+                                     CUgraphNodeType, CUlaunchAttribute, CUlaunchConfig,
+                                     CUmemAccessDesc)
+
+from cuda_core._checks cimport check_address, check_int, check_ordinal, check_size
+from cuda_core._checks import SizeOverflowError
+from cuda_core._driver cimport device_count
+from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._errors import InvalidValueError
+from cuda_core._event cimport Event
 from cuda_core._kernel cimport Kernel, kernel_param_layout
 from cuda_core._kernel_args cimport ParamHolder, holder_init, pack_args
 from cuda_core._launch_config cimport LAUNCH_ATTRS, LaunchConfig, fill_launch_config
 from cuda_core._memory._buffer cimport Buffer
+from cuda_core.graph._condition cimport GraphCondition
+
+from cuda_core.typing import GraphConditionalType, GraphMemoryType
+
+# (GraphConditionalType.IF: IF is a word of Cython's own; an if/else node is an IF node with
+# two bodies.)
+cdef dict COND_TYPES = {
+    cydriver.CU_GRAPH_COND_TYPE_IF: GraphConditionalType("if"),
+    cydriver.CU_GRAPH_COND_TYPE_WHILE: GraphConditionalType("while"),
+    cydriver.CU_GRAPH_COND_TYPE_SWITCH: GraphConditionalType("switch"),
+}
 
 
 cdef extern from "Python.h":
@@ -152,3 +174,134 @@ cdef list memcpy_params(CUgraphNodeParams* params, object dst, object src, objec
     params.memcpy.copyParams.Height = 1
     params.memcpy.copyParams.Depth = 1
     return [dst_held, src_held]
+
+
+cdef int _ordinal(object device, str what) except -1:
+    ordinal = check_ordinal(getattr(device, "device_id", device), what)
+    if ordinal >= device_count():
+        raise ValueError(f"{what} {ordinal} is out of range: there are {device_count()} "
+                         f"devices")
+    return ordinal
+
+
+cdef int alloc_params(CUgraphNodeParams* params, vector[CUmemAccessDesc]& access,
+                      object size, object device, object memory_type, object peer_access,
+                      str what) except -1:
+    cdef CUdevice dev = 0
+    cdef size_t nbytes = check_size(size, f"{what}: size")
+    if nbytes == 0:
+        raise InvalidValueError(f"{what}: size must be at least 1 byte")
+    try:
+        kind = GraphMemoryType(memory_type)
+    except ValueError:
+        raise ValueError(f"{what}: memory_type must be one of "
+                         f"{[m.value for m in GraphMemoryType]}, not {memory_type!r}") from None
+    if device is None:
+        current_ctx(what)
+        HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
+    else:
+        dev = _ordinal(device, f"{what}: device")
+    peers = () if peer_access is None else tuple(peer_access)
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC
+    params.alloc.bytesize = nbytes
+    params.alloc.poolProps.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
+    params.alloc.poolProps.location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+    params.alloc.poolProps.location.id = dev
+    if kind == GraphMemoryType.HOST:
+        params.alloc.poolProps.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
+        params.alloc.poolProps.location.id = 0
+    elif kind == GraphMemoryType.MANAGED:
+        params.alloc.poolProps.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
+    access.resize(len(peers))
+    for i, peer in enumerate(peers):
+        c_memset(&access[i], 0, sizeof(CUmemAccessDesc))
+        access[i].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
+        access[i].location.id = _ordinal(peer, f"{what}: peer_access[{i}]")
+        access[i].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    params.alloc.accessDescs = access.data()
+    params.alloc.accessDescCount = access.size()
+    return 0
+
+
+cdef int free_params(CUgraphNodeParams* params, object dptr, str what) except -1:
+    cdef CUdeviceptr ptr = check_address(dptr, f"{what}: dptr")
+    if ptr == 0:
+        raise InvalidValueError(f"{what}: dptr is a null pointer")
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE
+    params.free.dptr = ptr
+    return 0
+
+
+cdef list event_params(CUgraphNodeParams* params, object event, bint record, str what):
+    check_event(event, what)
+    if record:
+        params.type = cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD
+        params.eventRecord.event = (<Event>event)._handle
+    else:
+        params.type = cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT
+        params.eventWait.event = (<Event>event)._handle
+    return [event]
+
+
+cdef int conditional_params(CUgraphNodeParams* params, GraphCondition condition,
+                            CUgraphConditionalNodeType kind, unsigned int count) except -1:
+    params.type = cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL
+    params.conditional.handle = condition._handle
+    params.conditional.type = kind
+    params.conditional.size = count
+    return 0
+
+
+# -- the checks node updates share --------------------------------------------------------------
+
+cdef CUcontext current_ctx(str what) except? NULL:
+    cdef CUcontext ctx = NULL
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&ctx))
+    if ctx == NULL:
+        raise RuntimeError(f"{what}: no CUDA context is current on this thread; call "
+                           f"Device(i).set_current() first")
+    return ctx
+
+
+cdef int check_event(object event, str what) except -1:
+    if not isinstance(event, Event):
+        raise TypeError(f"{what}: event must be an Event, not {type(event).__name__}")
+    (<Event>event)._check_open()
+    return 0
+
+
+cdef unsigned int switch_count(object count, str what) except? 0:
+    value = check_int(count, f"{what}: count")
+    if 1 <= value <= 0xFFFFFFFF:
+        return value
+    raise (InvalidValueError if value == 0 else SizeOverflowError)(
+        f"{what}: count must be between 1 and 4294967295, got {value}")
+
+
+cdef dict _NOT_IN_CHILD = {
+    cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC: "an allocation node",
+    cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE: "a free node",
+    cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL: "a conditional node",
+}
+
+
+cdef int check_child(CUgraph graph, str what) except -1:
+    """Refuse a child graph with nodes the driver does not take in one (at any depth)."""
+    cdef size_t count = 0
+    cdef vector[CUgraphNode] handles
+    cdef CUgraphNodeType kind
+    cdef CUgraph inner = NULL
+    cdef size_t i
+    HANDLE_RETURN(cydriver.cuGraphGetNodes(graph, NULL, &count))
+    handles.resize(count)
+    if count:
+        HANDLE_RETURN(cydriver.cuGraphGetNodes(graph, handles.data(), &count))
+    for i in range(min(count, handles.size())):
+        HANDLE_RETURN(cydriver.cuGraphNodeGetType(handles[i], &kind))
+        if kind in _NOT_IN_CHILD:
+            raise ValueError(f"{what}: the child graph has {_NOT_IN_CHILD[kind]}, which a "
+                             f"child graph cannot have")
+        if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:
+            HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handles[i], &inner))
+            check_child(inner, what)
+    return 0

@@ -3,7 +3,8 @@ the driver, so they are right for captured nodes too) and ``update()``, which ch
 the definition (Graphs instantiated before keep their own parameters; see
 ``Graph[node].update`` for those).
 
-Importing this module registers each class with ``_definition``, which makes the node objects.
+Importing this module registers the classes, once, with ``_node_base``, which makes the node
+objects.
 """
 
 import sys
@@ -23,13 +24,13 @@ from cuda_core._event cimport Event
 from cuda_core._kernel cimport make_kernel
 from cuda_core._kernel_args cimport ParamHolder, holder_release
 from cuda_core._memory._buffer cimport Buffer
-from cuda_core.graph._definition cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
-                                          WHILE_NODE_CLASS, GraphDefinition, GraphNode,
-                                          check_child, check_event, child_definition,
-                                          current_ctx, definition_view, forget_records,
-                                          own_uses, register_node_class)
+from cuda_core.graph._definition cimport GraphDefinition, child_definition, definition_view
 from cuda_core.graph._host_callback cimport _HostCall, host_node_params
-from cuda_core.graph._node_params cimport kernel_params, memcpy_params, memset_params
+from cuda_core.graph._node_base cimport (IF_ELSE_NODE_CLASS, IF_NODE_CLASS, SWITCH_NODE_CLASS,
+                                         WHILE_NODE_CLASS, GraphNode, register_node_classes)
+from cuda_core.graph._node_params cimport (check_child, check_event, current_ctx, kernel_params,
+                                           memcpy_params, memset_params)
+from cuda_core.graph._store cimport forget_records, own_uses
 
 from cuda_core._launch_config import LaunchConfig
 from cuda_core.typing import GraphMemoryType
@@ -37,6 +38,15 @@ from cuda_core.typing import GraphMemoryType
 __all__ = ["EmptyNode", "KernelNode", "AllocNode", "FreeNode", "MemsetNode", "MemcpyNode",
            "ChildGraphNode", "EventRecordNode", "EventWaitNode", "HostCallbackNode",
            "ConditionalNode", "IfNode", "IfElseNode", "WhileNode", "SwitchNode"]
+
+
+cdef int _set_params(GraphNode node, CUgraphNodeParams* params, list uses) except -1:
+    """A definition-level update: ``node`` takes ``params`` (checked), which use ``uses``: its
+    graph holds them first (see _definition._add), and they become the node's."""
+    own_uses(node._graph._store, node._record.graph, uses)
+    HANDLE_RETURN(cydriver.cuGraphNodeSetParams(node._handle, params))
+    node._record.uses = uses
+    return 0
 
 
 cdef class EmptyNode(GraphNode):
@@ -122,11 +132,9 @@ cdef class KernelNode(GraphNode):
         try:
             uses = kernel_params(&params, &holder, config, kernel, tuple(args), what)
             params.kernel.ctx = old.ctx if old.ctx != NULL else current_ctx(what)
-            own_uses(self._graph._store, self._record.graph, uses)
-            HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
+            _set_params(self, &params, uses)
         finally:
             holder_release(&holder)
-        self._record.uses = uses
 
 
 cdef tuple _grid(CUDA_KERNEL_NODE_PARAMS p):
@@ -265,9 +273,7 @@ cdef class MemsetNode(GraphNode):
                              old.height if height is None else height,
                              old.pitch if pitch is None else pitch, dst_owner, what)
         params.memset.ctx = current_ctx(what)
-        own_uses(self._graph._store, self._record.graph, uses)
-        HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
-        self._record.uses = uses
+        _set_params(self, &params, uses)
 
 
 @cython.final
@@ -328,9 +334,7 @@ cdef class MemcpyNode(GraphNode):
         uses = memcpy_params(&params, dst, src, old.WidthInBytes if size is None else size,
                              dst_owner, src_owner, what)
         params.memcpy.copyCtx = current_ctx(what)
-        own_uses(self._graph._store, self._record.graph, uses)
-        HANDLE_RETURN(cydriver.cuGraphNodeSetParams(self._handle, &params))
-        self._record.uses = uses
+        _set_params(self, &params, uses)
 
 
 cdef tuple _kept_operand(object held, size_t address):
@@ -532,17 +536,20 @@ cdef class SwitchNode(ConditionalNode):
     ``len(branches)`` or more)."""
 
 
-for _kind, _cls in ((cydriver.CU_GRAPH_NODE_TYPE_EMPTY, EmptyNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_KERNEL, KernelNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC, AllocNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE, FreeNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_MEMSET, MemsetNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_MEMCPY, MemcpyNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_GRAPH, ChildGraphNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD, EventRecordNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT, EventWaitNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_HOST, HostCallbackNode),
-                    (cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL, ConditionalNode),
-                    (IF_NODE_CLASS, IfNode), (IF_ELSE_NODE_CLASS, IfElseNode),
-                    (WHILE_NODE_CLASS, WhileNode), (SWITCH_NODE_CLASS, SwitchNode)):
-    register_node_class(_kind, _cls)
+register_node_classes({
+    cydriver.CU_GRAPH_NODE_TYPE_EMPTY: EmptyNode,
+    cydriver.CU_GRAPH_NODE_TYPE_KERNEL: KernelNode,
+    cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC: AllocNode,
+    cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE: FreeNode,
+    cydriver.CU_GRAPH_NODE_TYPE_MEMSET: MemsetNode,
+    cydriver.CU_GRAPH_NODE_TYPE_MEMCPY: MemcpyNode,
+    cydriver.CU_GRAPH_NODE_TYPE_GRAPH: ChildGraphNode,
+    cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD: EventRecordNode,
+    cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT: EventWaitNode,
+    cydriver.CU_GRAPH_NODE_TYPE_HOST: HostCallbackNode,
+    cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL: ConditionalNode,
+    IF_NODE_CLASS: IfNode,
+    IF_ELSE_NODE_CLASS: IfElseNode,
+    WHILE_NODE_CLASS: WhileNode,
+    SWITCH_NODE_CLASS: SwitchNode,
+})

@@ -1,6 +1,37 @@
-# GraphNode: the base of every node class, with the builder methods that add a node depending
-# on this one, the live pred/succ sets, and the one path by which every builder adds a node
-# (_add). Included in _definition.pyx (one module: GraphDefinition's builders call _add_*).
+"""GraphNode: the base of every node class, with the builder methods that add a node depending
+on this one (through ``_definition.add_*``) and the live ``pred``/``succ`` sets with the cycle
+check; and the one object that stands for a node while it lives (``node_object``), of the class
+``_node_types`` registers for the node's type.
+
+This module and ``_definition`` cimport each other: a definition's builders and its
+``nodes()`` make node objects here, and a node's builders add nodes there. The store and the
+records (``_store``) say which nodes live.
+"""
+
+cimport cython
+from cpython.weakref cimport PyWeakref_NewRef
+from libcpp.vector cimport vector
+
+from cuda.bindings cimport cydriver
+from cuda_core cimport _cuda_compat
+from cuda.bindings.cydriver cimport CUgraphEdgeData, CUgraphNode, CUgraphNodeType
+
+from cuda_core._errors cimport HANDLE_RETURN
+from cuda_core.graph._definition cimport (GraphDefinition, add_alloc, add_child, add_conditional,
+                                          add_empty, add_event, add_free, add_host, add_kernel,
+                                          add_memcpy, add_memset)
+from cuda_core.graph._node_params cimport COND_TYPES, switch_count
+from cuda_core.graph._store cimport _NodeRecord, forget_records, owned_graphs
+
+from cuda.bindings import driver as _driver_py
+
+from cuda_core.graph._adjacency import AdjacencySetProxy
+from cuda_core.typing import GraphMemoryType
+
+_COND_IF = COND_TYPES[cydriver.CU_GRAPH_COND_TYPE_IF]
+_COND_WHILE = COND_TYPES[cydriver.CU_GRAPH_COND_TYPE_WHILE]
+
+__all__ = ["GraphNode"]
 
 
 cdef class GraphNode:
@@ -61,7 +92,7 @@ cdef class GraphNode:
         """
         if not self.is_valid:
             return
-        owned = _owned_graphs(self._record)
+        owned = owned_graphs(self._record)
         HANDLE_RETURN(cydriver.cuGraphDestroyNode(self._handle))
         del self._graph._store._records[<size_t>self._handle]
         forget_records(self._graph._store, owned)
@@ -115,7 +146,7 @@ cdef class GraphNode:
         """Add the edges between this node and ``nodes`` that are not there yet; each must
         not close a cycle."""
         what = "GraphNode.succ" if succ else "GraphNode.pred"
-        others = _same_graph(self._graph, nodes, what)
+        others = same_graph(self._graph, nodes, what)
         self._check_valid(what)
         present = self._adjacent(succ)
         # Every new edge is checked before the first is added: all end at this node, so an
@@ -142,7 +173,7 @@ cdef class GraphNode:
         cdef CUgraphNode other_handle
         cdef size_t i
         what = "GraphNode.succ" if succ else "GraphNode.pred"
-        others = _same_graph(self._graph, nodes, what)
+        others = same_graph(self._graph, nodes, what)
         self._check_valid(what)
         _read_adjacent(self._handle, succ, handles, data)
         for other in others:
@@ -193,7 +224,7 @@ cdef class GraphNode:
         TypeError
             For a wrong argument count, type, size or kind (as :func:`launch`).
         """
-        return _add_kernel(self._graph, (self,), config, kernel, args, "GraphNode.launch()")
+        return add_kernel(self._graph, (self,), config, kernel, args, "GraphNode.launch()")
 
     def join(self, *nodes):
         """Add an empty node that depends on this node and every node of ``nodes``.
@@ -202,7 +233,7 @@ cdef class GraphNode:
         -------
         EmptyNode
         """
-        return _add_empty(self._graph, (self,) + nodes, "GraphNode.join()")
+        return add_empty(self._graph, (self,) + nodes, "GraphNode.join()")
 
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE,
                  peer_access=None):
@@ -229,7 +260,7 @@ cdef class GraphNode:
         -------
         AllocNode
         """
-        return _add_alloc(self._graph, (self,), size, device, memory_type, peer_access,
+        return add_alloc(self._graph, (self,), size, device, memory_type, peer_access,
                           "GraphNode.allocate()")
 
     def deallocate(self, dptr):
@@ -247,7 +278,7 @@ cdef class GraphNode:
         -------
         FreeNode
         """
-        return _add_free(self._graph, (self,), dptr, "GraphNode.deallocate()")
+        return add_free(self._graph, (self,), dptr, "GraphNode.deallocate()")
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
         """Add a memset node that depends on this node: ``height`` rows of ``width`` elements,
@@ -277,7 +308,7 @@ cdef class GraphNode:
         -------
         MemsetNode
         """
-        return _add_memset(self._graph, (self,), dst, value, width, height, pitch, dst_owner,
+        return add_memset(self._graph, (self,), dst, value, width, height, pitch, dst_owner,
                            "GraphNode.memset()")
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
@@ -301,7 +332,7 @@ cdef class GraphNode:
         -------
         MemcpyNode
         """
-        return _add_memcpy(self._graph, (self,), dst, src, size, dst_owner, src_owner,
+        return add_memcpy(self._graph, (self,), dst, src, size, dst_owner, src_owner,
                            "GraphNode.memcpy()")
 
     def embed(self, child):
@@ -320,7 +351,7 @@ cdef class GraphNode:
         -------
         ChildGraphNode
         """
-        return _add_child(self._graph, (self,), child, "GraphNode.embed()")
+        return add_child(self._graph, (self,), child, "GraphNode.embed()")
 
     def record(self, event):
         """Add a node that depends on this node and records ``event`` (held by the graph).
@@ -331,7 +362,7 @@ cdef class GraphNode:
         -------
         EventRecordNode
         """
-        return _add_event(self._graph, (self,), event, True, "GraphNode.record()")
+        return add_event(self._graph, (self,), event, True, "GraphNode.record()")
 
     def wait(self, event):
         """Add a node that depends on this node and waits for ``event`` (held by the graph).
@@ -342,7 +373,7 @@ cdef class GraphNode:
         -------
         EventWaitNode
         """
-        return _add_event(self._graph, (self,), event, False, "GraphNode.wait()")
+        return add_event(self._graph, (self,), event, False, "GraphNode.wait()")
 
     def callback(self, fn, *, user_data=None):
         """Add a node that depends on this node and calls ``fn`` on a driver thread when the
@@ -365,7 +396,7 @@ cdef class GraphNode:
         -------
         HostCallbackNode
         """
-        return _add_host(self._graph, (self,), fn, user_data, "GraphNode.callback()")
+        return add_host(self._graph, (self,), fn, user_data, "GraphNode.callback()")
 
     def if_then(self, condition):
         """Add a node that depends on this node and runs a body graph (:attr:`IfNode.then`,
@@ -383,8 +414,8 @@ cdef class GraphNode:
         -------
         IfNode
         """
-        return _add_conditional(self._graph, (self,), condition, _COND_IF, 1,
-                                "GraphNode.if_then()")
+        return add_conditional(self._graph, (self,), condition,
+                               cydriver.CU_GRAPH_COND_TYPE_IF, 1, "GraphNode.if_then()")
 
     def if_else(self, condition):
         """Add a node that depends on this node and runs :attr:`IfElseNode.then` when
@@ -395,8 +426,8 @@ cdef class GraphNode:
         -------
         IfElseNode
         """
-        return _add_conditional(self._graph, (self,), condition, _COND_IF, 2,
-                                "GraphNode.if_else()")
+        return add_conditional(self._graph, (self,), condition,
+                               cydriver.CU_GRAPH_COND_TYPE_IF, 2, "GraphNode.if_else()")
 
     def while_loop(self, condition):
         """Add a node that depends on this node and runs :attr:`WhileNode.body` again and
@@ -406,8 +437,8 @@ cdef class GraphNode:
         -------
         WhileNode
         """
-        return _add_conditional(self._graph, (self,), condition, _COND_WHILE,
-                                1, "GraphNode.while_loop()")
+        return add_conditional(self._graph, (self,), condition,
+                               cydriver.CU_GRAPH_COND_TYPE_WHILE, 1, "GraphNode.while_loop()")
 
     def switch(self, condition, count):
         """Add a node that depends on this node and runs ``branches[i]`` when ``condition``
@@ -423,9 +454,33 @@ cdef class GraphNode:
         -------
         SwitchNode
         """
-        return _add_conditional(self._graph, (self,), condition, _COND_SWITCH,
-                                switch_count(count, "GraphNode.switch()"),
-                                "GraphNode.switch()")
+        return add_conditional(self._graph, (self,), condition,
+                               cydriver.CU_GRAPH_COND_TYPE_SWITCH,
+                               switch_count(count, "GraphNode.switch()"), "GraphNode.switch()")
+
+
+# The GraphNode class of each CUgraphNodeType, and of each kind of conditional node under the
+# *_NODE_CLASS keys of the .pxd: set once, while cuda_core.graph is imported, by _node_types
+# (which cimports this module), and only read afterwards.
+cdef dict _NODE_CLASSES = None
+
+
+cdef int register_node_classes(dict classes) except -1:
+    global _NODE_CLASSES
+    if _NODE_CLASSES is not None:
+        raise RuntimeError("register_node_classes(): the graph node classes are already "
+                           "registered")
+    _NODE_CLASSES = classes
+    return 0
+
+
+cdef type node_class(int node_type):
+    if _NODE_CLASSES is None:  # only before cuda_core.graph finished importing
+        raise RuntimeError("the graph node classes are not registered: import cuda_core.graph "
+                           "first")
+    # A node type without a class of its own (a batch memory operation, an external
+    # semaphore node: made outside cuda_core) is a plain GraphNode.
+    return <type>_NODE_CLASSES.get(node_type, GraphNode)
 
 
 cdef GraphNode _live_object(_NodeRecord record, type cls):
@@ -439,7 +494,7 @@ cdef GraphNode _live_object(_NodeRecord record, type cls):
     return <GraphNode>node
 
 
-cdef GraphNode _node_object(type cls, GraphDefinition graph, CUgraphNode handle,
+cdef GraphNode node_object(type cls, GraphDefinition graph, CUgraphNode handle,
                             _NodeRecord record):
     """The one GraphNode object for the node of ``record`` (``handle`` in ``graph``): the one
     that already stands for it while that object lives, else a new one. A record is the node's
@@ -465,17 +520,17 @@ cdef GraphNode _node_object(type cls, GraphDefinition graph, CUgraphNode handle,
     return node
 
 
-cdef type _conditional_class(object cond_type, Py_ssize_t count):
+cdef type conditional_class(object cond_type, Py_ssize_t count):
     if cond_type == _COND_IF:
-        return _node_class(IF_ELSE_NODE_CLASS if count == 2 else IF_NODE_CLASS)
-    return _node_class(WHILE_NODE_CLASS if cond_type == _COND_WHILE else
+        return node_class(IF_ELSE_NODE_CLASS if count == 2 else IF_NODE_CLASS)
+    return node_class(WHILE_NODE_CLASS if cond_type == _COND_WHILE else
                        SWITCH_NODE_CLASS)
 
 
-cdef type _class_of(CUgraphNodeType kind, _NodeRecord record):
+cdef type class_of(CUgraphNodeType kind, _NodeRecord record):
     if kind == cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL and record.info is not None:
-        return _conditional_class(record.info[1], len(record.info[2]))
-    return _node_class(kind)
+        return conditional_class(record.info[1], len(record.info[2]))
+    return node_class(kind)
 
 
 cdef int _read_adjacent(CUgraphNode node, bint succ, vector[CUgraphNode]& handles,
@@ -501,7 +556,7 @@ cdef int _read_adjacent(CUgraphNode node, bint succ, vector[CUgraphNode]& handle
     raise RuntimeError("the node's edges kept changing while they were read")
 
 
-cdef tuple _same_graph(GraphDefinition graph, object nodes, str what):
+cdef tuple same_graph(GraphDefinition graph, object nodes, str what):
     """``nodes`` as a tuple of live nodes of ``graph``'s CUgraph, without repeats, in
     order."""
     seen = {}
@@ -534,7 +589,7 @@ cdef bint _reaches(GraphNode start, GraphNode goal) except -1:
 
 cdef int _replace(GraphNode node, object value, bint succ) except -1:
     what = "GraphNode.succ" if succ else "GraphNode.pred"
-    wanted = _same_graph(node._graph, value, what)  # all checked before any edge changes
+    wanted = same_graph(node._graph, value, what)  # all checked before any edge changes
     node._check_valid(what)
     wanted_set = set(wanted)
     present = node._adjacent(succ)
@@ -547,280 +602,3 @@ cdef int _replace(GraphNode node, object value, bint succ) except -1:
     node._disconnect(tuple(n for n in node._adjacent(succ) if n not in wanted_set), succ)
     node._connect(wanted, succ)
     return 0
-
-
-cdef set _owned_graphs(_NodeRecord record):
-    """The graphs a node owns (a conditional node's bodies, a child graph node's copy), whose
-    nodes go with it. From the record alone: the node may be gone already."""
-    if record.info is None:
-        return set()
-    if isinstance(record.info, tuple):
-        return set(record.info[2])
-    return {record.info}
-
-
-cdef int forget_records(_GraphStore store, set owned) except -1:
-    cdef _NodeRecord other
-    if store._retained is not None:  # a new graph may get a destroyed one's address
-        store._retained.difference_update(owned)
-    while owned:
-        inner = [other for other in store._records.values() if <size_t>other.graph in owned]
-        owned = set()
-        for other in inner:
-            store._records.pop(<size_t>other.node, None)
-            owned |= _owned_graphs(other)
-        if store._retained is not None:
-            store._retained.difference_update(owned)
-    return 0
-
-
-cdef GraphNode _add(GraphDefinition graph, tuple deps, CUgraphNodeParams* params, list uses,
-                    type cls, str what):
-    """Add the node ``params`` describe (its arguments already checked) to ``graph``,
-    depending on ``deps``, and record what it uses (its record's info is the caller's to set:
-    what it holds is known once the node is added). ``cls`` None: the class of its type."""
-    cdef vector[CUgraphNode] handles
-    cdef CUgraphNode node = NULL
-    cdef CUresult err
-    graph._check_valid(what)
-    deps = _same_graph(graph, deps, what)
-    # The nodes that run in a context run in the one current now.
-    if params.type == cydriver.CU_GRAPH_NODE_TYPE_KERNEL:
-        params.kernel.ctx = current_ctx(what)
-    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_MEMSET:
-        params.memset.ctx = current_ctx(what)
-    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_MEMCPY:
-        params.memcpy.copyCtx = current_ctx(what)
-    elif params.type == cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL:
-        params.conditional.ctx = current_ctx(what)
-    for dep in deps:
-        handles.push_back((<GraphNode>dep)._handle)
-    # Owned first: a node that the driver refuses leaves its objects in the bag, which is
-    # harmless, and one that it adds is never without them.
-    own_uses(graph._store, graph._handle, uses)
-    err = _cuda_compat.cuGraphAddNode(&node, graph._handle, handles.data(), NULL, handles.size(),
-                                  params)
-    if err != CUDA_SUCCESS:
-        _raise_add_error(err, params.type, what)
-    cdef _NodeRecord record = new_record(node, graph._handle, uses)
-    graph._store._records[<size_t>node] = record
-    if cls is None:
-        cls = _node_class(params.type)
-    return _node_object(cls, graph, node, record)
-
-
-cdef int _raise_add_error(CUresult err, CUgraphNodeType kind, str what) except -1:
-    if err == cydriver.CUDA_ERROR_INVALID_VALUE:
-        if kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE:
-            raise InvalidValueError(f"{what}: the driver refused the free: dptr is not memory "
-                                    f"that an allocation node of a graph gave, or it is freed "
-                                    f"twice")
-        if kind == cydriver.CU_GRAPH_NODE_TYPE_HOST:
-            raise InvalidValueError(f"{what}: the driver refused the host node (none may be "
-                                    f"in a conditional body)")
-    if err == cydriver.CUDA_ERROR_NOT_SUPPORTED and kind == cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC:
-        raise make_driver_error(err, f"{what}: this driver does not support the memory_type "
-                                     f"(or the peer_access) asked for in a graph allocation")
-    HANDLE_RETURN(err)
-    return 0
-
-
-cdef GraphNode _add_empty(GraphDefinition graph, tuple nodes, str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_EMPTY
-    return _add(graph, nodes, &params, None, None, what)
-
-
-cdef GraphNode _add_kernel(GraphDefinition graph, tuple deps, object config, object kernel,
-                           tuple args, str what):
-    cdef CUgraphNodeParams params
-    cdef ParamHolder holder
-    c_memset(&params, 0, sizeof(params))
-    holder.heap = NULL  # released on every path, whether or not packing began
-    try:
-        uses = kernel_params(&params, &holder, config, kernel, args, what)
-        return _add(graph, deps, &params, uses, None, what)
-    finally:
-        holder_release(&holder)
-
-
-cdef GraphNode _add_memset(GraphDefinition graph, tuple deps, object dst, object value,
-                           object width, object height, object pitch, object dst_owner,
-                           str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    uses = memset_params(&params, dst, value, width, height, pitch, dst_owner, what)
-    return _add(graph, deps, &params, uses, None, what)
-
-
-cdef GraphNode _add_memcpy(GraphDefinition graph, tuple deps, object dst, object src,
-                           object size, object dst_owner, object src_owner, str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    uses = memcpy_params(&params, dst, src, size, dst_owner, src_owner, what)
-    return _add(graph, deps, &params, uses, None, what)
-
-
-cdef int _ordinal(object device, str what) except -1:
-    ordinal = check_ordinal(getattr(device, "device_id", device), what)
-    if ordinal >= device_count():
-        raise ValueError(f"{what} {ordinal} is out of range: there are {device_count()} "
-                         f"devices")
-    return ordinal
-
-
-cdef GraphNode _add_alloc(GraphDefinition graph, tuple deps, object size, object device,
-                          object memory_type, object peer_access, str what):
-    cdef CUgraphNodeParams params
-    cdef vector[CUmemAccessDesc] access
-    cdef CUdevice dev = 0
-    cdef size_t nbytes = check_size(size, f"{what}: size")
-    if nbytes == 0:
-        raise InvalidValueError(f"{what}: size must be at least 1 byte")
-    try:
-        kind = GraphMemoryType(memory_type)
-    except ValueError:
-        raise ValueError(f"{what}: memory_type must be one of "
-                         f"{[m.value for m in GraphMemoryType]}, not {memory_type!r}") from None
-    if device is None:
-        current_ctx(what)
-        HANDLE_RETURN(cydriver.cuCtxGetDevice(&dev))
-    else:
-        dev = _ordinal(device, f"{what}: device")
-    peers = () if peer_access is None else tuple(peer_access)
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC
-    params.alloc.bytesize = nbytes
-    params.alloc.poolProps.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
-    params.alloc.poolProps.location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-    params.alloc.poolProps.location.id = dev
-    if kind == GraphMemoryType.HOST:
-        params.alloc.poolProps.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
-        params.alloc.poolProps.location.id = 0
-    elif kind == GraphMemoryType.MANAGED:
-        params.alloc.poolProps.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
-    access.resize(len(peers))
-    for i, peer in enumerate(peers):
-        c_memset(&access[i], 0, sizeof(CUmemAccessDesc))
-        access[i].location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-        access[i].location.id = _ordinal(peer, f"{what}: peer_access[{i}]")
-        access[i].flags = cydriver.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-    params.alloc.accessDescs = access.data()
-    params.alloc.accessDescCount = access.size()
-    return _add(graph, deps, &params, None, None, what)
-
-
-cdef GraphNode _add_free(GraphDefinition graph, tuple deps, object dptr, str what):
-    cdef CUgraphNodeParams params
-    cdef CUdeviceptr ptr = check_address(dptr, f"{what}: dptr")
-    if ptr == 0:
-        raise InvalidValueError(f"{what}: dptr is a null pointer")
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE
-    params.free.dptr = ptr
-    return _add(graph, deps, &params, None, None, what)
-
-
-cdef dict _NOT_IN_CHILD = {
-    cydriver.CU_GRAPH_NODE_TYPE_MEM_ALLOC: "an allocation node",
-    cydriver.CU_GRAPH_NODE_TYPE_MEM_FREE: "a free node",
-    cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL: "a conditional node",
-}
-
-
-cdef int check_child(CUgraph graph, str what) except -1:
-    """Refuse a child graph with nodes the driver does not take in one (at any depth)."""
-    cdef size_t count = 0
-    cdef vector[CUgraphNode] handles
-    cdef CUgraphNodeType kind
-    cdef CUgraph inner = NULL
-    cdef size_t i
-    HANDLE_RETURN(cydriver.cuGraphGetNodes(graph, NULL, &count))
-    handles.resize(count)
-    if count:
-        HANDLE_RETURN(cydriver.cuGraphGetNodes(graph, handles.data(), &count))
-    for i in range(min(count, handles.size())):
-        HANDLE_RETURN(cydriver.cuGraphNodeGetType(handles[i], &kind))
-        if kind in _NOT_IN_CHILD:
-            raise ValueError(f"{what}: the child graph has {_NOT_IN_CHILD[kind]}, which a "
-                             f"child graph cannot have")
-        if kind == cydriver.CU_GRAPH_NODE_TYPE_GRAPH:
-            HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(handles[i], &inner))
-            check_child(inner, what)
-    return 0
-
-
-cdef GraphNode _add_child(GraphDefinition graph, tuple deps, object child, str what):
-    cdef CUgraphNodeParams params
-    cdef CUgraph copy = NULL
-    cdef GraphDefinition c = child_definition(child, what)
-    graph._check_valid(what)
-    if c._handle == graph._handle:
-        raise ValueError(f"{what}: a graph cannot contain itself")
-    check_child(c._handle, what)
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_GRAPH
-    params.graph.graph = c._handle  # ownership 0: the driver clones it
-    # The copy carries the child's user object, and with it what the child's nodes use.
-    node = _add(graph, deps, &params, None, None, what)
-    HANDLE_RETURN(cydriver.cuGraphChildGraphNodeGetGraph(node._handle, &copy))
-    (<GraphNode>node)._record.info = <size_t>copy
-    return node
-
-
-cdef GraphNode _add_event(GraphDefinition graph, tuple deps, object event, bint record,
-                          str what):
-    cdef CUgraphNodeParams params
-    check_event(event, what)
-    c_memset(&params, 0, sizeof(params))
-    if record:
-        params.type = cydriver.CU_GRAPH_NODE_TYPE_EVENT_RECORD
-        params.eventRecord.event = (<Event>event)._handle
-    else:
-        params.type = cydriver.CU_GRAPH_NODE_TYPE_WAIT_EVENT
-        params.eventWait.event = (<Event>event)._handle
-    return _add(graph, deps, &params, [event], None, what)
-
-
-cdef GraphNode _add_host(GraphDefinition graph, tuple deps, object fn, object user_data,
-                         str what):
-    cdef CUgraphNodeParams params
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_HOST
-    cdef _HostCall call = host_node_params(&params.host, fn, user_data, what)
-    return _add(graph, deps, &params, [call], None, what)
-
-
-cdef GraphNode _add_conditional(GraphDefinition graph, tuple deps, object condition,
-                                object cond_type, unsigned int count, str what):
-    cdef CUgraphNodeParams params
-    if not isinstance(condition, GraphCondition):
-        raise TypeError(f"{what}: condition must be a GraphCondition (from "
-                        f"create_condition()), not {type(condition).__name__}")
-    graph._check_valid(what)
-    if (<GraphCondition>condition)._graph != graph._handle:
-        raise ValueError(f"{what}: the condition was created for another graph; a "
-                         f"conditional node takes a condition of its own graph (a body's "
-                         f"nodes: the body's create_condition())")
-    if count > 1 or cond_type == _COND_SWITCH:
-        version = driver_version()
-        if version < (12, 8):
-            raise RuntimeError(f"{what} needs a CUDA 12.8 driver; this one is "
-                               f"{version[0]}.{version[1]}")
-    cls = _conditional_class(cond_type, count)
-    c_memset(&params, 0, sizeof(params))
-    params.type = cydriver.CU_GRAPH_NODE_TYPE_CONDITIONAL
-    params.conditional.handle = (<GraphCondition>condition)._handle
-    params.conditional.type = (
-        cydriver.CU_GRAPH_COND_TYPE_IF if cond_type == _COND_IF else
-        cydriver.CU_GRAPH_COND_TYPE_WHILE if cond_type == _COND_WHILE else
-        cydriver.CU_GRAPH_COND_TYPE_SWITCH)
-    params.conditional.size = count
-    # The driver points phGraph_out at the node's bodies (an array it owns) as it adds it.
-    # The condition goes with what the graph owns, as every node's objects do.
-    node = _add(graph, deps, &params, [condition], cls, what)
-    (<GraphNode>node)._record.info = (
-        condition, cond_type,
-        tuple(<size_t>params.conditional.phGraph_out[i] for i in range(count)))
-    return node
