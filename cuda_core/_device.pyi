@@ -4,7 +4,8 @@ from cuda_core._context import Context
 from cuda_core._event import Event
 from cuda_core._green import DeviceResources
 from cuda_core._green_options import ContextOptions
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._memory_resource import MemoryResource
 from cuda_core._options import EventOptions, IsStreamType, StreamOptions
 from cuda_core._stream import Stream
 from cuda_core.graph._builder import GraphBuilder

@@ -436,7 +436,7 @@ class Device:
 
     @memory_resource.setter
     def memory_resource(self, mr):
-        from cuda_core._memory._buffer import MemoryResource
+        from cuda_core._memory._memory_resource import MemoryResource
         if not isinstance(mr, MemoryResource):
             raise TypeError(f"Device.memory_resource must be a MemoryResource, not "
                             f"{type(mr).__name__}")

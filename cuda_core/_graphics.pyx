@@ -25,11 +25,11 @@ from cuda_core._atomic cimport load_ptr, store_ptr
 from cuda_core._context cimport (Context, ContextGuard, current_context, enter_context,
                                  exit_context)
 from cuda_core._errors cimport check_call, make_driver_error
-from cuda_core._memory._alloc cimport require_stream, sync_context
-from cuda_core._memory._buffer cimport (Buffer, _DeviceOnlyMemoryResource, deallocate_checked,
-                                        new_buffer)
+from cuda_core._memory._alloc cimport sync_context
+from cuda_core._memory._buffer cimport Buffer, new_buffer
+from cuda_core._memory._memory_resource cimport _DeviceOnlyMemoryResource, deallocate_checked
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport Stream, as_stream, require_stream
 
 from cuda_core._checks import check_int
 from cuda_core._errors import CUDAError

@@ -2,7 +2,8 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy
 
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._memory_resource import MemoryResource
 from cuda_core._stream import Stream
 from cuda_core._strided_layout import _StridedLayout
 

@@ -39,6 +39,9 @@ cdef Stream create_stream(Context ctx, object options)
 cdef int check_priority(object priority, int* prio) except -1
 cdef Stream default_stream_for(Context ctx)
 cdef Stream as_stream(object obj, str what)
+# The ``stream=`` argument of allocate/copy/fill (None refused) and an optional one (None kept).
+cdef Stream require_stream(object stream, str what)
+cdef Stream optional_stream(object stream, str what)
 cdef bint is_foreign_stream(object obj)
 cdef CUstream protocol_stream_handle(object obj, str what) except NULL
 cdef Stream wrap_handle(size_t address, object owner)

@@ -386,6 +386,21 @@ cdef Stream as_stream(object obj, str what):
     return wrap_handle(<size_t>protocol_stream_handle(obj, what), obj)
 
 
+cdef Stream require_stream(object stream, str what):
+    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
+    if stream is None:
+        raise TypeError(f"{what}: stream is required (a Stream or an object with "
+                        f"__cuda_stream__); pass Device.default_stream for the default stream")
+    return as_stream(stream, what)
+
+
+cdef Stream optional_stream(object stream, str what):
+    """An optional ``stream=`` argument: None stays None, anything else is :func:`as_stream`'s."""
+    if stream is None:
+        return None
+    return as_stream(stream, what)
+
+
 cdef bint is_foreign_stream(object obj):
     """Whether as_stream would wrap ``obj`` through its ``__cuda_stream__`` (it is neither a
     Stream nor a StreamHolder: a GraphBuilder)."""

@@ -32,10 +32,10 @@ from cuda.bindings cimport cydriver
 
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport optional_stream, require_stream, stream_context, sync_stream
-from cuda_core._memory._buffer cimport MemoryResource
+from cuda_core._memory._alloc cimport stream_context, sync_stream
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._memory._dlpack_abi cimport kDLCUDA
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, optional_stream, require_stream
 from cuda_core._strided_layout cimport MAX_DIMS, byte_bounds, int_tuple
 
 __all__ = []

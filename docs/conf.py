@@ -69,10 +69,10 @@ nitpick_ignore = [
     # Private base classes that show-inheritance names.
     ("py:class", "cuda_core._device._DeviceAttributes"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),
-    ("py:class", "cuda_core._memory._buffer._DeviceOnlyMemoryResource"),
+    ("py:class", "cuda_core._memory._memory_resource._DeviceOnlyMemoryResource"),
     ("py:class", "cuda_core._resource.Resource"),
-    ("py:class", "cuda_core._memory._live_set._LiveSet"),
-    ("py:class", "cuda_core._memory._mempool._MemoryCounters"),
+    ("py:class", "cuda_core._live_set._LiveSet"),
+    ("py:class", "cuda_core._memory._pool_attributes._MemoryCounters"),
     ("py:class", "cuda_core.utils._program_cache._ProgramCache"),
     ("py:class", "cuda_core.graph._node_types._EventNode"),
     ("py:class", "cuda_core.graph._exec_nodes._Switchable"),

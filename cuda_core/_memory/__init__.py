@@ -3,7 +3,8 @@
 Each concept has its own private module; ``cuda_core`` re-exports the public names.
 """
 
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._memory_resource import MemoryResource
 from cuda_core._memory._device_mr import DeviceMemoryResource
 from cuda_core._memory._graph_mr import GraphMemoryResource
 from cuda_core._memory._legacy_mr import LegacyPinnedMemoryResource

@@ -1,15 +1,17 @@
-"""What every memory module shares around an allocation, a free, a copy or a fill: the
-``stream=`` argument, the context to make current for work on a stream, the waits before a
-synchronous free, the allocation error, and the device capabilities a resource needs."""
+"""What every memory module shares around an allocation, a free, a copy or a fill: the context
+to make current for work on a stream, the waits before a synchronous free, the allocation
+error, the device capabilities a resource needs, and what the driver says of a pointer. (The
+``stream=`` argument is ``_stream.require_stream`` / ``optional_stream``.)"""
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
+from libc.stdint cimport int32_t
 
 from cuda_core._context cimport (ContextGuard, any_body_capture, enter_context, exit_context,
                                  primary_context, refuse_during_body_capture)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._stream cimport Stream, as_stream
+from cuda_core._stream cimport Stream
 
 from cuda_core._errors import CUDAError
 
@@ -23,20 +25,6 @@ cdef bint device_supports(object dev, str name) except -1:
         return bool(getattr(dev.properties, name))
     except CUDAError:
         return False
-
-
-cdef Stream require_stream(object stream, str what):
-    """The ``stream=`` argument of allocate/copy/fill: required, never implied."""
-    if stream is None:
-        raise TypeError(f"{what}: stream is required (a Stream or an object with "
-                        f"__cuda_stream__); pass Device.default_stream for the default stream")
-    return as_stream(stream, what)
-
-
-cdef Stream optional_stream(object stream, str what):
-    if stream is None:
-        return None
-    return as_stream(stream, what)
 
 
 cdef int raise_alloc_error(CUresult err, size_t size, str what) except -1:
@@ -110,3 +98,33 @@ cdef int free_after(CUdeviceptr ptr, Stream stream, CUcontext ctx, bint host) ex
             err = cydriver.cuMemFree(ptr)
         exit_context(guard)
     return HANDLE_RETURN(err)
+
+
+cdef int pointer_kind(CUdeviceptr ptr, int32_t* dev_id) except -1:
+    """The ATTR_* bits of ``ptr`` (ATTR_QUERIED always), from the driver's pointer attributes,
+    and its device in ``dev_id`` (-1 for host memory). Plain host memory unknown to the driver
+    reads as host-only."""
+    cdef unsigned long long values[3]
+    cdef cydriver.CUpointer_attribute attrs[3]
+    cdef void* data[3]
+    cdef unsigned int mem_type
+    ensure_driver()
+    attrs[0] = cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    attrs[1] = cydriver.CU_POINTER_ATTRIBUTE_IS_MANAGED
+    attrs[2] = cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    # Zeroed 8-byte slots: the driver writes a bool, an unsigned int or an int into each.
+    for i in range(3):
+        values[i] = 0
+        data[i] = &values[i]
+    HANDLE_RETURN(cydriver.cuPointerGetAttributes(3, attrs, data, ptr))
+    mem_type = <unsigned int>values[0]
+    dev_id[0] = -1
+    if <unsigned int>values[1]:
+        dev_id[0] = <int32_t>values[2]
+        return ATTR_QUERIED | ATTR_DEVICE | ATTR_HOST | ATTR_MANAGED
+    if mem_type == cydriver.CU_MEMORYTYPE_DEVICE:
+        dev_id[0] = <int32_t>values[2]
+        return ATTR_QUERIED | ATTR_DEVICE
+    if mem_type == cydriver.CU_MEMORYTYPE_HOST:
+        return ATTR_QUERIED | ATTR_DEVICE | ATTR_HOST | ATTR_PINNED
+    return ATTR_QUERIED | ATTR_HOST

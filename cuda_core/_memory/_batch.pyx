@@ -26,12 +26,12 @@ from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport cuda_version, driver_version
 from cuda_core._checks import ArgumentTypeError
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport require_stream, stream_context
+from cuda_core._memory._alloc cimport stream_context
 from cuda_core._memory._buffer cimport Buffer
 from cuda_core._memory._copy cimport (check_batch_stream, check_not_capturing, copy_bytes,
                                       during_api_call_refusal, fill_attributes)
 from cuda_core._memory._location cimport as_location
-from cuda_core._stream cimport Stream, is_foreign_stream
+from cuda_core._stream cimport Stream, is_foreign_stream, require_stream
 
 from cuda_core._memory._copy_options import CopyOptions
 

@@ -1,24 +1,8 @@
 from cuda.bindings.cydriver cimport CUdeviceptr
 
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._resource cimport Resource
 from cuda_core._stream cimport Stream
-
-
-cdef class MemoryResource(Resource):
-    # True only for an object whose exact type is one of the built-in resources: Buffer then
-    # frees through _deallocate_c, without a Python call. A Python subclass leaves it False, so
-    # that its own deallocate() is always the one called.
-    cdef bint _c_dealloc
-    # True for a resource of the package's own that frees what it never allocated (a graphics
-    # mapping, whose free is the unmap): buffers show no memory resource for it, as for a view.
-    cdef bint _internal
-
-    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1
-
-
-cdef class _DeviceOnlyMemoryResource(MemoryResource):
-    # The device whose memory the resource allocates.
-    cdef int _dev_id
 
 
 cdef class Buffer(Resource):
@@ -37,7 +21,7 @@ cdef class Buffer(Resource):
     # Both, and _dealloc_stream's swaps, under critical_section(self) (free-threaded CPython).
     cdef int _exports
     cdef bint _deferred
-    # Pointer attributes of a buffer without a resource, queried once: see _ATTR_* bits.
+    # Pointer attributes of a buffer without a resource, queried once: see _alloc.ATTR_*.
     cdef int _attr_flags
     cdef int _attr_device
     # IPC, last, so that the fields above (the launch path's first) keep their places: the
@@ -48,6 +32,7 @@ cdef class Buffer(Resource):
 
     cdef int _free(self) except -1
     cdef MemoryResource _public_mr(self)
+    cdef MemoryResource _open_mr(self)
     cdef int _export_released(self) noexcept
     cdef int _query_attributes(self) except -1
     cdef int _attr_bits(self) except -1
@@ -71,5 +56,3 @@ cdef Buffer as_buffer(object obj, str what)
 cdef Buffer new_buffer(CUdeviceptr ptr, size_t size, MemoryResource mr, Stream stream)
 cdef int init_buffer(Buffer buf, CUdeviceptr ptr, size_t size, MemoryResource mr,
                      Stream stream) except -1
-cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object stream,
-                            str what) except -1

@@ -4,24 +4,10 @@ from cuda.bindings import driver
 
 from cuda_core._memory._copy_options import CopyOptions
 from cuda_core._memory._ipc_base import IPCBufferDescriptor
+from cuda_core._memory._memory_resource import MemoryResource
 from cuda_core._resource import Resource
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType
-
-class MemoryResource(Resource):
-    def allocate(self, size: int, *, stream: Stream | IsStreamType | None = None) -> Buffer: ...
-    def deallocate(self, ptr: int, size: int, *,
-                   stream: Stream | IsStreamType | None = None) -> None: ...
-    @property
-    def is_device_accessible(self) -> bool: ...
-    @property
-    def is_host_accessible(self) -> bool: ...
-    @property
-    def is_managed(self) -> bool: ...
-    @property
-    def device_id(self) -> int: ...
-
-class _DeviceOnlyMemoryResource(MemoryResource): ...
 
 class Buffer(Resource):
     @classmethod

@@ -1,4 +1,4 @@
-"""Buffers and the MemoryResource base class.
+"""Buffers.
 
 A :class:`Buffer` is a pointer, a size, and an answer to "who frees it":
 
@@ -16,190 +16,30 @@ Frees are stream-ordered. A buffer remembers the stream that orders its eventual
 allocation stream, the ``stream`` given to ``from_handle``, or the one set by
 :meth:`Buffer.set_deallocation_stream`); ``close(stream)`` overrides it for that call.
 
-Both classes are :class:`~cuda_core._resource.Resource`\ s: a buffer's ``_release`` is its
-free (deferred to the end of the last DLPack export while one is alive), and a resource's is
-whatever it owns (an owned pool). The copies and fills are in ``_copy``, the helpers every
-memory module shares in ``_alloc``.
+A buffer is a :class:`~cuda_core._resource.Resource`: its ``_release`` is its free (deferred
+to the end of the last DLPack export while one is alive). The :class:`MemoryResource` base
+class is in ``_memory_resource``, the copies and fills in ``_copy``, the helpers every memory
+module shares in ``_alloc``.
 """
 
 cimport cython
-from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUdeviceptr
 from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdint cimport int32_t
 
 from cuda_core._atomic cimport load_int, store_int
 from cuda_core._checks cimport check_address, check_size
-from cuda_core._driver cimport ensure_driver
-from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._context cimport context_gone, current_context_gone
 from cuda_core._resource cimport Resource, warn_release_failed
-from cuda_core._stream cimport Stream, as_stream
-from cuda_core._memory._alloc cimport (optional_stream, require_stream, stream_context,
-                                       sync_context)
+from cuda_core._stream cimport Stream, as_stream, optional_stream, require_stream
+from cuda_core._memory._memory_resource cimport MemoryResource
+from cuda_core._memory._alloc cimport (ATTR_DEVICE, ATTR_HOST, ATTR_MANAGED, pointer_kind,
+                                       stream_context, sync_context)
 from cuda_core._memory._copy cimport check_copy_options, copy_with_options, fill_bytes
 from cuda_core._memory._dlpack cimport dlpack_device, export_args, export_target, make_capsule
 
-__all__ = ["Buffer", "MemoryResource"]
+__all__ = ["Buffer"]
 
-
-# Bits of Buffer._attr_flags (pointer attributes of a buffer without a memory resource).
-cdef enum:
-    _ATTR_QUERIED = 1
-    _ATTR_DEVICE = 2      # device-accessible
-    _ATTR_HOST = 4        # host-accessible
-    _ATTR_MANAGED = 8
-    _ATTR_PINNED = 16     # page-locked host memory known to the driver
-
-
-# -- MemoryResource ---------------------------------------------------------------------------
-
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
-
-
-def new_subclass_instance(cls):
-    """An instance of ``cls``, a Python subclass of a memory resource, made without
-    ``__init__`` (pickle then restores its ``__dict__``): what ``__reduce__`` gives."""
-    if not (isinstance(cls, type) and issubclass(cls, MemoryResource)
-            and cls.__flags__ & _HEAPTYPE):
-        raise TypeError(f"{cls!r} is not a Python subclass of MemoryResource")
-    return cls.__new__(cls)
-
-
-class _NotImplementedByResource(NotImplementedError, TypeError):
-    """A member a MemoryResource subclass did not implement: a TypeError, as cuda.core raises,
-    and the NotImplementedError it is."""
-
-
-cdef class MemoryResource(Resource):
-    """Abstract base class of memory resources: what allocates and frees :class:`Buffer`\\ s.
-
-    Subclass it in Python to plug in any allocator. A subclass implements :meth:`allocate`,
-    which returns ``Buffer.from_handle(ptr, size, mr=self, stream=stream)``, and
-    :meth:`deallocate`, which frees a pointer it handed out, and the properties
-    :attr:`is_device_accessible`, :attr:`is_host_accessible` and :attr:`device_id`
-    (:attr:`is_managed` defaults to False). The buffer calls ``deallocate`` exactly once, on
-    ``close()`` or when it is garbage-collected; an exception raised there during garbage
-    collection becomes a :class:`CUDAWarning`.
-
-    A resource that owns a handle (an owned memory pool) gives it back on :meth:`close` or
-    when it is garbage-collected; for the others :meth:`close` does nothing.
-
-    The base class itself can be instantiated, as in cuda.core, but implements none of them:
-    each raises a ``TypeError`` that is also a ``NotImplementedError``.
-    """
-
-    def __cinit__(self, *args, **kwargs):
-        # A resource owns nothing unless it says so (an owned pool closes through _close()):
-        # close() on this base class and the synchronous resources does nothing.
-        self._non_owning = True
-
-    def allocate(self, size, *, stream=None):
-        """Allocate ``size`` bytes and return them as a :class:`Buffer` owned by this resource.
-
-        Parameters
-        ----------
-        size : int
-            Number of bytes.
-        stream : Stream, optional
-            The stream that orders the allocation (and, by default, the eventual free).
-
-        Returns
-        -------
-        Buffer
-        """
-        raise _NotImplementedByResource(f"{type(self).__name__} must implement "
-                                        f"allocate(size, *, stream=None)")
-
-    def deallocate(self, ptr, size, *, stream=None):
-        """Free memory this resource allocated.
-
-        Parameters
-        ----------
-        ptr : int
-            The address ``allocate`` returned.
-        size : int
-            The size it was allocated with.
-        stream : Stream or None
-            The stream that orders the free; None when none is known.
-        """
-        raise _NotImplementedByResource(f"{type(self).__name__} must implement "
-                                        f"deallocate(ptr, size, *, stream=None)")
-
-    @property
-    def is_device_accessible(self):
-        """True if the GPU can access the memory this resource allocates."""
-        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
-                                        f"is_device_accessible property")
-
-    @property
-    def is_host_accessible(self):
-        """True if the CPU can access the memory this resource allocates."""
-        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
-                                        f"is_host_accessible property")
-
-    @property
-    def is_managed(self):
-        """True if the memory is managed (unified) memory. False unless overridden."""
-        return False
-
-    @property
-    def device_id(self):
-        """The ordinal of the device the memory belongs to; -1 for host memory."""
-        raise _NotImplementedByResource(f"{type(self).__name__} must implement the "
-                                        f"device_id property")
-
-    def __reduce__(self):
-        # As cuda.core: a Python subclass of this class copies and pickles as its __dict__
-        # (made again without __init__); a subclass of a built-in resource that holds a
-        # handle does not (TypeError), unless that resource says otherwise.
-        cls = type(self)
-        built_in = next(k for k in cls.__mro__ if not k.__flags__ & _HEAPTYPE)
-        if built_in is not MemoryResource:
-            raise TypeError(f"cannot pickle {cls.__name__!r} object")
-        return (new_subclass_instance, (cls,), getattr(self, "__dict__", None) or None)
-
-    def __setstate__(self, state):
-        """Restore a Python subclass's ``__dict__`` (what :meth:`__reduce__` gave)."""
-        if state:
-            self.__dict__.update(state)
-
-    cdef int _deallocate_c(self, CUdeviceptr ptr, size_t size, Stream stream) except -1:
-        self.deallocate(ptr, size, stream=stream)
-        return 0
-
-
-cdef class _DeviceOnlyMemoryResource(MemoryResource):
-    """Base of the built-in resources whose memory is one device's and only the device's (not
-    public): the synchronous ``cuMemAlloc`` resource and GraphMemoryResource."""
-
-    @property
-    def device_id(self):
-        """The device whose memory the resource allocates."""
-        return self._dev_id
-
-    @property
-    def is_device_accessible(self):
-        """True: the memory is the device's."""
-        return True
-
-    @property
-    def is_host_accessible(self):
-        """False: the memory is the device's only."""
-        return False
-
-
-cdef int deallocate_checked(MemoryResource mr, object ptr, object size, object stream,
-                            str what) except -1:
-    """A built-in resource's ``deallocate(ptr, size, *, stream=None)``: the arguments checked,
-    then its C free."""
-    cdef Stream s = optional_stream(stream, what)
-    cdef CUdeviceptr p = check_address(ptr, f"{what}: ptr")
-    cdef size_t n = check_size(size, f"{what}: size")
-    return mr._deallocate_c(p, n, s)
-
-
-# -- Buffer -----------------------------------------------------------------------------------
 
 # Buffer's IPC members (see _buffer.pxd): set once, while _memory._ipc is imported (which
 # cuda_core._memory is to do before any buffer is used), and only read afterwards.
@@ -210,8 +50,11 @@ cdef ipc_reduce_fn _ipc_reduce = NULL
 
 cdef int register_ipc(ipc_export_fn export, ipc_import_fn import_,
                       ipc_reduce_fn reduce) except -1:
-    """Install the IPC members' implementations (none NULL); a second registration is refused."""
+    """Install the IPC members' implementations, once: a second registration, or a missing
+    implementation, is refused (RuntimeError); a member used before it raises one too."""
     global _ipc_export, _ipc_import, _ipc_reduce
+    if export == NULL or import_ == NULL or reduce == NULL:
+        raise RuntimeError("register_ipc(): export, import_ and reduce are all required")
     if _ipc_export != NULL:
         raise RuntimeError("register_ipc(): Buffer's IPC hooks are already registered")
     _ipc_import = import_
@@ -377,48 +220,33 @@ cdef class Buffer(Resource):
         self._check_open()
         return self._owner
 
+    cdef MemoryResource _open_mr(self):
+        """The memory resource, read once (a close() on another thread clears it, and its
+        properties may run Python code): None for a buffer without one; RuntimeError once the
+        buffer is closed."""
+        self._check_open()
+        mr = self._mr
+        if mr is None:
+            self._check_open()  # None because the buffer was closed (and freed) meanwhile
+        return mr
+
     cdef int _query_attributes(self) except -1:
         """Classify a pointer without a memory resource, from the driver's pointer attributes
-        (once). Plain host memory unknown to the driver reads as host-only."""
-        cdef unsigned long long values[3]
-        cdef cydriver.CUpointer_attribute attrs[3]
-        cdef void* data[3]
-        cdef int flags = _ATTR_QUERIED
-        cdef unsigned int mem_type
-        cdef int32_t dev_id
+        (once: _alloc.pointer_kind)."""
+        cdef int32_t dev_id = -1
+        cdef int flags
         # Published as the _attr_device store, then the _attr_flags one (release): a reader
         # that sees the flags (acquire, _attr_bits) sees the device too. Threads that query at
         # once store the same values.
         if load_int(&self._attr_flags):
             return 0
-        ensure_driver()
-        attrs[0] = cydriver.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        attrs[1] = cydriver.CU_POINTER_ATTRIBUTE_IS_MANAGED
-        attrs[2] = cydriver.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-        # Zeroed 8-byte slots: the driver writes a bool, an unsigned int or an int into each.
-        for i in range(3):
-            values[i] = 0
-            data[i] = &values[i]
-        HANDLE_RETURN(cydriver.cuPointerGetAttributes(3, attrs, data, self._ptr))
-        mem_type = <unsigned int>values[0]
-        if <unsigned int>values[1]:
-            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_MANAGED
-            dev_id = <int32_t>values[2]
-        elif mem_type == cydriver.CU_MEMORYTYPE_DEVICE:
-            flags |= _ATTR_DEVICE
-            dev_id = <int32_t>values[2]
-        elif mem_type == cydriver.CU_MEMORYTYPE_HOST:
-            flags |= _ATTR_DEVICE | _ATTR_HOST | _ATTR_PINNED
-            dev_id = -1
-        else:
-            flags |= _ATTR_HOST
-            dev_id = -1
+        flags = pointer_kind(self._ptr, &dev_id)
         store_int(&self._attr_device, dev_id)
         store_int(&self._attr_flags, flags)
         return 0
 
     cdef int _attr_bits(self) except -1:
-        """The _ATTR_* flags of a buffer without a memory resource, queried first if needed."""
+        """The ATTR_* flags of a buffer without a memory resource, queried first if needed."""
         self._query_attributes()
         return load_int(&self._attr_flags)
 
@@ -428,44 +256,44 @@ cdef class Buffer(Resource):
 
         From the memory resource, or the driver's pointer attributes for a buffer without one.
         """
-        self._check_open()
-        if self._mr is not None:
-            return self._mr.device_id
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            return mr.device_id
         self._attr_bits()
         return load_int(&self._attr_device)
 
     cdef object _memory_kind(self, str name, int flag):
         """The memory resource's property ``name``, or, for a buffer without one, whether the
-        driver's pointer attributes have ``flag`` (an ``_ATTR_*``)."""
-        self._check_open()
-        if self._mr is not None:
-            return getattr(self._mr, name)
+        driver's pointer attributes have ``flag`` (an ``ATTR_*``)."""
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            return getattr(mr, name)
         return bool(self._attr_bits() & flag)
 
     @property
     def is_device_accessible(self):
         """True if the GPU can access the memory."""
-        return self._memory_kind("is_device_accessible", _ATTR_DEVICE)
+        return self._memory_kind("is_device_accessible", ATTR_DEVICE)
 
     @property
     def is_host_accessible(self):
         """True if the CPU can access the memory."""
-        return self._memory_kind("is_host_accessible", _ATTR_HOST)
+        return self._memory_kind("is_host_accessible", ATTR_HOST)
 
     @property
     def is_managed(self):
         """True for managed (unified) memory."""
-        return bool(self._memory_kind("is_managed", _ATTR_MANAGED))
+        return bool(self._memory_kind("is_managed", ATTR_MANAGED))
 
     @property
     def is_mapped(self):
         """True if the memory was mapped from another process through IPC (imported, or
         unpickled), or the memory resource says so (its ``is_mapped``)."""
-        self._check_open()
+        cdef MemoryResource mr = self._open_mr()
         if self._mapped:
             return True
-        if self._mr is not None:
-            return bool(getattr(self._mr, "is_mapped", False))
+        if mr is not None:
+            return bool(getattr(mr, "is_mapped", False))
         return False
 
     def __eq__(self, other):
@@ -835,16 +663,17 @@ cdef class Buffer(Resource):
     cdef tuple _dl_device(self):
         cdef bint dev_acc, host_acc, managed
         cdef int dev_id, flags
-        if self._mr is not None:
-            dev_acc = self._mr.is_device_accessible
-            host_acc = self._mr.is_host_accessible
-            managed = self._mr.is_managed
-            dev_id = self._mr.device_id
+        cdef MemoryResource mr = self._open_mr()
+        if mr is not None:
+            dev_acc = mr.is_device_accessible
+            host_acc = mr.is_host_accessible
+            managed = mr.is_managed
+            dev_id = mr.device_id
         else:
             flags = self._attr_bits()
-            dev_acc = flags & _ATTR_DEVICE
-            host_acc = flags & _ATTR_HOST
-            managed = flags & _ATTR_MANAGED
+            dev_acc = flags & ATTR_DEVICE
+            host_acc = flags & ATTR_HOST
+            managed = flags & ATTR_MANAGED
             dev_id = load_int(&self._attr_device)
         return dlpack_device(dev_acc, host_acc, managed, dev_id)
 

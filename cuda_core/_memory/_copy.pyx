@@ -29,17 +29,34 @@ from cuda_core._memory._copy_options import CopyOptions, MemcpyOverlapMode, Memc
 __all__ = []
 
 
-cdef int copy_bytes(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s) except -1:
-    """Copy ``n`` bytes, in any direction the driver's unified addressing resolves."""
+cdef CUresult _enqueue(CUdeviceptr dst, CUdeviceptr src, uint32_t pattern, int width,
+                       size_t count, Stream s) noexcept:
+    """Queue a copy (``width`` 0: ``count`` bytes from ``src``) or a fill (``width`` 1, 2 or 4:
+    ``count`` elements of ``pattern``) on ``s``, in its context, the GIL released; returns
+    the driver's result."""
     cdef CUcontext ctx = stream_context(s)
     cdef CUresult err
     cdef ContextGuard guard
-    if n == 0:
-        return 0
     with nogil:
         enter_context(guard, ctx)
-        err = cydriver.cuMemcpyAsync(dst, src, n, s._handle)
+        if width == 0:
+            err = cydriver.cuMemcpyAsync(dst, src, count, s._handle)
+        elif width == 1:
+            err = cydriver.cuMemsetD8Async(dst, <uint8_t>pattern, count, s._handle)
+        elif width == 2:
+            err = cydriver.cuMemsetD16Async(dst, <uint16_t>pattern, count, s._handle)
+        else:
+            err = cydriver.cuMemsetD32Async(dst, pattern, count, s._handle)
         exit_context(guard)
+    return err
+
+
+cdef int copy_bytes(CUdeviceptr dst, CUdeviceptr src, size_t n, Stream s) except -1:
+    """Copy ``n`` bytes, in any direction the driver's unified addressing resolves."""
+    cdef CUresult err
+    if n == 0:
+        return 0
+    err = _enqueue(dst, src, 0, 0, n, s)
     if err == cydriver.CUDA_ERROR_INVALID_VALUE:
         err = _copy_between_devices(dst, src, n, s)
     return HANDLE_RETURN(err)
@@ -119,25 +136,9 @@ cdef int fill_bytes(CUdeviceptr dst, size_t size, object value, Stream s) except
     if dst % width:
         raise ValueError(f"Buffer.fill(): the address 0x{dst:x} is not aligned to "
                          f"the {width}-byte pattern")
-    return _memset(dst, pattern, width, size // width, s)
-
-
-cdef int _memset(CUdeviceptr dst, uint32_t pattern, int width, size_t count, Stream s) except -1:
-    cdef CUcontext ctx = stream_context(s)
-    cdef CUresult err
-    cdef ContextGuard guard
-    if count == 0:
+    if size == 0:
         return 0
-    with nogil:
-        enter_context(guard, ctx)
-        if width == 1:
-            err = cydriver.cuMemsetD8Async(dst, <uint8_t>pattern, count, s._handle)
-        elif width == 2:
-            err = cydriver.cuMemsetD16Async(dst, <uint16_t>pattern, count, s._handle)
-        else:
-            err = cydriver.cuMemsetD32Async(dst, pattern, count, s._handle)
-        exit_context(guard)
-    return HANDLE_RETURN(err)
+    return HANDLE_RETURN(_enqueue(dst, 0, pattern, width, size // width, s))
 
 
 # -- copies with attributes ----------------------------------------------------------------------

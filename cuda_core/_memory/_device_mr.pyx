@@ -3,7 +3,6 @@
 cimport cython
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUmemoryPool
-from libc.string cimport memset
 
 from cuda_core._errors cimport HANDLE_RETURN
 from cuda_core._memory._mempool cimport _MemPool, create_pool, raise_release_threshold
@@ -67,7 +66,6 @@ cdef class DeviceMemoryResource(_MemPool):
 
     def __init__(self, device_id, options=None):
         cdef CUmemoryPool pool = NULL
-        cdef cydriver.CUmemPoolProps props
         if self._inited:
             raise RuntimeError("DeviceMemoryResource is already initialized")
         dev = Device(device_id)
@@ -89,14 +87,9 @@ cdef class DeviceMemoryResource(_MemPool):
                                    f"processes (properties.mempool_supported_handle_types has "
                                    f"no POSIX file descriptor bit); ipc_enabled=True is not "
                                    f"possible here")
-            memset(&props, 0, sizeof(props))
-            props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
-            props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-                                 if opts.ipc_enabled else cydriver.CU_MEM_HANDLE_TYPE_NONE)
-            props.location.type = cydriver.CU_MEM_LOCATION_TYPE_DEVICE
-            props.location.id = ordinal
-            props.maxSize = opts.max_size
-            HANDLE_RETURN(create_pool(&pool, &props))
+            HANDLE_RETURN(create_pool(&pool, cydriver.CU_MEM_ALLOCATION_TYPE_PINNED,
+                                      cydriver.CU_MEM_LOCATION_TYPE_DEVICE, ordinal,
+                                      opts.ipc_enabled, opts.max_size))
             self._setup(pool, ordinal, True, opts.ipc_enabled, "DeviceMemoryResource.allocate()")
             raise_release_threshold(pool)
         self._c_dealloc = type(self) is DeviceMemoryResource

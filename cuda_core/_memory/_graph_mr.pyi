@@ -1,6 +1,7 @@
 from cuda_core._device import Device
-from cuda_core._memory._buffer import Buffer, _DeviceOnlyMemoryResource
-from cuda_core._memory._mempool import _MemoryCounters
+from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._memory_resource import _DeviceOnlyMemoryResource
+from cuda_core._memory._pool_attributes import _MemoryCounters
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType
 

@@ -14,11 +14,11 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult, CUstream, 
 from cuda_core._checks cimport check_address, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport (optional_stream, raise_alloc_error, require_stream,
-                                       stream_context)
-from cuda_core._memory._buffer cimport _DeviceOnlyMemoryResource, new_buffer
-from cuda_core._memory._mempool cimport _MemoryCounters
-from cuda_core._stream cimport Stream
+from cuda_core._memory._alloc cimport raise_alloc_error, stream_context
+from cuda_core._memory._buffer cimport new_buffer
+from cuda_core._memory._memory_resource cimport _DeviceOnlyMemoryResource
+from cuda_core._memory._pool_attributes cimport _MemoryCounters
+from cuda_core._stream cimport Stream, optional_stream, require_stream
 
 from cuda_core._device import Device
 

@@ -27,16 +27,16 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdeviceptr, CUmemPoolPtrExportD
 from cuda_core._context cimport (ContextGuard, context_from_handle, enter_context, exit_context,
                                  primary_context)
 from cuda_core._errors cimport make_driver_error
-from cuda_core._memory._alloc cimport current_or_primary, require_stream, stream_context
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, init_buffer, new_buffer,
-                                        register_ipc)
+from cuda_core._memory._alloc cimport current_or_primary, stream_context
+from cuda_core._memory._buffer cimport Buffer, init_buffer, new_buffer, register_ipc
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._memory._ipc_base cimport (KIND_POOL, IPCAllocationHandle, IPCBufferDescriptor,
                                           check_fd, new_handle, new_pool_descriptor,
                                           registry_get)
 from cuda_core._memory._ipc_table cimport (ImportedPool, pointer_import, pointer_release,
                                            pool_detach, pool_forget, pool_handle, pool_import)
 from cuda_core._memory._mempool cimport _MemPool
-from cuda_core._stream cimport Stream, default_stream_for
+from cuda_core._stream cimport Stream, default_stream_for, require_stream
 
 from cuda_core import _mp
 from cuda_core._device import Device
@@ -66,8 +66,12 @@ cdef vmm_import_fn _vmm_import = NULL
 
 
 cdef int register_vmm(vmm_export_fn export, vmm_import_fn import_) except -1:
-    """Install the virtual-memory export and import (neither NULL); once only."""
+    """Install the virtual-memory export and import, once (as ``_buffer.register_ipc``): a
+    second registration, or a missing implementation, is refused (RuntimeError); a hook used
+    before it raises one too (_vmm_registered)."""
     global _vmm_export, _vmm_import
+    if export == NULL or import_ == NULL:
+        raise RuntimeError("register_vmm(): export and import_ are both required")
     if _vmm_export != NULL:
         raise RuntimeError("register_vmm(): the virtual-memory IPC hooks are already registered")
     _vmm_import = import_
@@ -75,10 +79,10 @@ cdef int register_vmm(vmm_export_fn export, vmm_import_fn import_) except -1:
     return 0
 
 
-cdef object _vmm_export_of(Buffer buf):
+cdef int _vmm_registered() except -1:
     if _vmm_export == NULL:
         raise RuntimeError("VMM IPC is not loaded (cuda_core._memory._vmm_ipc)")
-    return _vmm_export(buf)
+    return 0
 
 
 cdef bint _is_vmm_ipc(object mr) except -1:
@@ -114,7 +118,6 @@ cdef object _export(Buffer buf):
     elif isinstance(mr, VirtualMemoryResource):
         if not _is_vmm_ipc(mr):
             raise RuntimeError(_not_ipc_buffer(mr))
-        return _vmm_export_of(buf)
     elif mr is not None and getattr(mr, "is_ipc_enabled", False) is True:
         raise TypeError(f"Buffer.ipc_descriptor: the buffer was not allocated by an IPC-enabled "
                         f"pool or VirtualMemoryResource ({type(mr).__name__} says it is "
@@ -124,6 +127,9 @@ cdef object _export(Buffer buf):
     if buf._size == 0:
         raise ValueError("Buffer.ipc_descriptor: the buffer is empty (size 0): there is nothing "
                          "to share")
+    if not isinstance(mr, _MemPool):  # a VirtualMemoryResource's
+        _vmm_registered()
+        return _vmm_export(buf)
     with cython.critical_section(buf):
         desc = buf._ipc_desc
         if desc is None:
@@ -172,8 +178,7 @@ cdef object _import(object cls, object mr, object desc, object stream):
         if not _is_vmm_ipc(mr):
             raise RuntimeError(f"{what}: mr is not IPC-enabled (a VirtualMemoryResource "
                                f"without a handle_type)")
-        if _vmm_import == NULL:
-            raise RuntimeError("VMM IPC is not loaded (cuda_core._memory._vmm_ipc)")
+        _vmm_registered()
         return _vmm_import(cls, mr, d, stream)
     if not isinstance(mr, _MemPool):
         if isinstance(mr, VirtualMemoryResource):

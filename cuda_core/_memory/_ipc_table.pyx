@@ -451,12 +451,9 @@ cdef CUresult _drv_stream_sync(CUstream stream) noexcept nogil:
     return cydriver.cuStreamSynchronize(stream)
 
 
-_ipc_driver.pool_import = _drv_pool_import
-_ipc_driver.pool_destroy = _drv_pool_destroy
-_ipc_driver.ptr_import = _drv_ptr_import
-_ipc_driver.ptr_range = _drv_ptr_range
-_ipc_driver.free_async = _drv_free_async
-_ipc_driver.stream_sync = _drv_stream_sync
+_ipc_driver = _IpcDriver(pool_import=_drv_pool_import, pool_destroy=_drv_pool_destroy,
+                         ptr_import=_drv_ptr_import, ptr_range=_drv_ptr_range,
+                         free_async=_drv_free_async, stream_sync=_drv_stream_sync)
 
 
 cdef CUresult pool_import(int fd, ImportedPool** state) noexcept nogil:

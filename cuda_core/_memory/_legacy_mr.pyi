@@ -1,5 +1,5 @@
 from cuda_core._device import Device
-from cuda_core._memory._buffer import MemoryResource, _DeviceOnlyMemoryResource
+from cuda_core._memory._memory_resource import MemoryResource, _DeviceOnlyMemoryResource
 
 class LegacyPinnedMemoryResource(MemoryResource):
     def __init__(self) -> None: ...

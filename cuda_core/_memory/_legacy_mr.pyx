@@ -7,14 +7,14 @@ from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUresult
 
 from cuda_core._checks cimport check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context, primary_context
-from cuda_core._memory._alloc cimport (free_after, optional_stream, raise_alloc_error,
-                                       stream_context)
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, _DeviceOnlyMemoryResource,
-                                        deallocate_checked, new_buffer)
-from cuda_core._stream cimport Stream
+from cuda_core._memory._alloc cimport free_after, raise_alloc_error, stream_context
+from cuda_core._memory._buffer cimport Buffer, new_buffer
+from cuda_core._memory._memory_resource cimport (MemoryResource, _DeviceOnlyMemoryResource,
+                                                 deallocate_checked)
+from cuda_core._stream cimport Stream, optional_stream
 
 from cuda_core._device import Device
-from cuda_core._memory._buffer import new_subclass_instance
+from cuda_core._memory._memory_resource import new_subclass_instance
 
 __all__ = ["LegacyPinnedMemoryResource"]
 

@@ -3,10 +3,11 @@ from collections.abc import Iterable
 from cuda.bindings import driver
 
 from cuda_core._device import Device
+from cuda_core._live_set import _LiveSet
 from cuda_core._memory._buffer import Buffer
 from cuda_core._memory._location import Host
-from cuda_core._memory._live_set import _LiveSet
-from cuda_core._memory._mempool import MemoryPoolAttributes, _MemPool
+from cuda_core._memory._mempool import _MemPool
+from cuda_core._memory._pool_attributes import MemoryPoolAttributes
 from cuda_core._memory._mr_options import ManagedMemoryResourceOptions as ManagedMemoryResourceOptions
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType

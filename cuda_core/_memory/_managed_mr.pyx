@@ -22,17 +22,16 @@ from cuda_core._checks cimport check_bool, check_size
 from cuda_core._context cimport ContextGuard, enter_context, exit_context
 from cuda_core._driver cimport device_count, driver_version
 from cuda_core._errors cimport HANDLE_RETURN
-from cuda_core._memory._alloc cimport (current_or_primary, free_after, require_stream,
-                                       stream_context)
+from cuda_core._memory._alloc cimport current_or_primary, free_after, stream_context
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._location cimport as_location, location_object
 from cuda_core._memory._mempool cimport _MemPool, create_pool, raise_release_threshold
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, require_stream
 
 from cuda_core._device import Device
 from cuda_core._errors import CUDAError, CUDAWarning
+from cuda_core._live_set import _LiveSet
 from cuda_core._memory._location import Host
-from cuda_core._memory._live_set import _LiveSet
 from cuda_core._memory._mr_options import ManagedMemoryLocationType, ManagedMemoryResourceOptions
 from cuda_core._options import check_or_create_options
 
@@ -352,7 +351,6 @@ cdef class ManagedMemoryResource(_MemPool):
 
     def __init__(self, options=None):
         cdef CUmemoryPool pool = NULL
-        cdef cydriver.CUmemPoolProps props
         cdef CUmemLocation loc
         cdef CUresult err
         if self._inited:
@@ -387,11 +385,8 @@ cdef class ManagedMemoryResource(_MemPool):
         if driver_version() >= (13, 0):
             try:
                 if owned:
-                    memset(&props, 0, sizeof(props))
-                    props.allocType = _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED
-                    props.handleTypes = cydriver.CU_MEM_HANDLE_TYPE_NONE
-                    props.location = loc
-                    err = create_pool(&pool, &props)
+                    err = create_pool(&pool, _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED,
+                                      loc.type, loc.id, False, 0)
                 else:
                     err = _cuda_compat.cuMemGetMemPool(&pool, &loc,
                                                    _cuda_compat.CU_MEM_ALLOCATION_TYPE_MANAGED)

@@ -1,7 +1,7 @@
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemoryPool, CUresult, CUstream
 
-from cuda_core._memory._buffer cimport MemoryResource
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._memory._ipc_base cimport IPCAllocationHandle
 from cuda_core._memory._ipc_table cimport ImportedPool
 from cuda_core._stream cimport Stream
@@ -54,22 +54,9 @@ cdef class _MemPool(MemoryResource):
     cdef int _release_import(self, CUdeviceptr ptr, CUstream handle, CUcontext ctx) except -1
 
 
-# The counters of _MemoryCounters.
-cdef enum:
-    _COUNTER_RESERVED_CURRENT = 0
-    _COUNTER_RESERVED_HIGH = 1
-    _COUNTER_USED_CURRENT = 2
-    _COUNTER_USED_HIGH = 3
-
-
-cdef class _MemoryCounters:
-    cdef str _origin(self)
-    cdef object _counter(self, int which)
-    cdef int _reset_counter(self, int which) except -1
-    cdef int _reset(self, int which, object value, str name) except -1
-
-
 cdef cydriver.CUstreamCaptureMode relax_capture() except *
 cdef int restore_capture(cydriver.CUstreamCaptureMode mode) except -1
-cdef CUresult create_pool(CUmemoryPool* pool, cydriver.CUmemPoolProps* props) except *
+cdef CUresult create_pool(CUmemoryPool* pool, cydriver.CUmemAllocationType kind,
+                          cydriver.CUmemLocationType where, int where_id, bint ipc,
+                          size_t max_size) except *
 cdef int raise_release_threshold(CUmemoryPool pool) except -1

@@ -5,8 +5,10 @@ from typing import TypeVar
 from cuda.bindings import driver
 
 from cuda_core._device import Device
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer
 from cuda_core._memory._ipc_base import IPCAllocationHandle
+from cuda_core._memory._memory_resource import MemoryResource
+from cuda_core._memory._pool_attributes import MemoryPoolAttributes
 from cuda_core._stream import Stream
 from cuda_core.typing import IsStreamType
 
@@ -39,17 +41,3 @@ class _MemPool(MemoryResource):
     def peer_accessible_by(self) -> PeerAccessibleBySetProxy: ...
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices: Iterable[Device | int] | Device | int) -> None: ...
-
-class _MemoryCounters:
-    @property
-    def reserved_mem_current(self) -> int: ...
-    reserved_mem_high: int
-    @property
-    def used_mem_current(self) -> int: ...
-    used_mem_high: int
-
-class MemoryPoolAttributes(_MemoryCounters):
-    reuse_follow_event_dependencies: bool
-    reuse_allow_opportunistic: bool
-    reuse_allow_internal_dependencies: bool
-    release_threshold: int

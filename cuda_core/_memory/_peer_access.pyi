@@ -3,7 +3,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from cuda_core._device import Device
-from cuda_core._memory._live_set import _LiveSet
+from cuda_core._live_set import _LiveSet
 
 __all__: list[str]
 

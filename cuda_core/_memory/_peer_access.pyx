@@ -16,7 +16,7 @@ from cuda_core._driver cimport device_count
 from cuda_core._errors cimport HANDLE_RETURN
 
 from cuda_core._device import Device
-from cuda_core._memory._live_set import _LiveSet
+from cuda_core._live_set import _LiveSet
 
 __all__ = []
 
@@ -161,6 +161,15 @@ cdef int apply_peer_access(CUmemoryPool pool, list add, list remove) except -1:
             free(desc)
 
 
+def _in_place(bulk):
+    """An in-place set operator (``|=`` ...) made of the bulk method ``bulk``."""
+    def operator(self, other):
+        bulk(self, other)
+        return self
+
+    return operator
+
+
 class PeerAccessibleBySetProxy(_LiveSet):
     """The devices other than its own that can access a pool's memory: a live, mutable set of
     :class:`~cuda_core.Device`. Not constructible directly: use ``mr.peer_accessible_by``.
@@ -224,18 +233,8 @@ class PeerAccessibleBySetProxy(_LiveSet):
         """Revoke every peer's access, in one driver call."""
         self._owner._peer_edit(PEER_CLEAR, ())
 
-    def __ior__(self, other):
-        self.update(other)
-        return self
-
-    def __isub__(self, other):
-        self.difference_update(other)
-        return self
-
-    def __iand__(self, other):
-        self.intersection_update(other)
-        return self
-
-    def __ixor__(self, other):
-        self.symmetric_difference_update(other)
-        return self
+    # |=, -=, &=, ^=: the bulk operations, one driver call each (MutableSet makes one per item).
+    __ior__ = _in_place(update)
+    __isub__ = _in_place(difference_update)
+    __iand__ = _in_place(intersection_update)
+    __ixor__ = _in_place(symmetric_difference_update)

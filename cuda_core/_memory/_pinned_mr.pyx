@@ -60,7 +60,6 @@ cdef class PinnedMemoryResource(_MemPool):
 
     def __init__(self, options=None):
         cdef CUmemoryPool pool = NULL
-        cdef cydriver.CUmemPoolProps props
         if self._inited:
             raise RuntimeError("PinnedMemoryResource is already initialized")
         opts = check_or_create_options(PinnedMemoryResourceOptions, options,
@@ -81,18 +80,11 @@ cdef class PinnedMemoryResource(_MemPool):
                                f"(properties.{needed} is False); use "
                                f"LegacyPinnedMemoryResource instead")
         if owned:
-            memset(&props, 0, sizeof(props))
-            props.allocType = cydriver.CU_MEM_ALLOCATION_TYPE_PINNED
-            props.handleTypes = (cydriver.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-                                 if opts.ipc_enabled else cydriver.CU_MEM_HANDLE_TYPE_NONE)
-            if numa is None:
-                props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST
-                props.location.id = 0
-            else:
-                props.location.type = cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA
-                props.location.id = numa
-            props.maxSize = opts.max_size
-            HANDLE_RETURN(create_pool(&pool, &props))
+            HANDLE_RETURN(create_pool(
+                &pool, cydriver.CU_MEM_ALLOCATION_TYPE_PINNED,
+                cydriver.CU_MEM_LOCATION_TYPE_HOST if numa is None
+                else cydriver.CU_MEM_LOCATION_TYPE_HOST_NUMA,
+                0 if numa is None else numa, opts.ipc_enabled, opts.max_size))
         self._setup(pool, -1, owned, opts.ipc_enabled, "PinnedMemoryResource.allocate()")
         self._numa_id = numa
         self._host_access = True

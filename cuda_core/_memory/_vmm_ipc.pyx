@@ -29,13 +29,13 @@ from cuda.bindings.cydriver cimport (CUdeviceptr, CUmemAllocationProp, CUmemFabr
 
 from cuda_core._context cimport ContextGuard, enter_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._memory._alloc cimport raise_alloc_error, require_stream
+from cuda_core._memory._alloc cimport raise_alloc_error
 from cuda_core._memory._buffer cimport Buffer, init_buffer
 from cuda_core._memory._ipc cimport register_vmm
 from cuda_core._memory._ipc_base cimport (KIND_VMM_FABRIC, KIND_VMM_FD, IPCBufferDescriptor,
                                           _FdSet, new_fd_set, new_vmm_descriptor)
 from cuda_core._memory._vmm_mr cimport VirtualMemoryResource, _Allocation, _new_allocation
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, require_stream
 
 import dataclasses
 import sys
@@ -51,7 +51,8 @@ _KIND_NAMES = {KIND_VMM_FD: "posix_fd", KIND_VMM_FABRIC: "fabric"}
 # -- export ------------------------------------------------------------------------------------
 
 cdef object _export(Buffer buf):
-    """``buf.ipc_descriptor`` for a buffer of a VirtualMemoryResource (``buf`` is open)."""
+    """``buf.ipc_descriptor`` for a non-empty buffer of a VirtualMemoryResource (``buf`` is
+    open; ``_ipc`` refused an empty one)."""
     cdef VirtualMemoryResource mr
     cdef ContextGuard guard
     what = "Buffer.ipc_descriptor"
@@ -63,8 +64,6 @@ cdef object _export(Buffer buf):
         raise RuntimeError(f"{what}: the buffer's memory resource is not IPC-enabled (a "
                            f"VirtualMemoryResource with handle_type=None); create it with "
                            f"VirtualMemoryResourceOptions(handle_type='posix_fd')")
-    if buf._size == 0:
-        raise ValueError(f"{what}: the buffer is empty (0 bytes): there is nothing to share")
     rec = mr._allocations.get(buf._ptr)
     if rec is None:
         raise ValueError(f"{what}: 0x{buf._ptr:x} is not an allocation of the buffer's "

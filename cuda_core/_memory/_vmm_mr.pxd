@@ -1,6 +1,6 @@
 from cuda.bindings.cydriver cimport CUcontext, CUdeviceptr, CUmemAllocationProp
 
-from cuda_core._memory._buffer cimport MemoryResource
+from cuda_core._memory._memory_resource cimport MemoryResource
 from cuda_core._resource cimport Resource
 
 

@@ -1,7 +1,8 @@
 from typing import Any
 
 from cuda_core._device import Device
-from cuda_core._memory._buffer import Buffer, MemoryResource
+from cuda_core._memory._buffer import Buffer
+from cuda_core._memory._memory_resource import MemoryResource
 from cuda_core._memory._mr_options import VirtualMemoryResourceOptions as VirtualMemoryResourceOptions
 
 class VirtualMemoryBuffer(Buffer): ...

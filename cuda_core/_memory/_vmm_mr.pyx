@@ -23,12 +23,11 @@ from libc.string cimport memset
 from cuda_core._checks cimport check_int, check_size
 from cuda_core._context cimport ContextGuard, enter_context, primary_context
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._memory._alloc cimport (device_supports, optional_stream, raise_alloc_error,
-                                       sync_context, sync_stream)
-from cuda_core._memory._buffer cimport (Buffer, MemoryResource, as_buffer, deallocate_checked,
-                                        init_buffer)
+from cuda_core._memory._alloc cimport device_supports, raise_alloc_error, sync_context, sync_stream
+from cuda_core._memory._buffer cimport Buffer, as_buffer, init_buffer
+from cuda_core._memory._memory_resource cimport MemoryResource, deallocate_checked
 from cuda_core._resource cimport Resource
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, optional_stream
 
 import dataclasses
 

@@ -22,9 +22,8 @@ from cuda.bindings.cydriver cimport (CUarray, CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMC
 
 from cuda_core._context cimport Context, ContextGuard, context_gone, enter_context, exit_context
 from cuda_core._errors cimport HANDLE_RETURN, check_call
-from cuda_core._memory._alloc cimport require_stream
 from cuda_core._memory._buffer cimport Buffer
-from cuda_core._stream cimport Stream
+from cuda_core._stream cimport Stream, require_stream
 
 from cuda_core._checks import check_int
 from cuda_core.texture._options import (FORMAT_BYTES, ArrayFormatType, MipmappedArrayOptions,

@@ -1,4 +1,4 @@
-from collections.abc import Iterable, Iterator, MutableSet
+from collections.abc import Collection, Iterable, Iterator, MutableSet
 from typing import Any, TypeVar
 
 __all__: list[str]
@@ -6,8 +6,13 @@ __all__: list[str]
 _T = TypeVar("_T")
 
 class _LiveSet(MutableSet[_T]):
+    _owner: Any
+    _origin: str | None
+    @classmethod
+    def _create(cls, owner: Any) -> Any: ...
     @classmethod
     def _from_iterable(cls, iterable: Iterable[Any]) -> set[Any]: ...
+    def _items(self) -> Collection[_T]: ...
     def __iter__(self) -> Iterator[_T]: ...
     def __len__(self) -> int: ...
     def __contains__(self, item: object) -> bool: ...
