@@ -191,7 +191,7 @@ cdef object _import(object cls, object mr, object desc, object stream):
     if not pool._ipc:
         raise RuntimeError(f"{what}: mr is not IPC-enabled; import through the exporter's "
                            f"resource mapped into this process (from_allocation_handle)")
-    pool._check_usable()
+    pool._check_ready()
     if not pool._mapped:
         raise ValueError(f"{what}: mr: import into the mapped resource (from_allocation_handle "
                          f"/ unpickled), not the exporting one")

@@ -42,7 +42,7 @@ cdef class _MemPool(MemoryResource):
     cdef bint _free_overflow
     cdef bint _destroy_deferred
 
-    cdef int _check_usable(self) except -1
+    cdef int _check_ready(self) except -1
     cdef int _note_free(self, Stream stream) except -1  # 1: _destroy_deferred is set
     cdef bint _wait_for_frees(self) except -1
     cdef int _destroy_when_unused(self) except -1

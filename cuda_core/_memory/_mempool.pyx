@@ -281,7 +281,7 @@ cdef class _MemPool(MemoryResource):
             err = cydriver.cuMemPoolDestroy(self._pool)
         return check_call(err, "cuMemPoolDestroy")
 
-    cdef int _check_usable(self) except -1:
+    cdef int _check_ready(self) except -1:
         if not self._inited:
             raise RuntimeError(f"this {type(self).__name__} was not initialized (its __init__ "
                                f"did not run)")
@@ -304,7 +304,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUresult err
         cdef ContextGuard guard
         cdef bint capturing
-        self._check_usable()
+        self._check_ready()
         if self._mapped:
             raise TypeError(f"{self._what}: this resource is mapped from another process and "
                             f"can only import buffers (Buffer.from_ipc_descriptor)")
@@ -427,7 +427,7 @@ cdef class _MemPool(MemoryResource):
     def handle(self):
         """The pool, a ``cuda.bindings.driver.CUmemoryPool`` (``int(mr.handle)`` is its
         address)."""
-        self._check_usable()
+        self._check_ready()
         return _driver_py.CUmemoryPool(<size_t>self._pool)
 
     @property
@@ -484,7 +484,7 @@ cdef class _MemPool(MemoryResource):
         cdef CUcontext ctx
         cdef IPCAllocationHandle h
         what = f"{type(self).__name__}.allocation_handle"
-        self._check_usable()
+        self._check_ready()
         if not self._ipc:
             raise RuntimeError(_not_ipc(self, what))
         ctx = self._fallback_context()  # before the section: it may wait for a lock
@@ -531,7 +531,7 @@ cdef class _MemPool(MemoryResource):
         what = f"{type(self).__name__}.register()"
         if not isinstance(uuid, _uuid_class()):
             raise TypeError(f"{what}: uuid must be a uuid.UUID, not {type(uuid).__name__}")
-        self._check_usable()
+        self._check_ready()
         if not self._mapped:
             raise RuntimeError(f"{what}: only a mapped resource (from_allocation_handle) can "
                                f"be registered")
@@ -606,7 +606,7 @@ cdef class _MemPool(MemoryResource):
     def attributes(self):
         """:class:`MemoryPoolAttributes`: the pool's reuse policy, release threshold and usage
         counters, live (read from the driver at each access)."""
-        self._check_usable()
+        self._check_ready()
         return new_pool_attributes(self, self._pool)
 
     @property
@@ -623,12 +623,12 @@ cdef class _MemPool(MemoryResource):
            ``cuMemPoolSetAccess`` (a change remaps every allocation of the pool: one call lets
            the driver do them together).
         """
-        self._check_usable()
+        self._check_ready()
         return PeerAccessibleBySetProxy._create(self)
 
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices):
-        self._check_usable()
+        self._check_ready()
         self._peer_edit(PEER_REPLACE, (peer_items(devices),))
 
     def close(self):
@@ -656,7 +656,7 @@ cdef class _MemPool(MemoryResource):
 
     def _peer_ordinals_with_access(self):
         cdef ContextGuard guard
-        self._check_usable()
+        self._check_ready()
         enter_context(guard, self._fallback_context())
         return peer_ordinals(self._pool, self._dev_id)
 
@@ -664,7 +664,7 @@ cdef class _MemPool(MemoryResource):
         """A bulk change of the peer set (see _peer_access.peer_edit), in a critical section:
         two threads' read-modify-write of one pool take turns."""
         cdef ContextGuard guard
-        self._check_usable()
+        self._check_ready()
         changes = peer_changes(self._dev_id, op, others)  # checked before the section
         enter_context(guard, self._fallback_context())
         with cython.critical_section(self):
@@ -672,6 +672,6 @@ cdef class _MemPool(MemoryResource):
 
     def _apply_peer_access(self, list add, list remove):
         cdef ContextGuard guard
-        self._check_usable()
+        self._check_ready()
         enter_context(guard, self._fallback_context())
         apply_peer_access(self._pool, add, remove)

@@ -9,7 +9,7 @@ cdef class _TextureResource(Resource):
     cdef Context _ctx
 
     # Open, and whatever else the object needs to be used (OpaqueArray: a level's parent open).
-    cdef int _check_usable(self) except -1
+    cdef int _check_ready(self) except -1
     # Whether _release has a handle to destroy: by default, when _address() is not 0.
     cdef bint _owns_handle(self) noexcept
     # The driver's destroy of the handle, called in _ctx without the GIL, and its name.

@@ -138,7 +138,7 @@ cdef class _TextureResource(Resource):
     cdef bint _orphaned(self) noexcept:
         return context_gone(self._ctx)
 
-    cdef int _check_usable(self) except -1:
+    cdef int _check_ready(self) except -1:
         return self._check_open()
 
     cdef bint _owns_handle(self) noexcept:
@@ -172,7 +172,7 @@ cdef class _TextureResource(Resource):
     def handle(self):
         """The handle, as an int (as in cuda.core): a ``CUarray`` or ``CUmipmappedArray``, or the
         ``cudaTextureObject_t`` or ``cudaSurfaceObject_t`` a kernel takes."""
-        self._check_usable()
+        self._check_ready()
         return self._address()
 
     @property
@@ -249,7 +249,7 @@ cdef class OpaqueArray(_ArrayBase):
     cdef size_t _address(self) noexcept:
         return <size_t>self._handle
 
-    cdef int _check_usable(self) except -1:
+    cdef int _check_ready(self) except -1:
         self._check_open()
         if self._parent is not None and self._parent._closed:
             raise RuntimeError("this OpaqueArray is a level of a MipmappedArray that is closed")
@@ -328,7 +328,7 @@ cdef class OpaqueArray(_ArrayBase):
         cdef cydriver.CUmemorytype kind
         cdef void* host_ptr = NULL
         cdef CUdeviceptr device_ptr = 0
-        self._check_usable()
+        self._check_ready()
         s = require_stream(stream, what)
         s._check_open()
         if s._ctx is not None and s._ctx._device_id != self._ctx._device_id:

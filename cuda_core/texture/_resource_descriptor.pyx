@@ -42,7 +42,7 @@ cdef class ResourceDescriptor:
         if not isinstance(array, OpaqueArray):
             raise TypeError(f"ResourceDescriptor.from_opaque_array(): array must be an "
                             f"OpaqueArray, not {type(array).__name__}")
-        (<OpaqueArray>array)._check_usable()
+        (<OpaqueArray>array)._check_ready()
         return _descriptor("array", array, (<OpaqueArray>array)._format,
                            (<OpaqueArray>array)._channels)
 
@@ -178,7 +178,7 @@ cdef class ResourceDescriptor:
     cdef int _check_source(self, int device_id, str what) except -1:
         cdef int src_device
         if self.kind in ("array", "mipmapped_array"):
-            (<_ArrayBase>self.source)._check_usable()
+            (<_ArrayBase>self.source)._check_ready()
             src_device = (<_ArrayBase>self.source)._ctx._device_id
         else:
             (<Buffer>self.source)._check_open()
