@@ -68,6 +68,9 @@ nitpick_ignore = [
     ("py:class", "uuid.UUID"),
     # Private base classes that show-inheritance names.
     ("py:class", "cuda_core._device._DeviceAttributes"),
+    ("py:class", "cuda_core._closable.Closable"),
+    ("py:class", "cuda_core._stream.StreamHolder"),
+    ("py:class", "cuda_core._green._DeviceResource"),
     ("py:class", "cuda_core._memory._mempool._MemPool"),
     ("py:class", "cuda_core._memory._memory_resource._DeviceOnlyMemoryResource"),
     ("py:class", "cuda_core._resource.Resource"),
