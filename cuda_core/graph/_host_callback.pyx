@@ -10,11 +10,13 @@ the destructor on a thread of its own, where CUDA may not be called and the GIL 
 the destructor only queues the reference, and the main thread drops it (``release_later``).
 """
 
+import atexit
 import ctypes
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.string cimport memset as c_memset
+from posix.unistd cimport usleep
 
 from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUhostFn, CUresult, CUstream, CUuserObject
@@ -103,26 +105,69 @@ cdef class _HostCall:
 
 cdef extern from *:
     """
-    // Whether the interpreter has begun to shut down; callable without the GIL.
-    static int cuda_core_interpreter_exiting(void) {
+    #include <atomic>
+    // Host calls and the interpreter's exit. A call that takes the GIL once the interpreter is
+    // finalizing never returns: the thread ends (3.12 and earlier) or blocks for good (3.14),
+    // and with it the driver's thread of host functions, so that whatever then waits on the
+    // stream (a free, a sync in a finalizer) hangs the exit. A call that passed a check of
+    // Py_IsFinalizing and waits for the GIL meanwhile is caught the same way. So an atexit
+    // hook (which runs before finalization) closes the gate, then waits, without the GIL, for
+    // the calls already through it; a call finds the gate closed and is skipped.
+    // Sequentially consistent: either a call sees the gate closed, or the hook sees the call.
+    static std::atomic<int> cuda_core_host_gate_closed{0};
+    static std::atomic<long> cuda_core_host_calls_inside{0};
+
+    static int cuda_core_host_enter(void) {
+        cuda_core_host_calls_inside.fetch_add(1);
+        if (cuda_core_host_gate_closed.load() ||
     #if PY_VERSION_HEX >= 0x030D0000
-        return Py_IsFinalizing();
+                Py_IsFinalizing()
     #else
-        return _Py_IsFinalizing();
+                _Py_IsFinalizing()
     #endif
+           ) {
+            cuda_core_host_calls_inside.fetch_sub(1);
+            return 0;
+        }
+        return 1;
     }
+    static void cuda_core_host_leave(void) { cuda_core_host_calls_inside.fetch_sub(1); }
+    static void cuda_core_host_close_gate(void) { cuda_core_host_gate_closed.store(1); }
+    static long cuda_core_host_calls(void) { return cuda_core_host_calls_inside.load(); }
     """
-    bint _interpreter_exiting "cuda_core_interpreter_exiting"() noexcept nogil
+    bint _host_enter "cuda_core_host_enter"() noexcept nogil
+    void _host_leave "cuda_core_host_leave"() noexcept nogil
+    void _host_close_gate "cuda_core_host_close_gate"() noexcept nogil
+    long _host_calls "cuda_core_host_calls"() noexcept nogil
+
+
+# How long the exit waits for host calls already running (a callable that never returns must
+# not hang the exit either).
+cdef double _EXIT_WAIT_S = 10.0
+
+
+def _close_host_calls_at_exit():
+    """The atexit hook (see the C block above): host calls that come due from here on are
+    skipped; those already running may finish (for up to ``_EXIT_WAIT_S``), with the GIL free
+    for them."""
+    cdef double waited = 0.0
+    _host_close_gate()
+    with nogil:
+        while _host_calls() > 0 and waited < _EXIT_WAIT_S:
+            usleep(1000)
+            waited += 0.001
+
+
+atexit.register(_close_host_calls_at_exit)
 
 
 cdef void run_host_call(void* arg) noexcept nogil:
-    # On a driver thread, while the graph that runs the node holds the call. A call that comes
-    # due once the interpreter is shutting down is skipped: taking the GIL then ends the calling
-    # thread (3.12 and earlier) or blocks it for good (3.14), and with it the driver's thread of
-    # host functions, so that whatever waits on the stream (a free, a sync in a finalizer) would
-    # hang the exit. A ctypes function is skipped too: ctypes takes the GIL around a Python one.
-    if not _interpreter_exiting():
+    # On a driver thread, while the graph that runs the node holds the call. Skipped once the
+    # interpreter has begun to exit (the C block above says why); a ctypes function too, since
+    # ctypes takes the GIL around a Python one.
+    if _host_enter():
         _run_host_call(arg)
+        _host_leave()
 
 
 cdef void _run_host_call(void* arg) noexcept with gil:
