@@ -36,33 +36,6 @@ cdef extern from "Python.h":
 
 cdef extern from *:
     """
-    /* args[0].name(**dict(zip(kwnames, args[1:]))): a special method, looked up on the type
-       as Python looks up its own (len, iter...). For an instance without a __dict__ (CuPy's
-       arrays), a function found on the type is called with the instance as its first
-       argument: no bound method is made, which the attribute lookup of a Cython class (its
-       own tp_getattro) does. Otherwise as PyObject_VectorcallMethod. */
-    static PyObject* cuda_core_smv_call_method(PyObject* name, PyObject** args,
-                                               PyObject* kwnames) {
-        PyTypeObject* tp = Py_TYPE(args[0]);
-        if (tp->tp_dictoffset == 0) {
-            PyObject* f = _PyType_Lookup(tp, name);  /* borrowed */
-            if (f != NULL && PyType_HasFeature(Py_TYPE(f), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
-                PyObject* r;
-                Py_INCREF(f);  /* the type's dict may let go of it during the call */
-                r = PyObject_Vectorcall(f, args, 1, kwnames);
-                Py_DECREF(f);
-                return r;
-            }
-        }
-        return PyObject_VectorcallMethod(name, args, 1, kwnames);
-    }
-    """
-    PyObject* _call_method "cuda_core_smv_call_method"(object name, PyObject** args,
-                                                       object kwnames)
-
-
-cdef extern from *:
-    """
     #include <string.h>
     static inline int cuda_core_smv_streq(const char* a, const char* b) { return strcmp(a, b) == 0; }
     """
@@ -230,9 +203,35 @@ cdef extern from *:
         return r;
     #endif
     }
+
+    /* args[0].name(**dict(zip(kwnames, args[1:]))): a special method, looked up on the type
+       as Python looks up its own (len, iter...). For an instance without a __dict__ (CuPy's
+       arrays), a function found on the type is called with the instance as its first
+       argument: no bound method is made, which the attribute lookup of a Cython class (its
+       own tp_getattro) does. Otherwise as PyObject_VectorcallMethod. */
+    static PyObject* cuda_core_smv_call_method(PyObject* name, PyObject** args,
+                                               PyObject* kwnames) {
+        if (Py_TYPE(args[0])->tp_dictoffset == 0) {
+            PyObject* r;
+            PyObject* f = cuda_core_smv_type_attr(args[0], name);  /* a new reference */
+            if (f == NULL) {
+                return NULL;
+            }
+            if (PyType_HasFeature(Py_TYPE(f), Py_TPFLAGS_METHOD_DESCRIPTOR)) {
+                r = PyObject_Vectorcall(f, args, 1, kwnames);
+                Py_DECREF(f);
+                return r;
+            }
+            Py_DECREF(f);
+        }
+        return PyObject_VectorcallMethod(name, args, 1, kwnames);
+    }
     """
     # A new reference: the attribute on type(obj), or None.
     object _type_attr "cuda_core_smv_type_attr"(object obj, object name)
+    # NULL with the exception set when the call fails (see the C above).
+    PyObject* _call_method "cuda_core_smv_call_method"(object name, PyObject** args,
+                                                       object kwnames)
 
 
 cdef int protocol(object obj) except -1:
