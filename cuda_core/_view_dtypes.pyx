@@ -71,9 +71,12 @@ cdef inline int _size_index(Py_ssize_t nbytes) noexcept nogil:
 
 
 cdef inline Py_ssize_t _table_index(object descr) noexcept:
-    """Where the table holds ``descr``, that very object, else -1. NumPy's own dtypes of the
-    table's types are the table's objects."""
+    """Where the table holds ``descr``, that very object, else -1 (also for None, which
+    fills the table's empty slots). NumPy's own dtypes of the table's types are the table's
+    objects."""
     cdef Py_ssize_t i
+    if descr is None:
+        return -1
     for i in range(_NCODES * _NSIZES):
         if <PyObject*>PyTuple_GET_ITEM(_DTYPES, i) == <PyObject*>descr:
             return i
@@ -89,12 +92,9 @@ cdef Py_ssize_t table_itemsize(object descr) noexcept:
 
 cdef int table_dl_code(object descr, int* code, int* bits) noexcept:
     """DLPack's ``(code, bits)`` of ``descr`` when the table holds that very object (a dtype
-    DLPack can express, in native byte order): 1, else 0. Reading ``dtype.name`` instead costs
-    microseconds (NumPy 2 builds it in Python)."""
-    cdef Py_ssize_t i
-    if descr is None:  # the table's empty slots
-        return 0
-    i = _table_index(descr)
+    DLPack can express, in native byte order): 1, else 0. ``dtype.name``, which NumPy 2 builds
+    in Python on each read, is slow (benchmarks/README.md)."""
+    cdef Py_ssize_t i = _table_index(descr)
     if i < 0:
         return 0
     code[0] = <int>(i // _NSIZES)
