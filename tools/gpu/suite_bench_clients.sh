@@ -16,6 +16,12 @@ tree=$(mktemp -d)
 (cd "$root" && tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu12 --exclude=./.git \
    --exclude=./build -cf - .) | tar -xf - -C "$tree"
 export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
+# The test extra's header wheels, which on-gpu.sh puts in /tmp/gpu-extra and on PYTHONPATH: run
+# outside on-gpu.sh (after "on-gpu.sh true"), the C-API tests would not find cudaProfiler.h.
+case ":${PYTHONPATH:-}:" in
+  *:/tmp/gpu-extra:*) ;;
+  *) [ -d /tmp/gpu-extra ] && export PYTHONPATH=/tmp/gpu-extra${PYTHONPATH:+:$PYTHONPATH} ;;
+esac
 (cd "$tree" && timeout -s INT -k 30 "${SUITE_S:-300}" python3 -m pytest -q -rs -n "${JOBS:-12}" \
    -p no:cacheprovider --durations=10 tests) > "$out/suite.log" 2>&1
 echo "suite: $(tail -1 "$out/suite.log")"
