@@ -22,6 +22,7 @@ from cuda.bindings cimport cydriver
 from cuda.bindings.cydriver cimport CUDA_SUCCESS, CUhostFn, CUresult, CUstream, CUuserObject
 
 from cuda_core._checks cimport check_address
+from cuda_core._clock cimport now_ns
 from cuda_core._errors cimport HANDLE_RETURN
 
 __all__ = []
@@ -143,19 +144,18 @@ cdef extern from *:
 
 # How long the exit waits for host calls already running (a callable that never returns must
 # not hang the exit either).
-cdef double _EXIT_WAIT_S = 10.0
+cdef long long _EXIT_WAIT_NS = 10 * 1000000000
 
 
 def _close_host_calls_at_exit():
     """The atexit hook (see the C block above): host calls that come due from here on are
-    skipped; those already running may finish (for up to ``_EXIT_WAIT_S``), with the GIL free
+    skipped; those already running may finish (for up to ``_EXIT_WAIT_NS``), with the GIL free
     for them."""
-    cdef double waited = 0.0
+    cdef long long deadline = now_ns() + _EXIT_WAIT_NS
     _host_close_gate()
     with nogil:
-        while _host_calls() > 0 and waited < _EXIT_WAIT_S:
+        while _host_calls() > 0 and now_ns() < deadline:
             usleep(1000)
-            waited += 0.001
 
 
 atexit.register(_close_host_calls_at_exit)
