@@ -43,8 +43,8 @@ from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
 from cuda_core._strided_layout cimport int_tuple
-from cuda_core._view_dlpack cimport (delete_tensor, exchange_api, export_tensor, protocol,
-                                     raise_current)
+from cuda_core._view_dlpack cimport (delete_tensor, dlpack_method, exchange_api, export_tensor,
+                                     protocol, raise_current)
 from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
 from cuda_core._view_dtypes cimport dl_dtype, table_itemsize, typestr_dtype
 from cuda_core._view_exchange cimport exchange_capsule
@@ -496,7 +496,9 @@ cdef class StridedMemoryView:
 
 # -- DLPack -------------------------------------------------------------------------------------
 
-cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except -1:
+cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr,
+                      object method=None) except -1:
+    """``method``: the ``__dlpack__`` from_any_interface read from the type, or None."""
     cdef str who = "StridedMemoryView.from_dlpack()"
     cdef long long sval  # >= -1, or -2 for a handle past 2**63
     cdef object stream = stream_int(stream_ptr, who, &sval)
@@ -515,7 +517,8 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr) except
             return _init_exchange(v, obj, api, stream, sval, who)
     if sval == 0:
         stream = None  # the legacy default stream, as the protocol spells it
-    managed = export_tensor(obj, stream, sval == -1 and stream is not None, who, &versioned)
+    managed = export_tensor(obj, stream, sval == -1 and stream is not None, who, &versioned,
+                            method)
     v._managed = managed  # owned from here: a refusal below still runs the deleter
     v._versioned = versioned
     if versioned:
@@ -758,10 +761,15 @@ cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1
 
 cdef int _init_any(StridedMemoryView v, object obj, object stream_ptr, str who) except -1:
     """Through DLPack when ``obj`` has ``__dlpack__``, else through the CUDA Array Interface."""
-    cdef int p = protocol(obj)
-    if p == 1:
+    if type(obj) is _ndarray:
         return _init_dlpack(v, obj, stream_ptr)
+    method = dlpack_method(obj)
+    if method is not None:
+        return _init_dlpack(v, obj, stream_ptr, method)
+    cdef int p = protocol(obj)
     if p == 2:
         return _init_cai(v, obj, stream_ptr)
+    if p == 1:
+        return _init_dlpack(v, obj, stream_ptr)
     raise BufferError(f"{who}: {type(obj).__name__} supports neither DLPack (__dlpack__) nor "
                       f"the CUDA Array Interface (__cuda_array_interface__)")

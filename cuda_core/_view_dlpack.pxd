@@ -16,8 +16,9 @@ cdef extern from *:
 
 # The DLPack exchange with a producer, as a view consumes it: which protocol an object speaks,
 # the __dlpack__ calls and their capsule, the C exchange table, a consumed tensor's deleter.
+cdef object dlpack_method(object obj)
 cdef int protocol(object obj) except -1
 cdef void* export_tensor(object obj, object stream, bint no_sync, str who,
-                         bint* versioned) except NULL
+                         bint* versioned, object method) except NULL
 cdef void delete_tensor(void* managed, bint versioned) noexcept
 cdef const DLPackExchangeAPI* exchange_api(object obj) except? NULL

@@ -1,15 +1,13 @@
 """The DLPack exchange with a producer, as a view consumes it: which protocol an object speaks
-(``protocol``), the ``__dlpack__`` calls and the capsule they return (``export_tensor``), the
-producer type's C exchange table (``exchange_api``) and a consumed tensor's deleter
-(``delete_tensor``).
+(``dlpack_method``, then ``protocol``), the ``__dlpack__`` calls and the capsule they return
+(``export_tensor``), the producer type's C exchange table (``exchange_api``) and a consumed
+tensor's deleter (``delete_tensor``).
 
 A consumed capsule is renamed ``used_dltensor[_versioned]`` before its tensor is handed over:
 from then on the caller owns the tensor and runs its deleter exactly once.
 """
 
 import sys
-
-import numpy
 
 from cpython.ref cimport PyObject
 
@@ -54,9 +52,6 @@ cdef str _DLPACK_DEVICE = "__dlpack_device__"
 cdef str _EXCHANGE_API = sys.intern("__dlpack_c_exchange_api__")
 cdef str _CAI = sys.intern("__cuda_array_interface__")
 
-cdef type _ndarray = numpy.ndarray
-
-
 cdef int _streq_name(const char* name, const char* want) noexcept:
     return name != NULL and _streq(name, want)
 
@@ -74,24 +69,25 @@ cdef void delete_tensor(void* managed, bint versioned) noexcept:
             lt.deleter(lt)
 
 
-cdef PyObject* _try_dlpack(object obj, object stream) noexcept:
+cdef PyObject* _try_dlpack(object obj, object stream, object method) noexcept:
     """``obj.__dlpack__(stream=stream, max_version=(1, 3))``, a new reference; NULL with the
     exception set when it fails. A producer older than DLPack 1.0, which does not know
-    max_version (TypeError), is asked as the protocol says, without it."""
+    max_version (TypeError), is asked as the protocol says, without it. ``method``: the
+    ``__dlpack__`` already read from the type (``dlpack_method``), or None."""
     cdef PyObject* args[3]
     cdef PyObject* r
     args[0] = <PyObject*>obj
     args[1] = <PyObject*>stream
     args[2] = <PyObject*>_MAX_VERSION
-    r = _call_method(_DLPACK, args, _KW_STREAM_VERSION)
+    r = _call_method(_DLPACK, args, _KW_STREAM_VERSION, method)
     if r == NULL and PyErr_ExceptionMatches(TypeError):
         PyErr_Clear()
-        r = _call_method(_DLPACK, args, _KW_STREAM)
+        r = _call_method(_DLPACK, args, _KW_STREAM, method)
     return r
 
 
 cdef object _call_dlpack(object obj, object stream):
-    cdef PyObject* r = _try_dlpack(obj, stream)
+    cdef PyObject* r = _try_dlpack(obj, stream, None)
     if r == NULL:
         raise_current()
     return steal(r)
@@ -110,11 +106,11 @@ cdef int _dlpack_failed(object obj, str who) except -1:
         raise
 
 
-cdef object _dlpack_no_sync(object obj, str who):
+cdef object _dlpack_no_sync(object obj, str who, object method):
     """``__dlpack__(stream=-1)``: no stream ordering. -1 is for device producers; a host
     producer may refuse it, and is then asked with its only stream, None. (Asking
     ``__dlpack_device__`` first would cost every device producer a second Python call.)"""
-    cdef PyObject* r = _try_dlpack(obj, _NO_SYNC)
+    cdef PyObject* r = _try_dlpack(obj, _NO_SYNC, method)
     if r != NULL:
         return steal(r)
     if PyErr_ExceptionMatches(AttributeError):
@@ -142,18 +138,19 @@ cdef object _dlpack_host_retry(object obj, str who):
 
 
 cdef void* export_tensor(object obj, object stream, bint no_sync, str who,
-                         bint* versioned) except NULL:
+                         bint* versioned, object method) except NULL:
     """The tensor of ``obj.__dlpack__(stream=stream)`` (``stream=-1`` through the host retry
     when ``no_sync``): a ``DLManagedTensorVersioned*`` when ``versioned`` is set on return,
     else a ``DLManagedTensor*``. The capsule is marked used: the caller owns the tensor and
-    must see that ``delete_tensor`` runs, even when it refuses the tensor."""
+    must see that ``delete_tensor`` runs, even when it refuses the tensor. ``method``: the
+    ``__dlpack__`` already read from the type (``dlpack_method``), or None."""
     cdef const char* name
     cdef void* managed
     cdef PyObject* r
     if no_sync:
-        capsule = _dlpack_no_sync(obj, who)
+        capsule = _dlpack_no_sync(obj, who, method)
     else:
-        r = _try_dlpack(obj, stream)  # a C call, not a try block: nothing to save on success
+        r = _try_dlpack(obj, stream, method)  # a C call, not a try block: nothing to save on success
         if r == NULL:
             _dlpack_failed(obj, who)
         capsule = steal(r)
@@ -210,10 +207,12 @@ cdef extern from *:
        argument: no bound method is made, which the attribute lookup of a Cython class (its
        own tp_getattro) does. Otherwise as PyObject_VectorcallMethod. */
     static PyObject* cuda_core_smv_call_method(PyObject* name, PyObject** args,
-                                               PyObject* kwnames) {
+                                               PyObject* kwnames, PyObject* found) {
         if (Py_TYPE(args[0])->tp_dictoffset == 0) {
             PyObject* r;
-            PyObject* f = cuda_core_smv_type_attr(args[0], name);  /* a new reference */
+            /* found: what the caller already read from the type for name, or None. */
+            PyObject* f = found != Py_None ? (Py_INCREF(found), found)
+                                           : cuda_core_smv_type_attr(args[0], name);
             if (f == NULL) {
                 return NULL;
             }
@@ -229,19 +228,25 @@ cdef extern from *:
     """
     # A new reference: the attribute on type(obj), or None.
     object _type_attr "cuda_core_smv_type_attr"(object obj, object name)
-    # NULL with the exception set when the call fails (see the C above).
+    # NULL with the exception set when the call fails (see the C above). found: the
+    # attribute name already read from the object's type, or None.
     PyObject* _call_method "cuda_core_smv_call_method"(object name, PyObject** args,
-                                                       object kwnames)
+                                                       object kwnames, object found)
+
+
+cdef object dlpack_method(object obj):
+    """The ``__dlpack__`` on ``type(obj)`` (a new reference), or None: from_any_interface's
+    first question, whose answer the call then uses. The type is asked first: ``hasattr`` on an
+    instance runs a class's ``__getattr__`` when it fails (slow for Numba's device arrays: see
+    benchmarks/README.md) and evaluates an interface property (which the view then reads once
+    more)."""
+    return _type_attr(obj, _DLPACK)
 
 
 cdef int protocol(object obj) except -1:
-    """Which protocol from_any_interface takes: 1 for DLPack (``obj`` has ``__dlpack__``), 2 for
-    the CUDA Array Interface, 0 for neither. The type is asked first: ``hasattr`` on an instance
-    runs a class's ``__getattr__`` when it fails (slow for Numba's device arrays: see
-    benchmarks/README.md) and evaluates an interface property (which the view then reads once
-    more)."""
-    if type(obj) is _ndarray or _type_attr(obj, _DLPACK) is not None:
-        return 1
+    """For an object whose type has no ``__dlpack__`` (``dlpack_method`` gave None), which
+    protocol from_any_interface takes: 2 for the CUDA Array Interface, 1 for DLPack through an
+    instance attribute, 0 for neither."""
     if _type_attr(obj, _CAI) is not None:
         return 2
     if hasattr(obj, _DLPACK):  # instance attributes
