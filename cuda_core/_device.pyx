@@ -5,20 +5,19 @@ from collections import namedtuple
 
 from cpython.ref cimport PyObject
 from cuda.bindings cimport cydriver
-from cuda_core cimport _cuda_compat
 from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUDA_SUCCESS, CUuuid
-from libc.string cimport memset
 
-from cuda_core._atomic cimport load_byte, load_int, store_byte, store_int
 from cuda_core._checks cimport check_ordinal
 from cuda_core._context cimport (Context, ContextGuard, primary_context, context_from_handle,
                                  current_ordinal, enter_context, exit_context,
                                  live_primary_context, refuse_during_body_capture)
+from cuda_core._device_properties cimport new_properties
 from cuda_core._driver cimport ensure_driver, device_count
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
 from cuda_core._event cimport create_event
 from cuda_core._stream cimport Stream, as_stream, create_stream, default_stream_for
 
+from cuda_core._device_properties import DeviceProperties  # re-exported, as cuda.core's is
 from cuda_core._errors import CUDAError
 
 __all__ = ["Device", "DeviceProperties", "ComputeCapability"]
@@ -31,58 +30,6 @@ cdef extern from "Python.h":
 
 ComputeCapability = namedtuple("ComputeCapability", ["major", "minor"], module=__name__)
 ComputeCapability.__doc__ = "A compute capability ``(major, minor)``; compares with tuples."
-
-
-cdef class _DeviceAttributes:
-    """Reads device attributes once and caches them; DeviceProperties names each one."""
-
-    cdef CUdevice _dev
-    cdef int _values[256]
-    cdef unsigned char _have[256]
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("DeviceProperties cannot be instantiated directly; use "
-                           "Device.properties")
-
-    cdef int _value(self, cydriver.CUdevice_attribute attr) except? -2:
-        # The value is stored before its flag (release) and read after it (acquire): a thread
-        # that sees the flag sees the value. Threads that read one attribute at once both ask
-        # the driver and store the same value.
-        cdef int value = 0
-        if load_byte(&self._have[<int>attr]):
-            return load_int(&self._values[<int>attr])
-        HANDLE_RETURN(cydriver.cuDeviceGetAttribute(&value, attr, self._dev))
-        store_int(&self._values[<int>attr], value)
-        store_byte(&self._have[<int>attr], 1)
-        return value
-
-    cdef object _get(self, cydriver.CUdevice_attribute attr):
-        return self._value(attr)
-
-    cdef object _get_bool(self, cydriver.CUdevice_attribute attr):
-        return self._value(attr) != 0
-
-    def __reduce__(self):
-        # As cuda.core: copy.copy, copy.deepcopy and pickle give another DeviceProperties of
-        # the same device, which reads the driver again. (Cython's own pickle lost the cache's
-        # zero bytes, and the copy failed with an IndexError.)
-        return (_properties_of, (<int>self._dev,))
-
-
-# cdef class DeviceProperties(_DeviceAttributes): one property per CU_DEVICE_ATTRIBUTE_*.
-include "_device_properties.pxi"
-
-
-cdef DeviceProperties _new_properties(int device_id):
-    cdef DeviceProperties props = DeviceProperties.__new__(DeviceProperties)
-    props._dev = device_id
-    memset(props._have, 0, sizeof(props._have))
-    return props
-
-
-def _properties_of(device_id):
-    """The DeviceProperties of ``device_id`` that ``DeviceProperties.__reduce__`` gives."""
-    return _new_properties(check_ordinal(device_id, "DeviceProperties: device_id"))
 
 
 # Devices are per-thread singletons: each thread's state dict holds a list with one slot per
@@ -223,7 +170,7 @@ class Device:
     def properties(self):
         """:class:`DeviceProperties`: every device attribute, cached."""
         if self._properties is None:
-            self._properties = _new_properties(self._id)
+            self._properties = new_properties(self._id)
         return self._properties
 
     @property
