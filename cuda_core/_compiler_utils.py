@@ -1,6 +1,7 @@
 """Checks and helpers shared by ProgramOptions, LinkerOptions, Program and Linker (private):
 text and list options, arch strings, the current device's arch, logs, NVRTC's status check and
-version, and the source as the compilers see it. Enum-like str arguments go through
+version, and a program's inputs (its source and name expressions, checked once for Program and
+the cache key alike) and its source as the compilers see it. Enum-like str arguments go through
 ``_checks.check_enum`` (with a tuple of the allowed strings).
 
 The checks take the value first, then ``what``, the argument as the message names it
@@ -206,6 +207,74 @@ def nvrtc_version() -> tuple[int, int]:
     err, major, minor = nvrtc.nvrtcVersion()
     nvrtc_check(err, "nvrtcVersion")
     return major, minor
+
+
+def check_code(code: Any, code_type: str, who: str) -> str | bytes:
+    """A program's source as ``Program`` keeps it and the cache key hashes it: a str, or bytes
+    (from a bytearray too, for NVVM only). What a compile further needs of it is
+    ``check_compilable``'s."""
+    if isinstance(code, os.PathLike):
+        raise TypeError(f"{who}: code is a path; pass the file's contents instead (for example "
+                        f"pathlib.Path(p).read_text(), or read_bytes() for NVVM bitcode)")
+    if isinstance(code, str):
+        return str.__str__(code)
+    if isinstance(code, bytes) or (code_type == "nvvm" and isinstance(code, bytearray)):
+        return bytes(code)
+    kinds = "a str, bytes or bytearray" if code_type == "nvvm" else "a str or bytes"
+    raise TypeError(f"{who}: code must be {kinds}, not {type(code).__name__} (for code_type "
+                    f"{code_type!r})")
+
+
+def check_compilable(code: str | bytes, code_type: str, who: str) -> None:
+    """What a compile needs of checked code beyond its form: not empty but for C++ (an empty
+    translation unit is valid), no NUL characters but for NVVM (bitcode is binary). A cache
+    key, which compiles nothing, does not ask this (as cuda.core's does not)."""
+    if not code and code_type != "c++":
+        raise ValueError(f"{who}: {code_type} code is empty")
+    if code_type != "nvvm" and (b"\0" in code if isinstance(code, bytes) else "\0" in code):
+        raise ValueError(f"{who}: {code_type} code must not contain NUL characters")
+
+
+def check_name_expressions(value: Any, who: str) -> tuple[str | bytes, ...]:
+    """The name expressions of a compile as ``Program.compile`` and the cache key take them:
+    each a str or bytes, kept as given, so that ``"f"`` and ``b"f"`` give different keys, as
+    cuda.core's do. What a compile further needs of them is ``compile_names``'."""
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError(f"{who}: name_expressions must be a sequence of str or bytes, not "
+                        f"{type(value).__name__} (wrap a single name: [name])")
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(f"{who}: name_expressions must be a sequence of str or bytes, not "
+                        f"{type(value).__name__}") from None
+    names: list[str | bytes] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            names.append(str.__str__(item))
+        elif isinstance(item, bytes):
+            names.append(bytes(item))
+        else:
+            raise TypeError(f"{who}: name_expressions[{i}] must be a str or bytes, not "
+                            f"{type(item).__name__}")
+    return tuple(names)
+
+
+def compile_names(names: tuple[str | bytes, ...], code_type: str, who: str) -> tuple[str, ...]:
+    """Checked name expressions as the compiler and the symbol mapping take them: str (bytes
+    as UTF-8), none empty or with NUL, for C++ programs only."""
+    texts = []
+    for i, name in enumerate(names):
+        try:
+            text = name.decode() if isinstance(name, bytes) else name
+        except UnicodeDecodeError:
+            raise ValueError(f"{who}: name_expressions[{i}] is not UTF-8: {name!r}") from None
+        if not text or "\0" in text:
+            raise ValueError(f"{who}: invalid name expression {name!r} (name_expressions[{i}])")
+        texts.append(text)
+    if texts and code_type != "c++":
+        raise ValueError(f"{who}: name_expressions apply to C++ programs only, not to "
+                         f"{code_type}")
+    return tuple(texts)
 
 
 def code_bytes(code: str | bytes) -> bytes:

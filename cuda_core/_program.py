@@ -46,28 +46,6 @@ def _nvrtc_log(prog: Any) -> str:
     return buf.rstrip(b"\0").decode(errors="replace")
 
 
-def _check_code(code: Any, code_type: str) -> str | bytes:
-    """The slow path of Program's code check: anything but a non-empty str. Returns the code
-    to keep (a bytearray becomes bytes)."""
-    if isinstance(code, os.PathLike):
-        raise TypeError("Program: code is a path; pass the file's contents instead (for example "
-                        "pathlib.Path(p).read_text(), or read_bytes() for NVVM bitcode)")
-    data: str | bytes
-    if isinstance(code, str):
-        data = code
-    elif isinstance(code, bytes) or (code_type == "nvvm" and isinstance(code, bytearray)):
-        data = bytes(code)
-    else:
-        kinds = "str, bytes or bytearray" if code_type == "nvvm" else "str or bytes"
-        raise TypeError(f"Program: code for code_type {code_type!r} must be {kinds}, not "
-                        f"{type(code).__name__}")
-    if not data and code_type != "c++":  # an empty C++ file is a valid translation unit
-        raise ValueError(f"Program: {code_type} code is empty")
-    if code_type != "nvvm" and (b"\0" in data if isinstance(data, bytes) else "\0" in data):
-        raise ValueError(f"Program: {code_type} code must not contain NUL characters")
-    return data
-
-
 def _object_code_from_cache(hit: Any, target: str, name: str, has_names: bool) -> ObjectCode | None:
     """A value read from a cache that is not one of ours (bytes or an ObjectCode) as the
     ObjectCode compile() returns; None when it cannot serve (compile again)."""
@@ -147,7 +125,8 @@ class Program(Closable):
                  options: ProgramOptions | dict | None = None):
         ct = check_code_type(code_type, "Program: code_type")
         if type(code) is not str or not code or ("\0" in code and ct != "nvvm"):
-            code = _check_code(code, ct)
+            code = _cu.check_code(code, ct, "Program")
+            _cu.check_compilable(code, ct, "Program")
         options = check_compile_options(options, ct, "Program options")
         if "arch" not in options.__dict__:
             options = copy.copy(options)
@@ -273,10 +252,11 @@ class Program(Closable):
             C++: ``"ptx"``, ``"cubin"`` or ``"ltoir"``; NVVM: ``"ptx"`` or ``"ltoir"``; PTX:
             ``"cubin"``, or ``"ptx"`` (the input, once the linker has assembled it without
             error).
-        name_expressions : sequence of str, optional
+        name_expressions : sequence of str or bytes, optional
             C++ only: names such as ``"saxpy<float>"`` to instantiate; their lowered names
             fill the result's :attr:`ObjectCode.symbol_mapping`, so that
-            ``get_kernel("saxpy<float>")`` works.
+            ``get_kernel("saxpy<float>")`` works. A bytes name is UTF-8 and is recorded as
+            its str; the cache key still tells ``"f"`` from ``b"f"``, as cuda.core's does.
         logs : object with ``write(str)``, optional
             Receives the compiler's log (warnings) when it is not empty. Nothing is written
             on a cache hit.
@@ -299,8 +279,8 @@ class Program(Closable):
         ------
         ValueError
             A target the backend cannot produce (the message names those it can), name
-            expressions for a non-C++ program, ``"cubin"`` with a ``compute_XX`` arch; with
-            ``cache``, options a cache key cannot stand for.
+            expressions for a non-C++ program, an empty one or one with NUL, ``"cubin"`` with
+            a ``compute_XX`` arch; with ``cache``, options a cache key cannot stand for.
         NVRTCError
             Compilation failed; the message and ``log`` hold the compiler's log.
 
@@ -311,11 +291,11 @@ class Program(Closable):
         """
         ct = self._code_type
         target = check_target(target_type, ct, "Program.compile(): target_type")
-        names: tuple[str, ...]
-        if type(name_expressions) is tuple and not name_expressions:
-            names = ()
-        else:
-            names = self._check_name_expressions(name_expressions)
+        given: tuple[str | bytes, ...] = ()  # as given: the cache key tells "f" from b"f"
+        names: tuple[str, ...] = ()  # as the compiler and the symbol mapping take them
+        if type(name_expressions) is not tuple or name_expressions:
+            given = _cu.check_name_expressions(name_expressions, "Program.compile()")
+            names = _cu.compile_names(given, ct, "Program.compile()")
         if logs is not None:
             _cu.check_logs(logs)
         self._check_open()
@@ -334,7 +314,7 @@ class Program(Closable):
                              f"to 'ltoir'")
         if cache is None:
             return self._compile(target, names, logs)
-        key = _cache_key(self._source, ct, opts, arch, target, names, None)
+        key = _cache_key(self._source, ct, opts, arch, target, given, None)
         lookup = getattr(cache, "_get_record", None)
         if lookup is not None:
             # One of our caches: the code with its code type and symbol mapping.
@@ -358,30 +338,6 @@ class Program(Closable):
         result = self._compile(target, names, logs)
         cache[key] = result
         return result
-
-    def _check_name_expressions(self, name_expressions: Any) -> tuple[str, ...]:
-        if isinstance(name_expressions, (str, bytes)):
-            raise TypeError("Program.compile(): name_expressions must be a sequence of names, "
-                            "not a single str (wrap it: [name])")
-        try:
-            items = tuple(name_expressions)
-        except TypeError:
-            raise TypeError(f"Program.compile(): name_expressions must be a sequence of str, "
-                            f"not {type(name_expressions).__name__}") from None
-        names = []
-        for item in items:
-            if isinstance(item, bytes):
-                item = item.decode()
-            if not isinstance(item, str):
-                raise TypeError(f"Program.compile(): each name expression must be a str, not "
-                                f"{type(item).__name__}")
-            if not item or "\0" in item:
-                raise ValueError(f"Program.compile(): invalid name expression {item!r}")
-            names.append(item)
-        if names and self._code_type != "c++":
-            raise ValueError(f"Program.compile(): name_expressions apply to C++ programs only, "
-                             f"not to {self._code_type}")
-        return tuple(names)
 
     def _compile(self, target: str, names: tuple[str, ...], logs: Any) -> ObjectCode:
         state = self._get_state()

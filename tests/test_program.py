@@ -208,8 +208,8 @@ def test_lto_option_needs_ltoir_target():
 
 @pytest.mark.parametrize("code, code_type, exc, match", [
     (pathlib.Path("kernel.cu"), "c++", TypeError, "code is a path"),
-    (bytearray(b"x"), "c++", TypeError, "must be str or bytes"),
-    (3, "ptx", TypeError, "must be str or bytes"),
+    (bytearray(b"x"), "c++", TypeError, "must be a str or bytes"),
+    (3, "ptx", TypeError, "must be a str or bytes"),
     ("", "ptx", ValueError, "ptx code is empty"),
     (b"", "nvvm", ValueError, "nvvm code is empty"),
     ("a\0b", "c++", ValueError, "NUL"),

@@ -70,6 +70,53 @@ def test_key_is_what_compile_uses(cache):
     assert cache[key] == named.code
 
 
+def test_compile_keys_bytes_names_as_make_program_cache_key_does(cache):
+    # One normaliser for both: b"fill<int>" keeps its own key (as cuda.core's keys do), and the
+    # compile that stored it is found under make_program_cache_key's key for the same input.
+    opts = ProgramOptions(arch=ARCH)
+    obj = Program(SRC, "c++", opts).compile("ptx", (b"fill<int>",), cache=cache)
+    as_bytes = make_program_cache_key(code=SRC, code_type="c++", options=opts,
+                                      target_type="ptx", name_expressions=[b"fill<int>"])
+    as_str = make_program_cache_key(code=SRC, code_type="c++", options=opts,
+                                    target_type="ptx", name_expressions=["fill<int>"])
+    assert as_bytes != as_str
+    assert cache[as_bytes] == obj.code and as_str not in cache
+    assert set(obj.symbol_mapping) == {"fill<int>"}
+
+
+@pytest.mark.parametrize("code, code_type, names, exc, match", [
+    (bytearray(b"x"), "c++", (), TypeError, "code must be a str or bytes, not bytearray"),
+    (SRC, "c++", "fill<int>", TypeError, "must be a sequence of str or bytes, not str"),
+    (SRC, "c++", ("f", 3), TypeError, r"name_expressions\[1\] must be a str or bytes, not int"),
+])
+def test_program_and_key_refuse_one_form(code, code_type, names, exc, match):
+    # One check of the inputs' form serves both, with one message.
+    opts = ProgramOptions(arch=ARCH)
+    with pytest.raises(exc, match=match):
+        make_program_cache_key(code=code, code_type=code_type, options=opts,
+                               target_type="ptx", name_expressions=names)
+    with pytest.raises(exc, match=match):
+        Program(code, code_type, opts).compile("ptx", names)
+
+
+@pytest.mark.parametrize("code, code_type, names, match", [
+    ("", "ptx", (), "ptx code is empty"),
+    ("a\0b", "c++", (), "NUL"),
+    (SRC, "c++", ("",), "invalid name expression"),
+    (SRC, "c++", (b"\xff",), "is not UTF-8"),
+    (".version 8.0", "ptx", ("f",), "C\\+\\+ programs only"),
+])
+def test_only_a_compile_asks_what_a_compile_needs(code, code_type, names, match):
+    # A key compiles nothing and is made for these, as cuda.core's is; Program refuses them.
+    opts = ProgramOptions(arch=ARCH)
+    target = "ptx" if code_type == "c++" else "cubin"
+    key = make_program_cache_key(code=code, code_type=code_type, options=opts,
+                                 target_type=target, name_expressions=names)
+    assert type(key) is bytes and len(key) == 32
+    with pytest.raises(ValueError, match=match):
+        Program(code, code_type, opts).compile(target, names)
+
+
 def test_a_hit_is_a_new_object_code_named_by_the_options(cache):
     first, _ = compile_logged(cache, name="my_prog")
     second, log = compile_logged(cache, name="my_prog")

@@ -487,13 +487,14 @@ def test_name_expressions():
         ("generator", "(x for x in ('k<int>',))", OK),
         ("list", "['k<float>']", OK),
         ("object", "object()", raises(TypeError, "Program.compile(): name_expressions must be "
-                                                 "a sequence of str, not object")),
+                                                 "a sequence of str or bytes, not object")),
         ("float", "3.5", raises(TypeError, "Program.compile(): name_expressions must be a "
-                                           "sequence of str, not float")),
+                                           "sequence of str or bytes, not float")),
         ("str", "'k<int>'", raises(TypeError, "Program.compile(): name_expressions must be a "
-                                              "sequence of names, not a single str")),
-        ("int item", "(1,)", raises(TypeError, "Program.compile(): each name expression must "
-                                               "be a str, not int")),
+                                              "sequence of str or bytes, not str (wrap a single "
+                                              "name: [name])")),
+        ("int item", "(1,)", raises(TypeError, "Program.compile(): name_expressions[0] must be "
+                                               "a str or bytes, not int")),
         ("empty item", "('',)", raises(ValueError, "Program.compile(): invalid name "
                                                    "expression ''")),
     ]

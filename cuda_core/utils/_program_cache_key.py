@@ -122,7 +122,8 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     Parameters
     ----------
     code : str or bytes
-        The program source (C++, PTX, or NVVM IR / bitcode), as given to ``Program``.
+        The program source (C++, PTX, or NVVM IR / bitcode), as given to ``Program`` and of
+        the form it takes (a bytearray for NVVM only; the one check serves both).
     code_type : str
         ``"c++"``, ``"ptx"`` or ``"nvvm"`` (compared case-insensitively).
     options : ProgramOptions, dict or None
@@ -135,8 +136,9 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
         ``"ptx"``, ``"cubin"`` or ``"ltoir"``, as allowed for ``code_type``: C++ gives any of
         the three, NVVM ``"ptx"`` or ``"ltoir"``, PTX ``"cubin"`` or ``"ptx"``.
     name_expressions : sequence of str or bytes
-        The name expressions passed to ``compile``. Their order does not matter; a repeated
-        one does, and ``"f"`` and ``b"f"`` give different keys.
+        The name expressions passed to ``compile``, of the form ``Program.compile`` takes (the
+        one check serves both). Their order does not matter; a repeated one does, and ``"f"``
+        and ``b"f"`` give different keys.
     extra_digest : bytes or None
         Anything else the result depends on, e.g. a digest of the headers the source includes.
         ``b""`` and None give different keys.
@@ -151,9 +153,9 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     TypeError
         A parameter of the wrong type (naming it).
     ValueError
-        An unknown ``code_type``; a ``target_type`` the code type cannot produce; an option
-        the backend of the code type cannot honour (as ``Program`` refuses it); an option a
-        key cannot stand for (see the notes).
+        An unknown ``code_type``; a ``target_type`` the code type cannot produce; an option the backend of the code type
+        cannot honour (as ``Program`` refuses it); an option a key cannot stand for (see the
+        notes).
     RuntimeError
         ``options.arch`` is unset and no CUDA context is current to take it from.
 
@@ -170,37 +172,16 @@ def make_program_cache_key(*, code: str | bytes, code_type: str, options: Any,
     those files yourself and pass the digest, so that editing one changes the key. Headers the
     compiler ships are covered by the compiler identity.
     """
-    if isinstance(code, str):
-        pass
-    elif isinstance(code, (bytes, bytearray)):
-        code = bytes(code)
-    else:
-        raise TypeError(f"code must be a str or bytes, not {type(code).__name__} "
-                        f"(read a file's contents and pass them)")
     ct = check_code_type(code_type, "code_type")
+    code = _cu.check_code(code, ct, "make_program_cache_key()")
     tt = check_target(target_type, ct, "target_type")
     opts = check_compile_options(options, ct, "make_program_cache_key(): options")
     arch = opts.__dict__.get("arch")
     if arch is None:
         arch = _cu.resolve_arch("ProgramOptions", None)
-    names: tuple[str | bytes, ...]
-    if type(name_expressions) is tuple and not name_expressions:
-        names = ()
-    else:
-        if isinstance(name_expressions, (str, bytes, bytearray)) or not isinstance(
-                name_expressions, Iterable):
-            raise TypeError(f"name_expressions must be a sequence of str or bytes, "
-                            f"not {type(name_expressions).__name__}")
-        found: list[str | bytes] = []
-        for i, expr in enumerate(name_expressions):
-            if isinstance(expr, str):
-                found.append(str.__str__(expr))
-            elif isinstance(expr, bytes):
-                found.append(bytes(expr))
-            else:
-                raise TypeError(f"name_expressions[{i}] must be a str or bytes, "
-                                f"not {type(expr).__name__}")
-        names = tuple(found)
+    names: tuple[str | bytes, ...] = ()
+    if type(name_expressions) is not tuple or name_expressions:
+        names = _cu.check_name_expressions(name_expressions, "make_program_cache_key()")
     if extra_digest is not None:
         if not isinstance(extra_digest, (bytes, bytearray)):
             raise TypeError(f"extra_digest must be bytes or None, "
