@@ -1,56 +1,15 @@
-import enum
 from typing import Any
 
 from cuda_core._device import Device
 from cuda_core._memoryview import StridedMemoryView
+from cuda_core._tensor_map_enums import (TensorMapDataType as TensorMapDataType,
+                                         TensorMapIm2ColWideMode as TensorMapIm2ColWideMode,
+                                         TensorMapInterleave as TensorMapInterleave,
+                                         TensorMapL2Promotion as TensorMapL2Promotion,
+                                         TensorMapOOBFill as TensorMapOOBFill,
+                                         TensorMapSwizzle as TensorMapSwizzle)
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
-
-
-class TensorMapDataType(enum.IntEnum):
-    UINT8 = 0
-    UINT16 = 1
-    UINT32 = 2
-    INT32 = 3
-    UINT64 = 4
-    INT64 = 5
-    FLOAT16 = 6
-    FLOAT32 = 7
-    FLOAT64 = 8
-    BFLOAT16 = 9
-    FLOAT32_FTZ = 10
-    TFLOAT32 = 11
-    TFLOAT32_FTZ = 12
-
-
-class TensorMapInterleave(enum.IntEnum):
-    NONE = 0
-    INTERLEAVE_16B = 1
-    INTERLEAVE_32B = 2
-
-
-class TensorMapSwizzle(enum.IntEnum):
-    NONE = 0
-    SWIZZLE_32B = 1
-    SWIZZLE_64B = 2
-    SWIZZLE_128B = 3
-
-
-class TensorMapL2Promotion(enum.IntEnum):
-    NONE = 0
-    L2_64B = 1
-    L2_128B = 2
-    L2_256B = 3
-
-
-class TensorMapOOBFill(enum.IntEnum):
-    NONE = 0
-    NAN_REQUEST_ZERO_FMA = 1
-
-
-class TensorMapIm2ColWideMode(enum.IntEnum):
-    W = 0
-    W128 = 1
 
 
 class TensorMapDescriptorOptions:
