@@ -1,7 +1,4 @@
-class _DeviceAttributes:
-    def __reduce__(self) -> tuple[object, tuple[int]]: ...
-
-class DeviceProperties(_DeviceAttributes):
+class DeviceProperties:
     # BEGIN GENERATED DeviceProperties (tools/gen_device_properties.py)
     @property
     def max_threads_per_block(self) -> int: ...
