@@ -1,11 +1,11 @@
 from cuda.bindings.cydriver cimport CUcontext, CUgreenCtx, CUresult, CUstream
 
-from cuda_core._resource cimport Resource
+from cuda_core._resource cimport HandleKeyedResource
 
 
 # A Resource that owns only a user's green context (close() drops its hold on the view); every
 # other one (primary, another library's, a green context's view) is _non_owning.
-cdef class Context(Resource):
+cdef class Context(HandleKeyedResource):
     cdef CUcontext _handle
     # The driver's unique ID of the context (cuCtxGetId), 0 if unknown: a primary context
     # reset by other code and retained again keeps its handle but gets a new ID.

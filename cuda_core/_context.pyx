@@ -19,7 +19,7 @@ from cuda.bindings.cydriver cimport CUcontext, CUdevice, CUresult, CUstream, CUD
 from cuda_core._atomic cimport load_int, load_ptr, store_int, store_ptr
 from cuda_core._driver cimport driver_ready, ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, make_driver_error
-from cuda_core._resource cimport Resource
+from cuda_core._resource cimport HandleKeyedResource
 
 from cuda.bindings import driver as _driver_py
 
@@ -40,7 +40,7 @@ cdef CUcontext _primary_handles[_PRIMARY_SLOTS]
 cdef int _primary_slots = 0
 
 
-cdef class Context(Resource):
+cdef class Context(HandleKeyedResource):
     """A CUDA context. Not constructible: use :attr:`Device.context` (a device's primary
     context) or :meth:`Device.create_context` (a green context).
 
@@ -124,13 +124,8 @@ cdef class Context(Resource):
         view = None
         return 0
 
-    def __eq__(self, other):
-        if not isinstance(other, Context):
-            return NotImplemented
-        return self._handle == (<Context>other)._handle
-
-    def __hash__(self):
-        return hash((Context, <size_t>self._handle))
+    cdef size_t _address(self) noexcept:
+        return <size_t>self._handle
 
     def __repr__(self):
         kind = "primary" if self._is_primary else ("green" if self._green != NULL else "context")

@@ -1,10 +1,10 @@
 from cuda.bindings.cydriver cimport CUevent
 
 from cuda_core._context cimport Context
-from cuda_core._resource cimport Resource
+from cuda_core._resource cimport HandleKeyedResource
 
 
-cdef class Event(Resource):
+cdef class Event(HandleKeyedResource):
     cdef CUevent _handle
     cdef Context _ctx
     cdef bint _timing

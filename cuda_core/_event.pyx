@@ -22,7 +22,7 @@ from cuda_core._context cimport (Context, ContextGuard, context_from_handle, con
                                  enter_context, primary_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
-from cuda_core._resource cimport Resource
+from cuda_core._resource cimport HandleKeyedResource
 
 from cuda.bindings import driver as _driver_py
 
@@ -71,7 +71,7 @@ cdef int _check_ipc_supported(int ordinal) except -1:
 
 
 @cython.no_gc_clear  # __dealloc__ reads _ctx: the collector must not clear it first
-cdef class Event(Resource):
+cdef class Event(HandleKeyedResource):
     """A CUDA event. Not constructible: use :meth:`Device.create_event` or
     :meth:`Stream.record`.
 
@@ -307,14 +307,6 @@ cdef class Event(Resource):
 
     def __isub__(self, other):
         return NotImplemented
-
-    def __eq__(self, other):
-        if not isinstance(other, Event):
-            return NotImplemented
-        return self._handle == (<Event>other)._handle
-
-    def __hash__(self):
-        return hash((Event, <size_t>self._handle))
 
     def __repr__(self):
         if self._closed:

@@ -266,5 +266,5 @@ cdef class Kernel:
         return hash((Kernel, <size_t>self._handle))
 
     def __repr__(self):
-        owner = "" if self._owner is None else f" of {self._owner._name!r}"
+        owner = "" if self._owner is None else f" of {self._owner.name!r}"
         return f"<Kernel 0x{<size_t>self._handle:x}{owner}>"

@@ -50,6 +50,21 @@ cdef KernelAttributes make_attributes(object kernel, CUkernel handle, int device
     return attrs
 
 
+def _attribute(cydriver.CUfunction_attribute attr, str doc, bint is_bool=False,
+               str setter_name=None):
+    """The property of :class:`KernelAttributes` that reads ``attr`` on the view's device (as a
+    bool when ``is_bool``), and sets it when ``setter_name`` (the name its errors give) is given.
+    """
+    def fget(KernelAttributes self):
+        value = self._get(attr)
+        return value != 0 if is_bool else value
+    if setter_name is None:
+        return property(fget, None, None, doc)
+    def fset(KernelAttributes self, value):
+        self._set(attr, value, setter_name)
+    return property(fget, fset, None, doc)
+
+
 cdef class KernelAttributes:
     """A kernel's attributes on one device: the current device (the one of the context current
     at each read, device 0 when none is) for ``kernel.attributes``, a fixed one for
@@ -94,98 +109,59 @@ cdef class KernelAttributes:
         """The ordinal of the device these attributes are read for."""
         return self._device if self._device >= 0 else current_ordinal()
 
-    @property
-    def max_threads_per_block(self):
-        """int: the most threads per block a launch of this kernel can have."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
-
-    @property
-    def shared_size_bytes(self):
-        """int: statically allocated shared memory per block, in bytes."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-
-    @property
-    def const_size_bytes(self):
-        """int: user constant memory the kernel uses, in bytes."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)
-
-    @property
-    def local_size_bytes(self):
-        """int: local memory per thread, in bytes."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
-
-    @property
-    def num_regs(self):
-        """int: registers per thread."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_NUM_REGS)
-
-    @property
-    def ptx_version(self):
-        """int: the PTX virtual architecture the kernel was compiled for, major*10+minor."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_PTX_VERSION)
-
-    @property
-    def binary_version(self):
-        """int: the binary architecture the kernel was compiled for, major*10+minor."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION)
-
-    @property
-    def cache_mode_ca(self):
-        """bool: whether the kernel was compiled with ``-Xptxas --dlcm=ca``."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA) != 0
-
-    @property
-    def max_dynamic_shared_size_bytes(self):
+    max_threads_per_block = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        """int: the most threads per block a launch of this kernel can have.""")
+    shared_size_bytes = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        """int: statically allocated shared memory per block, in bytes.""")
+    const_size_bytes = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+        """int: user constant memory the kernel uses, in bytes.""")
+    local_size_bytes = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        """int: local memory per thread, in bytes.""")
+    num_regs = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_NUM_REGS,
+        """int: registers per thread.""")
+    ptx_version = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_PTX_VERSION,
+        """int: the PTX virtual architecture the kernel was compiled for, major*10+minor.""")
+    binary_version = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+        """int: the binary architecture the kernel was compiled for, major*10+minor.""")
+    cache_mode_ca = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA,
+        """bool: whether the kernel was compiled with ``-Xptxas --dlcm=ca``.""", is_bool=True)
+    max_dynamic_shared_size_bytes = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         """int: the most dynamic shared memory a launch may request, in bytes. Settable, up to
         the device's opt-in limit minus the kernel's static shared memory (raising it above
-        48 KiB is how a kernel gets more; ``cuKernelSetAttribute``)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
-
-    @max_dynamic_shared_size_bytes.setter
-    def max_dynamic_shared_size_bytes(self, value):
-        self._set(cydriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value,
-                  "max_dynamic_shared_size_bytes")
-
-    @property
-    def preferred_shared_memory_carveout(self):
+        48 KiB is how a kernel gets more; ``cuKernelSetAttribute``).""",
+        setter_name="max_dynamic_shared_size_bytes")
+    preferred_shared_memory_carveout = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
         """int: the preferred shared memory carveout, in percent (-1: no preference).
-        Settable (``cuKernelSetAttribute``)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
-
-    @preferred_shared_memory_carveout.setter
-    def preferred_shared_memory_carveout(self, value):
-        self._set(cydriver.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, value,
-                  "preferred_shared_memory_carveout")
-
-    @property
-    def cluster_size_must_be_set(self):
-        """bool: whether a launch must give a cluster size."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) != 0
-
-    @property
-    def required_cluster_width(self):
-        """int: the cluster width the kernel was compiled for (0: none)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)
-
-    @property
-    def required_cluster_height(self):
-        """int: the cluster height the kernel was compiled for (0: none)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)
-
-    @property
-    def required_cluster_depth(self):
-        """int: the cluster depth the kernel was compiled for (0: none)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)
-
-    @property
-    def non_portable_cluster_size_allowed(self):
-        """bool: whether the kernel may launch with a non-portable cluster size."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) != 0
-
-    @property
-    def cluster_scheduling_policy_preference(self):
-        """int: the block scheduling policy (a ``CUclusterSchedulingPolicy`` value)."""
-        return self._get(cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE)
+        Settable (``cuKernelSetAttribute``).""",
+        setter_name="preferred_shared_memory_carveout")
+    cluster_size_must_be_set = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET,
+        """bool: whether a launch must give a cluster size.""", is_bool=True)
+    required_cluster_width = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+        """int: the cluster width the kernel was compiled for (0: none).""")
+    required_cluster_height = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+        """int: the cluster height the kernel was compiled for (0: none).""")
+    required_cluster_depth = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+        """int: the cluster depth the kernel was compiled for (0: none).""")
+    non_portable_cluster_size_allowed = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+        """bool: whether the kernel may launch with a non-portable cluster size.""", is_bool=True)
+    cluster_scheduling_policy_preference = _attribute(
+        cydriver.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+        """int: the block scheduling policy (a ``CUclusterSchedulingPolicy`` value).""")
 
     def __repr__(self):
         where = "current device" if self._device < 0 else f"device {self._device}"

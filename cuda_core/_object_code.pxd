@@ -4,10 +4,15 @@ from cuda_core._resource cimport Resource
 
 
 cdef class ObjectCode(Resource):
-    # The image (bytes) or, when ``_is_path``, the absolute path of a file holding it.
-    cdef object _code
-    cdef str _code_type
-    cdef str _name
+    # ``code`` is the image itself unless ``_is_path``.
+    cdef readonly object code
+    """The image as bytes, or, for an ObjectCode made from a file, the file's absolute
+    path (str)."""
+    cdef readonly str code_type
+    """The format: ``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"fatbin"``, ``"object"`` or
+    ``"library"``."""
+    cdef readonly str name
+    """The name given at creation (the program name for compiler output)."""
     cdef dict _sym_map
     cdef bint _is_path
     # NULL until the first get_kernel()/handle/get_module(); unloaded at close() or when the

@@ -119,9 +119,9 @@ cdef tuple _parse_module(object module, str code_type, str what):
 cdef ObjectCode make_object_code(object code, str code_type, str name, dict sym_map,
                                  bint is_path):
     cdef ObjectCode obj = ObjectCode.__new__(ObjectCode)  # not loaded: _library NULL, zeroed
-    obj._code = code
-    obj._code_type = code_type
-    obj._name = name
+    obj.code = code
+    obj.code_type = code_type
+    obj.name = name
     obj._sym_map = sym_map
     obj._is_path = is_path
     return obj
@@ -245,7 +245,7 @@ cdef class ObjectCode(Resource):
                 return
             n = _count_get(&self._num_kernels)
             if n:
-                raise RuntimeError(f"ObjectCode {self._name!r}: {n} kernel"
+                raise RuntimeError(f"ObjectCode {self.name!r}: {n} kernel"
                                    f"{'s' if n != 1 else ''} of it still alive; close() "
                                    f"would leave them dangling")
             self._close()
@@ -272,23 +272,6 @@ cdef class ObjectCode(Resource):
                                 _symbol_mapping(symbol_mapping, "ObjectCode._init()"), False)
 
     # -- properties -------------------------------------------------------------------------
-
-    @property
-    def code(self):
-        """The image as bytes, or, for an ObjectCode made from a file, the file's absolute
-        path (str)."""
-        return self._code
-
-    @property
-    def code_type(self):
-        """The format: ``"cubin"``, ``"ptx"``, ``"ltoir"``, ``"fatbin"``, ``"object"`` or
-        ``"library"``."""
-        return self._code_type
-
-    @property
-    def name(self):
-        """The name given at creation (the program name for compiler output)."""
-        return self._name
 
     @property
     def symbol_mapping(self):
@@ -320,39 +303,39 @@ cdef class ObjectCode(Resource):
         self._check_open()
         if load_ptr(<void**>&self._library) != NULL:  # stored (release) under _load_lock below
             return 0
-        if self._code_type not in _LOADABLE:
+        if self.code_type not in _LOADABLE:
             raise ValueError(
-                f"an ObjectCode of code_type {self._code_type!r} cannot be loaded: link it "
+                f"an ObjectCode of code_type {self.code_type!r} cannot be loaded: link it "
                 f"first, e.g. Linker(obj, options=LinkerOptions(link_time_optimization=True))"
                 f".link('cubin') for LTO IR")
-        if self._code_type == "ptx":  # before the driver JIT-compiles PTX too new for it
-            _ptx.check_loadable(self._code, f"ObjectCode {self._name!r} (ptx)", CUDAError)
+        if self.code_type == "ptx":  # before the driver JIT-compiles PTX too new for it
+            _ptx.check_loadable(self.code, f"ObjectCode {self.name!r} (ptx)", CUDAError)
         ensure_driver()
         with _load_lock:
             if self._library != NULL:
                 return 0
             self._check_open()  # close() may have run meanwhile
             if self._is_path:
-                path = os.fsencode(self._code)
+                path = os.fsencode(self.code)
                 c_data = path
                 with nogil:
                     err = cydriver.cuLibraryLoadFromFile(&lib, c_data, NULL, NULL, 0, NULL,
                                                          NULL, 0)
             else:
-                data = <bytes>self._code
+                data = <bytes>self.code
                 c_data = PyBytes_AS_STRING(data)  # NUL-terminated, as PTX must be
                 with nogil:
                     err = cydriver.cuLibraryLoadData(&lib, c_data, NULL, NULL, 0, NULL, NULL, 0)
             if err == cydriver.CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
                 base = make_driver_error(err)
-                isa = (_ptx.ptx_isa_version(_ptx._head(self._code))
-                       if self._code_type == "ptx" else None)
+                isa = (_ptx.ptx_isa_version(_ptx._head(self.code))
+                       if self.code_type == "ptx" else None)
                 raise CUDAError(_ptx.unsupported_message(
-                    f"ObjectCode {self._name!r} ({self._code_type}): its PTX", isa,
+                    f"ObjectCode {self.name!r} ({self.code_type}): its PTX", isa,
                     _ptx.driver_version()), base.code, base.name, base.explanation)
             if err != CUDA_SUCCESS:
                 raise make_driver_error(
-                    err, f"loading ObjectCode {self._name!r} ({self._code_type}) failed")
+                    err, f"loading ObjectCode {self.name!r} ({self.code_type}) failed")
             store_ptr(<void**>&self._library, <void*>lib)
         return 0
 
@@ -404,10 +387,10 @@ cdef class ObjectCode(Resource):
             if symbol != key:
                 hint = f" (lowered name {symbol!r})"
             raise make_driver_error(err, f"get_kernel(): no kernel {key!r} in ObjectCode "
-                                         f"{self._name!r}{hint}")
+                                         f"{self.name!r}{hint}")
         # With lazy loading (the driver's default) a bad image is only noticed here.
-        raise make_driver_error(err, f"loading ObjectCode {self._name!r} "
-                                     f"({self._code_type}) failed in get_kernel({key!r})")
+        raise make_driver_error(err, f"loading ObjectCode {self.name!r} "
+                                     f"({self.code_type}) failed in get_kernel({key!r})")
 
     def get_module(self):
         """The ``cuda.bindings.driver.CUmodule`` of this code in the current context, for
@@ -430,7 +413,7 @@ cdef class ObjectCode(Resource):
 
     def __reduce__(self):
         return (_reconstruct_object_code,
-                (self._code, self._code_type, self._name, dict(self._sym_map)))
+                (self.code, self.code_type, self.name, dict(self._sym_map)))
 
     def __eq__(self, other):
         # As cuda.core's, which compares the library each ObjectCode loads: every ObjectCode
@@ -445,9 +428,9 @@ cdef class ObjectCode(Resource):
 
     def __repr__(self):
         if self._is_path:
-            what = f"file={self._code!r}"
+            what = f"file={self.code!r}"
         else:
-            what = f"{len(self._code)} bytes"
-        return f"<ObjectCode {self._name!r} {self._code_type} {what}>"
+            what = f"{len(self.code)} bytes"
+        return f"<ObjectCode {self.name!r} {self.code_type} {what}>"
 
 

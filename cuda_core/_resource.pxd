@@ -51,6 +51,12 @@ cdef class Resource:
         return 0
 
 
+# A Resource equal to another of its own class that holds the same handle (_address), and
+# hashed by the class and the handle (Context, Event).
+cdef class HandleKeyedResource(Resource):
+    pass
+
+
 cdef int raise_closed(Resource obj) except -1
 cdef void warn_release_failed(str what, size_t address, object error) noexcept
 # The CUDAWarning for a handle not released because its context is gone (_orphaned): raised

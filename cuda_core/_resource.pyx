@@ -62,6 +62,19 @@ cdef class Resource:
         return False
 
 
+cdef class HandleKeyedResource(Resource):
+    """Base of the resources compared by their handle: equal to another object of the same
+    class that holds the same handle, and hashed by the class and the handle."""
+
+    def __eq__(self, other):
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self._address() == (<Resource>other)._address()
+
+    def __hash__(self):
+        return hash((type(self), self._address()))
+
+
 cdef int raise_closed(Resource obj) except -1:
     raise RuntimeError(f"this {type(obj).__name__} is closed")
 

@@ -74,6 +74,7 @@ nitpick_ignore = [
     ("py:class", "cuda_core._memory._mempool._MemPool"),
     ("py:class", "cuda_core._memory._memory_resource._DeviceOnlyMemoryResource"),
     ("py:class", "cuda_core._resource.Resource"),
+    ("py:class", "cuda_core._resource.HandleKeyedResource"),
     ("py:class", "cuda_core._live_set._LiveSet"),
     ("py:class", "cuda_core._memory._pool_attributes._MemoryCounters"),
     ("py:class", "cuda_core.utils._program_cache._ProgramCache"),

@@ -18,9 +18,13 @@ cdef class _TextureResource(Resource):
 
 
 cdef class _ArrayBase(_TextureResource):
-    cdef tuple _shape
-    cdef object _format
-    cdef int _channels
+    cdef readonly tuple shape
+    """``(width,)``, ``(width, height)`` or ``(width, height, depth)``, in elements (a
+    mipmapped array's: its base level's)."""
+    cdef readonly object format
+    """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
+    cdef readonly int num_channels
+    """Channels per element: 1, 2 or 4."""
     cdef bint _ldst
     # Open texture and surface objects over the memory (add_user); close() refuses while it is
     # not zero. Written under critical_section(self).

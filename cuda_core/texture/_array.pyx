@@ -188,7 +188,7 @@ cdef class _ArrayBase(_TextureResource):
 
     cdef int _init(self, Context ctx, tuple shape, object fmt, int channels,
                    bint ldst) except -1:
-        self._ctx, self._shape, self._format, self._channels, self._ldst = (
+        self._ctx, self.shape, self.format, self.num_channels, self._ldst = (
             ctx, shape, fmt, channels, ldst)
         return 0
 
@@ -199,22 +199,6 @@ cdef class _ArrayBase(_TextureResource):
                                    f"use {it}; close them first")
             self._close()
         return 0
-
-    @property
-    def shape(self):
-        """``(width,)``, ``(width, height)`` or ``(width, height, depth)``, in elements (a
-        mipmapped array's: its base level's)."""
-        return self._shape
-
-    @property
-    def format(self):
-        """The :class:`~cuda_core.typing.ArrayFormatType` of one channel."""
-        return self._format
-
-    @property
-    def num_channels(self):
-        """Channels per element: 1, 2 or 4."""
-        return self._channels
 
     @property
     def is_surface_load_store(self):
@@ -277,7 +261,7 @@ cdef class OpaqueArray(_ArrayBase):
         """Bytes of the whole array in a dense row-major copy (what :meth:`copy_from` and
         :meth:`copy_to` move)."""
         n = int(self._element_bytes)
-        for d in self._shape:
+        for d in self.shape:
             n *= d
         return n
 
@@ -337,10 +321,10 @@ cdef class OpaqueArray(_ArrayBase):
         total = self.size_bytes
         name = "dst" if to_other else "src"
         memset(&p, 0, sizeof(CUDA_MEMCPY3D))
-        row = self._shape[0] * self._element_bytes
+        row = self.shape[0] * self._element_bytes
         p.WidthInBytes = row
-        p.Height = self._shape[1] if len(self._shape) > 1 else 1
-        p.Depth = self._shape[2] if len(self._shape) > 2 else 1
+        p.Height = self.shape[1] if len(self.shape) > 1 else 1
+        p.Depth = self.shape[2] if len(self.shape) > 2 else 1
         if isinstance(other, Buffer):
             (<Buffer>other)._check_open()
             if (<Buffer>other)._size != total:
@@ -394,8 +378,8 @@ cdef class OpaqueArray(_ArrayBase):
         return 0
 
     def __repr__(self):
-        return (f"<OpaqueArray shape={self._shape} format={self._format!s} "
-                f"num_channels={self._channels}{' closed' if self._closed else ''}>")
+        return (f"<OpaqueArray shape={self.shape} format={self.format!s} "
+                f"num_channels={self.num_channels}{' closed' if self._closed else ''}>")
 
 
 cdef OpaqueArray _new_array(CUarray handle, Context ctx, tuple shape, object fmt, int channels,
@@ -485,13 +469,13 @@ cdef class MipmappedArray(_ArrayBase):
             err = cydriver.cuMipmappedArrayGetLevel(&handle, self._handle, lv)
             exit_context(guard)
         HANDLE_RETURN(err)
-        shape = tuple(max(1, d >> level) for d in self._shape)
-        return _new_array(handle, self._ctx, shape, self._format, self._channels, self._ldst,
+        shape = tuple(max(1, d >> level) for d in self.shape)
+        return _new_array(handle, self._ctx, shape, self.format, self.num_channels, self._ldst,
                           self)
 
     def __repr__(self):
-        return (f"<MipmappedArray shape={self._shape} format={self._format!s} "
-                f"num_channels={self._channels} num_levels={self._levels}"
+        return (f"<MipmappedArray shape={self.shape} format={self.format!s} "
+                f"num_channels={self.num_channels} num_levels={self._levels}"
                 f"{' closed' if self._closed else ''}>")
 
 

@@ -43,8 +43,8 @@ cdef class ResourceDescriptor:
             raise TypeError(f"ResourceDescriptor.from_opaque_array(): array must be an "
                             f"OpaqueArray, not {type(array).__name__}")
         (<OpaqueArray>array)._check_ready()
-        return _descriptor("array", array, (<OpaqueArray>array)._format,
-                           (<OpaqueArray>array)._channels)
+        return _descriptor("array", array, (<OpaqueArray>array).format,
+                           (<OpaqueArray>array).num_channels)
 
     @classmethod
     def from_mipmapped_array(cls, mipmapped_array):
@@ -55,8 +55,8 @@ cdef class ResourceDescriptor:
                             f"be a MipmappedArray, not {type(mipmapped_array).__name__}")
         (<MipmappedArray>mipmapped_array)._check_open()
         return _descriptor("mipmapped_array", mipmapped_array,
-                           (<MipmappedArray>mipmapped_array)._format,
-                           (<MipmappedArray>mipmapped_array)._channels)
+                           (<MipmappedArray>mipmapped_array).format,
+                           (<MipmappedArray>mipmapped_array).num_channels)
 
     @classmethod
     def from_linear(cls, buffer, *, format, num_channels, size_bytes=None):
