@@ -30,6 +30,7 @@ import warnings
 
 import numpy
 
+cimport cython
 from cpython.long cimport PyLong_AsUnsignedLongLongMask
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, intptr_t, uintptr_t
@@ -103,6 +104,10 @@ cdef bint _NUMPY_C_STRIDES = _numpy_exports_c_strides()
 
 # -- the view ------------------------------------------------------------------------------------
 
+# Views are made and freed at a high rate (one per argument of a numba-cuda launch): a few
+# freed ones are kept for reuse, which spares the allocator. Cython keeps no free list on
+# free-threaded CPython (its list is shared state that only the GIL guards).
+@cython.freelist(8)
 cdef class StridedMemoryView:
     """A strided array or tensor of another library, seen as a pointer, a shape, strides (in
     elements) and a NumPy dtype, without a copy.
