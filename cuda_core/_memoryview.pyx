@@ -4,7 +4,8 @@ and a NumPy dtype, through DLPack, the CUDA Array Interface (v3) or NumPy's arra
 Rules of this layer:
 
 * Construction stays in C: a DLPack capsule is read through the C API, the interface dicts are
-  read item by item (``PyDict_GetItemWithError`` with interned keys), type strings are parsed in
+  read in one pass (keys matched by identity with interned ones; a dict with another key is
+  read key by key with ``PyDict_GetItemWithError``), type strings are parsed in
   C, and the NumPy dtypes come from a table filled once at import and never written again (so
   free-threaded interpreters can read it without a lock).
 * A view owns what it consumed: the DLPack tensor's deleter runs exactly once, when the view is
@@ -57,6 +58,8 @@ __all__ = ["StridedMemoryView"]
 
 cdef extern from "Python.h":
     PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value) noexcept
+    Py_ssize_t PyDict_GET_SIZE(object d) noexcept
 
 
 # The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
@@ -85,6 +88,8 @@ cdef str _K_DATA = "data"
 cdef str _K_STRIDES = "strides"
 cdef str _K_MASK = "mask"
 cdef str _K_STREAM = "stream"
+cdef str _K_VERSION = "version"
+cdef str _K_DESCR = "descr"
 
 cdef type _ndarray = numpy.ndarray
 
@@ -686,14 +691,46 @@ cdef object _interface(object obj, str attr, str who):
     return d
 
 
-cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) except -1:
-    """The keys both interfaces share: shape, typestr (descr), data, strides, mask."""
-    cdef object shape = _get(d, _K_SHAPE)
-    cdef object data = _get(d, _K_DATA)
-    cdef object typestr = _get(d, _K_TYPESTR)
+cdef object _read_interface(StridedMemoryView v, object d, object obj, str who):
+    """The keys both interfaces share: shape, typestr (descr), data, strides, mask. Returns
+    the value of 'stream' (None when absent), which only the CUDA Array Interface has."""
+    cdef object shape = None, data = None, typestr = None, strides = None, mask = None
+    cdef object stream = None
+    cdef Py_ssize_t pos = 0, known = 0
+    cdef PyObject* k
+    cdef PyObject* val
+    cdef bint complete
+    # One pass over the dict, whose keys producers spell as literals (interned, so matched by
+    # identity), costs less than a look-up per key. Values are taken (new references) inside
+    # the dict's critical section: another thread may change the producer's dict.
+    with cython.critical_section(d):
+        while PyDict_Next(d, &pos, &k, &val):
+            if k == <PyObject*>_K_SHAPE:
+                shape = <object>val
+            elif k == <PyObject*>_K_DATA:
+                data = <object>val
+            elif k == <PyObject*>_K_TYPESTR:
+                typestr = <object>val
+            elif k == <PyObject*>_K_STRIDES:
+                strides = <object>val
+            elif k == <PyObject*>_K_STREAM:
+                stream = <object>val
+            elif k == <PyObject*>_K_MASK:
+                mask = <object>val
+            elif k != <PyObject*>_K_VERSION and k != <PyObject*>_K_DESCR:
+                continue
+            known += 1
+        complete = known == PyDict_GET_SIZE(d)
+    if not complete:  # a key this pass did not know (not interned, or another): by look-up
+        shape = _get(d, _K_SHAPE)
+        data = _get(d, _K_DATA)
+        typestr = _get(d, _K_TYPESTR)
+        strides = _get(d, _K_STRIDES)
+        stream = _get(d, _K_STREAM)
+        mask = _get(d, _K_MASK)
     if shape is None or typestr is None or data is None:
         raise TypeError(f"{who}: the interface lacks 'shape', 'typestr' or 'data'")
-    if _get(d, _K_MASK) is not None:
+    if mask is not None:
         raise BufferError(f"{who}: masked arrays ('mask') are not supported")
     if type(data) is not tuple or len(<tuple>data) != 2:
         raise BufferError(f"{who}: 'data' must be a (pointer, read_only) tuple, got "
@@ -704,11 +741,11 @@ cdef int _read_interface(StridedMemoryView v, object d, object obj, str who) exc
     v._dtype = typestr_dtype(typestr, d, who, &v._itemsize)
     if v._itemsize <= 0:
         raise TypeError(f"{who}: elements of {v._itemsize} bytes ({v._dtype}) cannot be viewed")
-    _set_dims(v, shape, _get(d, _K_STRIDES), v._itemsize, who, TypeError)
+    _set_dims(v, shape, strides, v._itemsize, who, TypeError)
     v._ptr = <intptr_t>(<uintptr_t>PyLong_AsUnsignedLongLongMask(ptr))
     v._readonly = bool(ro)
     v._exporting_obj = obj
-    return 0
+    return stream
 
 
 
@@ -745,10 +782,9 @@ cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1
     cdef object producer
     d = _interface(obj, "__cuda_array_interface__", who)  # first: an object without it says so
     cdef object consumer = stream_int(stream_ptr, who, &sval)
-    _read_interface(v, d, obj, who)
+    producer = _read_interface(v, d, obj, who)
     v._device_accessible = True
     v._dl_type = kDLCUDA
-    producer = _get(d, _K_STREAM)
     if producer is not None:
         if type(producer) is not int:
             raise TypeError(f"{who}: the interface's 'stream' must be an int or None, not "

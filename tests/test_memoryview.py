@@ -720,6 +720,37 @@ def test_array_interface_fields():
         StridedMemoryView.from_array_interface(missing)
 
 
+def _fresh(key):
+    """``key`` as a new str object, equal to the literal but not the interned one."""
+    return "".join(list(key))
+
+
+def _with_dict(d):
+    obj = Interface()
+    obj.__array_interface__ = d  # this very dict: no keyword copy between
+    return obj
+
+
+@pytest.mark.parametrize("spell", ["literal", "fresh", "extra key"])
+def test_interface_keys_read_in_one_pass_or_by_look_up(spell):
+    """The dict is read in one pass when its keys are the interned literals, else key by key:
+    both give the same view and the same refusals."""
+    d = {"shape": (2, 3), "typestr": "<f4", "data": (0x2000, True), "strides": (4, 8),
+         "version": 3}
+    if spell == "fresh":
+        d = {_fresh(k): v for k, v in d.items()}
+        assert not any(k is sys.intern(k) for k in d)
+    elif spell == "extra key":
+        d["producer_note"] = "ignored"
+    view = StridedMemoryView.from_array_interface(_with_dict(d))
+    assert (view.ptr, view.shape, view.strides, view.readonly) == (0x2000, (2, 3), (1, 2), True)
+    with pytest.raises(BufferError, match="mask"):
+        StridedMemoryView.from_array_interface(_with_dict({**d, _fresh("mask"): 1}))
+    del d[_fresh("data")]
+    with pytest.raises(TypeError, match="lacks"):
+        StridedMemoryView.from_array_interface(_with_dict(d))
+
+
 def test_cuda_array_interface_checks_before_the_driver():
     """These refusals need no GPU: they come before the driver is asked about the pointer."""
     with pytest.raises(BufferError, match="'stream' is 0"):
