@@ -67,7 +67,7 @@ nitpick_ignore = [
     ("py:mod", "multiprocessing"),
     ("py:class", "uuid.UUID"),
     # Private base classes that show-inheritance names.
-    ("py:class", "cuda_core._device._DeviceAttributes"),
+    ("py:class", "cuda_core._device_properties._DeviceAttributes"),
     ("py:class", "cuda_core._closable.Closable"),
     ("py:class", "cuda_core._stream.StreamHolder"),
     ("py:class", "cuda_core._green._DeviceResource"),
