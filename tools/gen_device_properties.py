@@ -55,9 +55,11 @@ def replace_block(path, block):
 
 
 def main():
+    # find_cuda_headers.py prints the include directory first (then the version, then where
+    # cudaProfiler.h lies).
     header = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         subprocess.check_output([sys.executable, os.path.join(HERE, "find_cuda_headers.py")],
-                                text=True).strip(), "cuda.h")
+                                text=True).splitlines()[0], "cuda.h")
     rows = parse(header)
     max_value = max(v for _, v, _, _ in rows)
     if max_value >= 256:
@@ -71,7 +73,7 @@ def main():
         getter = "_get_bool" if is_bool else "_get"
         where = "_cuda_compat" if name in compat else "cydriver"
         doc = doc.replace("\\", "\\\\").replace('"', "'").replace("::", "") or name
-        # No blank line between them: a table of 160 generated properties, read by no one.
+        # One property after another, without blank lines: a generated table.
         body.append(f"    @property\n    def {prop}(self):\n"
                     f'        """{doc} (``CU_DEVICE_ATTRIBUTE_{name}``)."""\n'
                     f"        return self.{getter}({where}.CU_DEVICE_ATTRIBUTE_{name})\n")
