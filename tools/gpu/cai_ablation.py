@@ -4,14 +4,17 @@ the driver's pointer query, without Numba's property), the same with an empty ar
 query: its null pointer takes the current device), the bare pointer query through cuda.bindings,
 and cuda.core's view; in one process, rounds alternated, the minimum over rounds per call.
 On the GPU machine: python tools/gpu/cai_ablation.py"""
-import gc
-import time
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _loops beside it
 
 import numpy as np
 from cuda.bindings import driver
 from numba import cuda as numba_cuda
 
 import cuda_core
+from _loops import best_times, loops
 from cuda_core.utils import StridedMemoryView as V
 
 dev = cuda_core.Device(0)
@@ -48,13 +51,6 @@ try:
 except ImportError:
     cfc = None
 
-
-def case(stmt):
-    ns = dict(globals())
-    exec(f"def run(n):\n    for _ in range(n):\n        {stmt}\n", ns)
-    return ns["run"]
-
-
 STMTS = {
     "empty loop": "pass",
     "floor: x.__cuda_array_interface__": "x.__cuda_array_interface__",
@@ -71,21 +67,8 @@ STMTS = {
 if cfc is not None:
     STMTS["cuda.core fc(x, s)"] = "cfc(x, s)"
     STMTS["cuda.core fc(plain dict, s)"] = "cfc(p, s)"
-CASES = {k: case(v) for k, v in STMTS.items()}
-best = {k: float("inf") for k in CASES}
-best_nogc = dict(best)
-N = 5000
-items = list(CASES.items())
-for r in range(15):
-    for k, fn in items[r % len(items):] + items[:r % len(items)]:
-        t = time.perf_counter()
-        fn(N)
-        best[k] = min(best[k], (time.perf_counter() - t) / N * 1e9)
-        gc.disable()
-        t = time.perf_counter()
-        fn(N)
-        best_nogc[k] = min(best_nogc[k], (time.perf_counter() - t) / N * 1e9)
-        gc.enable()
+CASES = loops(STMTS, globals())
+best, best_nogc = best_times(CASES, 5000, 15)
 print("CAI keys:", sorted(d), {k: d[k] for k in ("strides", "stream", "version") if k in d})
 for k in CASES:
     print(f"CAI {best[k]:9.1f} ns  (gc off {best_nogc[k]:7.1f})  {k}")

@@ -3,12 +3,15 @@ own __dlpack__ call, for a CuPy array (CuPy's current stream is the consumer's, 
 benchmarks/views.py) and for one of our views of it as the producer, in one process, rounds
 alternated; the minimum over rounds of the time per call, results dropped at once.
 On the GPU machine: python tools/gpu/view_ablation.py"""
-import gc
-import time
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _loops beside it
 
 import cupy
 
 import cuda_core
+from _loops import best_times, loops
 from cuda_core.utils import StridedMemoryView as V
 
 dev = cuda_core.Device(0)
@@ -22,15 +25,7 @@ MV = (1, 3)
 fa = V.from_any_interface
 fd = V.from_dlpack
 
-
-def case(stmt):
-    src = f"def run(n):\n    for _ in range(n):\n        {stmt}\n"
-    ns = dict(globals())
-    exec(src, ns)
-    return ns["run"]
-
-
-CASES = {name: case(stmt) for name, stmt in {
+CASES = loops({
     "empty": "pass",
     "floor x s": "x.__dlpack__(stream=s, max_version=MV)",
     "floor x -1": "x.__dlpack__(stream=-1, max_version=MV)",
@@ -43,22 +38,9 @@ CASES = {name: case(stmt) for name, stmt in {
     "ours any w s": "fa(w, s)",
     "ours any w -1": "fa(w, -1)",
     "x.__dlpack_device__()": "x.__dlpack_device__()",
-}.items()}
+}, globals())
 
-best = {k: float("inf") for k in CASES}
-best_nogc = {k: float("inf") for k in CASES}
-N = 20000
-items = list(CASES.items())
-for r in range(12):
-    for k, fn in items[r % len(items):] + items[:r % len(items)]:
-        t = time.perf_counter()
-        fn(N)
-        best[k] = min(best[k], (time.perf_counter() - t) / N * 1e9)
-        gc.disable()
-        t = time.perf_counter()
-        fn(N)
-        best_nogc[k] = min(best_nogc[k], (time.perf_counter() - t) / N * 1e9)
-        gc.enable()
+best, best_nogc = best_times(CASES, 20000, 12)
 for k in CASES:
     print(f"{best[k]:9.1f} ns  (gc off {best_nogc[k]:7.1f})  {k}")
 for p in ("x", "w"):
