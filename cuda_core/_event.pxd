@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUevent
+from cuda.bindings.cydriver cimport CUcontext, CUevent
 
 from cuda_core._context cimport Context
 from cuda_core._resource cimport HandleKeyedResource
@@ -23,6 +23,10 @@ cdef class Event(HandleKeyedResource):
     # object keeps alive until the last of them is gone.
     cdef bint _graph_held
     cdef bint _destroy_later
+    # IPC, imported: the same interprocess event opened again in other contexts, for their
+    # streams to wait on (see wait_handle): {context handle: event handle}, both as ints.
+    # None until needed; filled under critical_section(self), destroyed with the event.
+    cdef dict _reopened
 
 
 cdef class IPCEventDescriptor:
@@ -31,6 +35,11 @@ cdef class IPCEventDescriptor:
     cdef bint _blocking
     cdef object __weakref__
 
+
+# The handle a stream of context ``ctx`` waits on for ``ev``: its own, or, for an imported event
+# opened in another context, the interprocess event opened again in ``ctx`` (_event.pyx says
+# why).
+cdef CUevent wait_handle(Event ev, CUcontext ctx) except NULL
 
 # A new, unrecorded event in ``ctx``. ``for_record``: the caller records it at once (Stream.record),
 # the only way an IPC-enabled event may be made; Device.create_event passes False.

@@ -19,7 +19,7 @@ from cuda.bindings.cydriver cimport (CUcontext, CUdevice, CUevent, CUipcEventHan
 
 from cuda_core._atomic cimport load_int, store_int
 from cuda_core._context cimport (Context, ContextGuard, context_from_handle, context_gone,
-                                 enter_context, primary_context)
+                                 enter_context, exit_context, primary_context)
 from cuda_core._driver cimport ensure_driver
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport HandleKeyedResource
@@ -94,6 +94,14 @@ cdef class Event(HandleKeyedResource):
 
     cdef int _release(self) except -1:
         cdef CUresult err
+        cdef CUevent other
+        if self._reopened is not None:  # no wait can be queued with them once closed
+            for handle in self._reopened.values():
+                other = <CUevent><size_t>handle
+                with nogil:
+                    err = cydriver.cuEventDestroy(other)
+                check_call(err, "cuEventDestroy")
+            self._reopened = None
         if self._handle != NULL and self._graph_held:
             self._destroy_later = True  # a graph's node uses it (see the .pxd): __dealloc__
         elif self._handle != NULL:
@@ -390,6 +398,44 @@ cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
     return ev
 
 
+cdef CUevent wait_handle(Event ev, CUcontext ctx) except NULL:
+    """What a stream of ``ctx`` waits on for ``ev`` (``Stream.wait``): the event's own handle,
+    except for an imported event opened in another context. A stream waiting on such an
+    event directly kills the process: on two NVLink-connected H200s (driver 580) the driver
+    dies with SIGSEGV inside ``cuStreamWaitEvent`` when the interprocess event was opened in
+    the other device's context, with raw driver calls as well (tools/gpu/
+    probe_ipc_event_devices.py), while the same wait on the event opened in the stream's own
+    context works. So the descriptor is opened again in ``ctx``, once per context (the driver
+    gives a new event for the same interprocess event on every open), and kept until the
+    event is closed."""
+    cdef CUipcEventHandle handle
+    cdef CUevent opened = NULL
+    cdef CUresult err
+    cdef ContextGuard guard
+    if not ev._imported or ev._ctx._handle == ctx or ctx == NULL:
+        return ev._handle
+    key = <size_t>ctx
+    with cython.critical_section(ev):
+        ev._check_open()
+        if ev._reopened is None:
+            ev._reopened = {}
+        found = ev._reopened.get(key)
+        if found is None:
+            memcpy(handle.reserved, <const char*>(<IPCEventDescriptor>ev._ipc_desc)._payload,
+                   sizeof(CUipcEventHandle))
+            # The driver call keeps the GIL (releasing the thread state would suspend the
+            # section).
+            enter_context(guard, ctx)
+            err = cydriver.cuIpcOpenEventHandle(&opened, handle)
+            exit_context(guard)
+            if err != CUDA_SUCCESS:
+                raise make_driver_error(err, "Stream.wait(): opening the imported event in the "
+                                             "stream's context (cuIpcOpenEventHandle) failed")
+            found = <size_t>opened
+            ev._reopened[key] = found
+    return <CUevent><size_t>found
+
+
 cdef Event create_event(Context ctx, object options, bint for_record=False):
     """A new, unrecorded event in ``ctx`` (see _event.pxd)."""
     cdef bint timing = False, blocking = False, ipc = False
@@ -442,12 +488,19 @@ def _reduce_event(Event ev):
 
 
 def _rebuild_event(str device_uuid not None, IPCEventDescriptor desc not None):
-    """Unpickle an event sent through multiprocessing: opened in the primary context of the
-    device with that UUID, which is made current only for the call."""
+    """Unpickle an event sent through multiprocessing: opened in the current context, as
+    :meth:`Event.from_ipc_descriptor` does; where no context is current (a ``Process``
+    argument, unpickled before the child's code runs), in the primary context of the device
+    with that UUID, made current only for the call."""
     from cuda_core._memory._ipc_base import device_from_uuid
 
-    cdef Context ctx = primary_context(device_from_uuid(device_uuid))
+    cdef CUcontext current = NULL
+    cdef Context ctx
     cdef ContextGuard guard
+    HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
+    if current != NULL:
+        return _import_event(context_from_handle(current), desc, "unpickling an Event")
+    ctx = primary_context(device_from_uuid(device_uuid))
     enter_context(guard, ctx._handle)
     return _import_event(ctx, desc, "unpickling an Event")
 

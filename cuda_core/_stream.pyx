@@ -3,7 +3,7 @@
 import os
 
 from cuda.bindings cimport cydriver
-from cuda.bindings.cydriver cimport CUstream, CUcontext, CUresult, CUDA_SUCCESS
+from cuda.bindings.cydriver cimport CUcontext, CUevent, CUresult, CUstream, CUDA_SUCCESS
 
 from cuda_core._context cimport (Context, ContextGuard, body_capture_ends, context_from_handle,
                                  context_gone, current_context, enter_context, exit_context,
@@ -14,7 +14,7 @@ from cuda_core._driver cimport ensure_driver
 from cuda_core._driver import per_thread_default_stream_requested
 from cuda_core._errors cimport HANDLE_RETURN, check_call, make_driver_error
 from cuda_core._resource cimport Resource
-from cuda_core._event cimport Event, create_event
+from cuda_core._event cimport Event, create_event, wait_handle
 
 from cuda.bindings import driver as _driver_py
 
@@ -269,6 +269,8 @@ cdef class Stream(Resource):
         cdef Stream other
         cdef ContextGuard guard
         cdef CUresult err
+        cdef CUevent handle
+        cdef CUcontext ctx
         self._check_open()
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
@@ -286,9 +288,15 @@ cdef class Stream(Resource):
             return
         ev = <Event>event_or_stream
         ev._check_open()
+        handle = ev._handle
+        if ev._imported:  # through its opening in this stream's context (_event.wait_handle)
+            ctx = self._bind_ctx
+            if ctx == NULL:
+                ctx = self._resolve_ctx()._handle
+            handle = wait_handle(ev, ctx)
         enter_context(guard, self._bind_ctx)
         with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
-            err = cydriver.cuStreamWaitEvent(self._handle, ev._handle, 0)
+            err = cydriver.cuStreamWaitEvent(self._handle, handle, 0)
         HANDLE_RETURN(err)
 
     def __eq__(self, other):

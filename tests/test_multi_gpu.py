@@ -4,7 +4,7 @@ devices), streams and pools per device from threads, device switching, and IPC a
 Every test needs two GPUs and skips with "needs two GPUs" otherwise; those that touch the
 other device's memory directly also need peer access both ways ("needs two devices with peer
 access"). A kernel never touches memory its device cannot reach in this process: the driver's
-access flags (a non-faulting attribute read) are checked first, and the one case that faults
+access (cuMemPoolGetAccess or cuMemGetAccess, kids.access_flags) is checked first, and the one case that faults
 on purpose runs in a child. Nothing here uses NVLink multicast.
 """
 
@@ -466,3 +466,34 @@ def test_ipc_event_orders_a_copy_on_the_other_device(peers):
     buf.close(s0)
     s0.sync()
     mr.close()
+
+
+@pytest.mark.gpu
+def test_a_stream_waits_on_an_event_imported_in_the_other_devices_context(two):
+    # Issue 28: examples/multi_gpu_allreduce.py's ranks died in cuStreamWaitEvent here.
+    d0, d1 = two
+    require_ipc_events(d1)
+    d1.set_current()
+    s1 = d1.create_stream()
+    gate = StreamGate(s1)  # s1 waits for the host from here on
+    try:
+        event = s1.record(options=IPC_EVENT)
+        desc_q, acks, go = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
+        with Children() as children:
+            child = children.run(kids.child_wait_on_events_opened_elsewhere, event, desc_q,
+                                 acks, go)
+            desc_q.put(event.ipc_descriptor)
+            got = queue_get(acks, child.proc)
+            # Both imports were pending, and device 0's stream was held behind them.
+            assert got == ("queued", True, True, True), got
+            gate.open()
+            go.set()
+            facts = child.value()
+            _drain(desc_q)
+    finally:
+        gate.open()
+        s1.sync()
+        gate.close()
+        Device(0).set_current()
+    assert facts == {"argument": 1, "descriptor": 1, "done": (True, True, True)}
+    event.close()

@@ -179,22 +179,40 @@ def fill_u32(ptr, value, count, stream, device_id):
 
 
 def access_flags(ptr, device_id):
-    """``CU_POINTER_ATTRIBUTE_ACCESS_FLAGS`` of ``ptr`` read with device ``device_id``'s primary
-    context current (the driver answers for the current context's device): 0 none, 1 read,
-    3 read-write. Reading it never faults, unlike touching memory a device cannot reach. The
+    """The access device ``device_id`` has to the memory at ``ptr``, as the driver keeps it: 0
+    none, 1 read, 3 read-write. For a pool's allocation (imported ones too) that is the pool's
+    access (``cuMemPoolGetAccess``); for a virtual memory mapping, the mapping's
+    (``cuMemGetAccess``). Neither faults, unlike touching memory a device cannot reach.
+    (``CU_POINTER_ATTRIBUTE_ACCESS_FLAGS`` is no substitute: on two NVLink-connected H200s,
+    driver 580, it gave 3 for every device on every allocation, pools that grant nothing and
+    plain cuMemAlloc memory alike, while a kernel of the other device faulted there.) The
     calling thread is left with device ``device_id`` current."""
     import ctypes
 
     from cuda_core import Device
 
+    class Location(ctypes.Structure):  # CUmemLocation
+        _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
     Device(device_id).set_current()
     lib = ctypes.CDLL("libcuda.so.1")
     lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
-    value = ctypes.c_uint(0xFFFF)
-    rc = lib.cuPointerGetAttribute(ctypes.byref(value), 16, ctypes.c_uint64(int(ptr)))
+    where = Location(1, device_id)  # CU_MEM_LOCATION_TYPE_DEVICE
+    pool = ctypes.c_void_p(0)
+    rc = lib.cuPointerGetAttribute(ctypes.byref(pool), 17, ctypes.c_uint64(int(ptr)))
+    if rc == 0 and pool.value:  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: a pool's allocation
+        flags = ctypes.c_int(-1)
+        rc = lib.cuMemPoolGetAccess(ctypes.byref(flags), pool, ctypes.byref(where))
+        call = "cuMemPoolGetAccess"
+    else:
+        flags = ctypes.c_ulonglong(1 << 40)
+        lib.cuMemGetAccess.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64]
+        rc = lib.cuMemGetAccess(ctypes.byref(flags), ctypes.byref(where),
+                                ctypes.c_uint64(int(ptr)))
+        call = "cuMemGetAccess"
     if rc != 0:
-        raise AssertionError(f"cuPointerGetAttribute(ACCESS_FLAGS) failed with CUresult {rc}")
-    return value.value
+        raise AssertionError(f"{call} failed with CUresult {rc}")
+    return int(flags.value)
 
 
 def pointer_device(ptr):
@@ -559,7 +577,7 @@ def child_concurrent_import(mr, q, barrier, index, mode, seed):
 def child_peer_write(q, owner, peer):
     """Gets a Buffer of device ``owner``'s IPC pool (with its resource), checks the imported
     pool grants no peer yet, grants ``peer`` (``peer_accessible_by``), checks the driver agrees
-    (a non-faulting attribute read), then adds 1 to every byte with a kernel on ``peer``.
+    (access_flags), then adds 1 to every byte with a kernel on ``peer``.
     Closes the import and waits for the free. Returns the peer set it saw before and after."""
     child_setup()
     _, s_owner = _setup(owner)
@@ -624,7 +642,8 @@ def child_kernel_without_peer_access(size):
     s0.sync()
     flags = access_flags(b.handle, 1)
     if flags != 0:
-        raise AssertionError(f"device 1 has access flags {flags} on a pool that grants none")
+        raise AssertionError(f"the driver gives device 1 access {flags} to a pool that grants "
+                             f"none")
     add_one(b.handle, size, s1, 1)
     s1.sync()
     return flags
@@ -657,3 +676,35 @@ def child_wait_event_across_devices(q, acks, go, owner, waiter, value):
     s_owner.sync()
     return {"pending_before_wait": pending_before, "first": int(words[0]),
             "all_equal": bool((words == value).all())}
+
+
+def child_wait_on_events_opened_elsewhere(ev, desc_q, acks, go):
+    """Waits, on a stream of device 0, for an IPC event exported on device 1, imported twice in
+    device 1's context: once as this child's ``Process`` argument (unpickled before any context
+    is current, so in the exporting device's primary context) and once by
+    ``Event.from_ipc_descriptor`` with device 1 current. The driver kills a process that makes
+    a stream wait on such an event directly (SIGSEGV in cuStreamWaitEvent, two H200s, driver
+    580). Reports through ``acks`` whether the event and the waiting stream were still pending
+    once the waits were queued, waits for ``go`` (the exporter's gate open), and returns each
+    import's device and what was done after the sync."""
+    child_setup()
+    from cuda_core import Device, Event
+
+    d0, d1 = Device(0), Device(1)
+    facts = {"argument": ev.device.device_id}
+    d1.set_current()
+    other = Event.from_ipc_descriptor(_get(desc_q))
+    facts["descriptor"] = other.device.device_id
+    d0.set_current()
+    s0 = d0.create_stream()
+    s0.wait(ev)
+    s0.wait(other)
+    s0.wait(ev)  # the second wait finds the event's opening in this context
+    after = s0.record()
+    acks.put(("queued", not ev.is_done, not other.is_done, not after.is_done))
+    _wait(go, "go")
+    s0.sync()
+    facts["done"] = (ev.is_done, other.is_done, after.is_done)
+    for e in (ev, other, after):
+        e.close()
+    return facts

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Issue 28 on a two-GPU machine (nvidia-h200-x2 / nvidia-h100-x2), after stage.sh with
+# CUDA_CORE_BENCH=1 (benchmarks/ipc.py's C floor): the machine's topology, the peer-access probe
+# (tools/gpu/probe_peer_access.py), the whole suite
+# (xdist), the multi-GPU example's two parts, the IPC scenarios against NVIDIA's cuda.core
+# (tests/test_ipc_scenarios.py, verbose), and benchmarks/ipc.py, one after the other.
+#   LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/two_gpu.sh
+# SKIP="probe suite example scenarios ipc" leaves parts out; JOBS (default 16) sets the suite's workers;
+# SUITE_S (default 330) its limit; TESTS (default tests) what the suite runs.
+# NVLink multicast stays off in every process (on-gpu.sh exports the three variables; set here
+# again for a run outside it).
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${LOG_DIR:-/tmp/two_gpu}
+mkdir -p "$out"
+skip=" ${SKIP:-} "
+tree=$(mktemp -d)
+(cd "$root" && tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu12 --exclude=./.git \
+   --exclude=./build -cf - .) | tar -xf - -C "$tree"
+case ":${PYTHONPATH:-}:" in
+  *:/tmp/gpu-extra:*) ;;
+  *) [ -d /tmp/gpu-extra ] && export PYTHONPATH=/tmp/gpu-extra${PYTHONPATH:+:$PYTHONPATH} ;;
+esac
+{ nvidia-smi -L; nvidia-smi topo -m; } > "$out/topology.txt" 2>&1
+head -3 "$out/topology.txt"
+if [[ $skip != *" probe "* ]]; then
+  (cd /tmp && timeout 120 python3 "$tree/tools/gpu/probe_peer_access.py") > "$out/probe.log" 2>&1
+  grep -E "^PEER|^NVML|^DISCARD" "$out/probe.log"
+fi
+if [[ $skip != *" suite "* ]]; then
+  (cd "$tree" && timeout -s INT -k 30 "${SUITE_S:-330}" python3 -m pytest -q -rs -n "${JOBS:-16}" \
+     -p no:cacheprovider --durations=15 ${TESTS:-tests}) > "$out/suite.log" 2>&1
+  echo "suite: $(tail -1 "$out/suite.log")"
+  grep -E "^(FAILED|ERROR) " "$out/suite.log"
+fi
+if [[ $skip != *" example "* ]]; then
+  # A crash prints the Python stack (faulthandler, inherited by the spawned ranks) and, where
+  # staged, the native one (tools/gpu/segv_backtrace.c).
+  preload=$root/.gpu/segv_backtrace.so
+  [ -f "$preload" ] || preload=
+  (cd /tmp && LD_PRELOAD=$preload timeout 180 python3 -X faulthandler \
+     "$tree/examples/multi_gpu_allreduce.py" ${EXAMPLE_ARGS:-}) > "$out/example.log" 2>&1
+  echo "example rc=$?"; tail -25 "$out/example.log"
+fi
+if [[ $skip != *" scenarios "* ]]; then
+  (cd "$tree" && timeout -s INT 300 python3 -m pytest -v -n 8 -p no:cacheprovider \
+     tests/test_ipc_scenarios.py) > "$out/scenarios.log" 2>&1
+  echo "scenarios: $(tail -1 "$out/scenarios.log")"; grep -E "(PASSED|FAILED|SKIPPED|ERROR)" "$out/scenarios.log" | sed 's/^\[gw[0-9]*\] \[ *[0-9]*%\] //' | sort | head -40
+fi
+if [[ $skip != *" ipc "* ]]; then
+  (cd /tmp && timeout 240 python3 "$tree/benchmarks/ipc.py" ${IPC_ARGS:---quick}) > "$out/ipc.log" 2>&1
+  echo "ipc rc=$?"; tail -40 "$out/ipc.log"
+fi
