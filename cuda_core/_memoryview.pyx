@@ -4,9 +4,9 @@ and a NumPy dtype, through DLPack, the CUDA Array Interface (v3) or NumPy's arra
 Rules of this layer:
 
 * Construction stays in C: a DLPack capsule is read through the C API, the interface dicts are
-  read in one pass (keys matched by identity with interned ones; a dict with another key is
-  read key by key with ``PyDict_GetItemWithError``), type strings are parsed in
-  C, and the NumPy dtypes come from a table filled once at import and never written again (so
+  read in one pass (``_view_interface``: keys matched by identity with interned ones; a dict
+  with another key is read key by key with ``PyDict_GetItemWithError``), type strings are
+  parsed in C, and the NumPy dtypes come from a table filled once at import and never written again (so
   free-threaded interpreters can read it without a lock).
 * A view owns what it consumed: the DLPack tensor's deleter runs exactly once, when the view is
   freed (or at once when the tensor is refused); ``exporting_obj`` keeps the producer alive for
@@ -24,6 +24,7 @@ array (the dims helpers are inline in ``_memoryview.pxd``); what needs no view l
 ``_view_driver`` (the pointer's device, stream ordering). ``_view_ops``, which cimports this
 module as this module cimports it, does the rest of the methods' work: ``from_buffer``,
 ``view()``, ``_layout``, the DLPack export and the exchange table's functions, copies.
+``_view_interface``, cimported both ways too, reads the two interface protocols' dicts.
 ``args_viewable_as_strided_memory`` is in ``_viewable_args``.
 """
 
@@ -37,29 +38,21 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, intptr_t, uintptr_t
 from libc.stdlib cimport free
 
-from cuda.bindings.cydriver cimport CUdeviceptr
-
-from cuda_core._checks import ArgumentTypeError, ProtocolMissingError
-from cuda_core._driver cimport ensure_driver
+from cuda_core._checks import ArgumentTypeError
 from cuda_core._memory._dlpack_abi cimport (
     DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI, DLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged)
 from cuda_core._strided_layout cimport int_tuple
 from cuda_core._view_dlpack cimport (delete_tensor, dlpack_method, exchange_api, export_tensor,
                                      protocol, raise_current)
-from cuda_core._view_driver cimport order_streams, pointer_device, stream_int
-from cuda_core._view_dtypes cimport dl_dtype, table_itemsize, typestr_dtype
+from cuda_core._view_driver cimport order_streams, stream_int
+from cuda_core._view_dtypes cimport dl_dtype, table_itemsize
 from cuda_core._view_exchange cimport exchange_capsule
+from cuda_core._view_interface cimport init_cai, interface_dict, read_interface
 from cuda_core._view_ops cimport (copy_elements, derive, export_capsule, fill_exchange,
                                   layout_of, of_buffer, wrap_exchange)
 
 __all__ = ["StridedMemoryView"]
-
-
-cdef extern from "Python.h":
-    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
-    bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value) noexcept
-    Py_ssize_t PyDict_GET_SIZE(object d) noexcept
 
 
 # The fields of a NumPy array, read in place (the inline accessors of ndarraytypes.h need no
@@ -80,16 +73,6 @@ cdef extern from *:
     int NPY_ARRAY_WRITEABLE
     int NPY_ARRAY_C_CONTIGUOUS
 
-
-# The interface dicts' keys.
-cdef str _K_SHAPE = "shape"
-cdef str _K_TYPESTR = "typestr"
-cdef str _K_DATA = "data"
-cdef str _K_STRIDES = "strides"
-cdef str _K_MASK = "mask"
-cdef str _K_STREAM = "stream"
-cdef str _K_VERSION = "version"
-cdef str _K_DESCR = "descr"
 
 cdef type _ndarray = numpy.ndarray
 
@@ -228,7 +211,7 @@ cdef class StridedMemoryView:
             A malformed interface (missing keys, wrong types), an unknown ``typestr``.
         """
         cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
-        _init_cai(view, obj, stream_ptr)
+        init_cai(view, obj, stream_ptr)
         return view
 
     @classmethod
@@ -674,81 +657,6 @@ cdef bint _init_ndarray(StridedMemoryView v, object obj) except -1:
 
 # -- CUDA Array Interface and the array interface ------------------------------------------------
 
-cdef inline object _get(object d, str key):
-    cdef PyObject* p = PyDict_GetItemWithError(d, key)
-    if p == NULL:
-        return None
-    return <object>p
-
-
-cdef object _interface(object obj, str attr, str who):
-    try:
-        d = getattr(obj, attr)
-    except AttributeError:
-        raise ProtocolMissingError(f"{who}: {type(obj).__name__} has no {attr}") from None
-    if type(d) is not dict:
-        raise TypeError(f"{who}: {attr} must be a dict, not {type(d).__name__}")
-    return d
-
-
-cdef object _read_interface(StridedMemoryView v, object d, object obj, str who):
-    """The keys both interfaces share: shape, typestr (descr), data, strides, mask. Returns
-    the value of 'stream' (None when absent), which only the CUDA Array Interface has."""
-    cdef object shape = None, data = None, typestr = None, strides = None, mask = None
-    cdef object stream = None
-    cdef Py_ssize_t pos = 0, known = 0
-    cdef PyObject* k
-    cdef PyObject* val
-    cdef bint complete
-    # One pass over the dict, whose keys producers spell as literals (interned, so matched by
-    # identity), costs less than a look-up per key. Values are taken (new references) inside
-    # the dict's critical section: another thread may change the producer's dict.
-    with cython.critical_section(d):
-        while PyDict_Next(d, &pos, &k, &val):
-            if k == <PyObject*>_K_SHAPE:
-                shape = <object>val
-            elif k == <PyObject*>_K_DATA:
-                data = <object>val
-            elif k == <PyObject*>_K_TYPESTR:
-                typestr = <object>val
-            elif k == <PyObject*>_K_STRIDES:
-                strides = <object>val
-            elif k == <PyObject*>_K_STREAM:
-                stream = <object>val
-            elif k == <PyObject*>_K_MASK:
-                mask = <object>val
-            elif k != <PyObject*>_K_VERSION and k != <PyObject*>_K_DESCR:
-                continue
-            known += 1
-        complete = known == PyDict_GET_SIZE(d)
-    if not complete:  # a key this pass did not know (not interned, or another): by look-up
-        shape = _get(d, _K_SHAPE)
-        data = _get(d, _K_DATA)
-        typestr = _get(d, _K_TYPESTR)
-        strides = _get(d, _K_STRIDES)
-        stream = _get(d, _K_STREAM)
-        mask = _get(d, _K_MASK)
-    if shape is None or typestr is None or data is None:
-        raise TypeError(f"{who}: the interface lacks 'shape', 'typestr' or 'data'")
-    if mask is not None:
-        raise BufferError(f"{who}: masked arrays ('mask') are not supported")
-    if type(data) is not tuple or len(<tuple>data) != 2:
-        raise BufferError(f"{who}: 'data' must be a (pointer, read_only) tuple, got "
-                          f"{type(data).__name__}")
-    ptr, ro = <tuple>data
-    if type(ptr) is not int:
-        raise TypeError(f"{who}: the data pointer must be an int, not {type(ptr).__name__}")
-    v._dtype = typestr_dtype(typestr, d, who, &v._itemsize)
-    if v._itemsize <= 0:
-        raise TypeError(f"{who}: elements of {v._itemsize} bytes ({v._dtype}) cannot be viewed")
-    _set_dims(v, shape, strides, v._itemsize, who, TypeError)
-    v._ptr = <intptr_t>(<uintptr_t>PyLong_AsUnsignedLongLongMask(ptr))
-    v._readonly = bool(ro)
-    v._exporting_obj = obj
-    return stream
-
-
-
 cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
     cdef str who = "StridedMemoryView.from_array_interface()"
     cdef PyArrayObject* a
@@ -769,34 +677,10 @@ cdef int _init_array_interface(StridedMemoryView v, object obj) except -1:
                     raise BufferError(f"{who}: stride {PyArray_STRIDES(a)[i]} bytes is not a "
                                       f"whole number of {isz}-byte elements")
         return _read_ndarray(v, obj, dt, isz, not c_order)
-    d = _interface(obj, "__array_interface__", who)
-    _read_interface(v, d, obj, who)
+    d = interface_dict(obj, "__array_interface__", who)
+    read_interface(v, d, obj, who)
     v._device_id = -1
     v._device_accessible = False
-    return 0
-
-
-cdef int _init_cai(StridedMemoryView v, object obj, object stream_ptr) except -1:
-    cdef str who = "StridedMemoryView.from_cuda_array_interface()"
-    cdef long long sval
-    cdef object producer
-    d = _interface(obj, "__cuda_array_interface__", who)  # first: an object without it says so
-    cdef object consumer = stream_int(stream_ptr, who, &sval)
-    producer = _read_interface(v, d, obj, who)
-    v._device_accessible = True
-    v._dl_type = kDLCUDA
-    if producer is not None:
-        if type(producer) is not int:
-            raise TypeError(f"{who}: the interface's 'stream' must be an int or None, not "
-                            f"{type(producer).__name__}")
-        if producer == 0:
-            raise BufferError(f"{who}: the interface's 'stream' is 0, which the CUDA Array "
-                              f"Interface forbids (ambiguous)")
-    ensure_driver()
-    v._device_id = pointer_device(<CUdeviceptr>v._ptr, who)
-    if producer is not None and sval != -1:
-        order_streams(<size_t>PyLong_AsUnsignedLongLongMask(producer),
-                      <size_t>PyLong_AsUnsignedLongLongMask(consumer), v._device_id)
     return 0
 
 
@@ -809,7 +693,7 @@ cdef int _init_any(StridedMemoryView v, object obj, object stream_ptr, str who) 
         return _init_dlpack(v, obj, stream_ptr, method)
     cdef int p = protocol(obj)
     if p == 2:
-        return _init_cai(v, obj, stream_ptr)
+        return init_cai(v, obj, stream_ptr)
     if p == 1:
         return _init_dlpack(v, obj, stream_ptr)
     raise BufferError(f"{who}: {type(obj).__name__} supports neither DLPack (__dlpack__) nor "

@@ -52,18 +52,24 @@ def test_the_one_cimport_cycle_imports_either_way(first):
     assert result.stdout.split() == ["Kernel", "ObjectCode"]
 
 
-@pytest.mark.parametrize("first", ["cuda_core._memoryview", "cuda_core._view_ops"])
+@pytest.mark.parametrize("first", ["cuda_core._memoryview", "cuda_core._view_ops",
+                                   "cuda_core._view_interface"])
 def test_the_view_cimport_cycle_imports_either_way(first):
-    # _memoryview and _view_ops cimport each other: each must import first in a fresh process,
-    # and the methods that _view_ops does the work of must then work (CPU: a NumPy array).
+    # _memoryview cimports _view_ops and _view_interface, and each of them cimports it: each
+    # must import first in a fresh process, and the work the two do must then work (CPU: a
+    # NumPy array, and an object with only the array interface's dict).
     result = run_python(
         f"import {first}; import numpy; from cuda_core.utils import StridedMemoryView; "
-        f"v = StridedMemoryView.from_array_interface(numpy.arange(6.0).reshape(2, 3)); "
+        f"a = numpy.arange(6.0).reshape(2, 3); "
+        f"v = StridedMemoryView.from_array_interface(a); "
+        f"D = type('D', (), {{'__array_interface__': a.__array_interface__}}); "
+        f"d = StridedMemoryView.from_array_interface(D()); "
         f"w = v.view(); c = v.__dlpack__(max_version=(1, 0)); "
-        f"print(w.shape, v._layout.is_contiguous_c, type(c).__name__, "
+        f"print(w.shape, d.shape, v._layout.is_contiguous_c, type(c).__name__, "
         f"type(StridedMemoryView.__dlpack_c_exchange_api__).__name__)")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["(2,", "3)", "True", "PyCapsule", "PyCapsule"]
+    assert result.stdout.split() == ["(2,", "3)", "(2,", "3)", "True", "PyCapsule",
+                                     "PyCapsule"]
 
 
 @pytest.mark.parametrize("first", ["cuda_core.graph._definition", "cuda_core.graph._node_base"])

@@ -313,29 +313,29 @@ def _borrower(side, kind, route):
 
 # -- the scenarios --------------------------------------------------------------------------------
 
+def _both_ways(table, name, first, second, *args):
+    """``name`` in both directions: the parent plays ``first`` and the child ``second``, and
+    the other way round."""
+    table[name.format("parent to child")] = (lambda side: first(side, *args),
+                                             lambda side: second(side, *args))
+    table[name.format("child to parent")] = (lambda side: second(side, *args),
+                                             lambda side: first(side, *args))
+
+
 def _scenarios():
     table = {}
     for route in ("pickle", "descriptor"):
         for when in ("done", "pending"):
-            table[f"event {when} at the hand-off, parent to child, {route}"] = (
-                lambda side, w=when, r=route: _recorder(side, w, r),
-                lambda side, w=when, r=route: _waiter(side, w, r))
-            table[f"event {when} at the hand-off, child to parent, {route}"] = (
-                lambda side, w=when, r=route: _waiter(side, w, r),
-                lambda side, w=when, r=route: _recorder(side, w, r))
+            _both_ways(table, f"event {when} at the hand-off, {{}}, {route}", _recorder, _waiter,
+                       when, route)
+        for kind in ("device", "pinned"):
+            _both_ways(table, f"{kind} buffer, {{}}, {route}", _owner, _borrower, kind, route)
         table[f"the child records the parent's event again, {route}"] = (
             lambda side, r=route: _rerecord_owner(side, r),
             lambda side, r=route: _rerecord_child(side, r))
         table[f"timing disabled, {route}"] = (
             lambda side, r=route: _timing_exporter(side, r),
             lambda side, r=route: _timing_importer(side, r))
-        for kind in ("device", "pinned"):
-            table[f"{kind} buffer, parent to child, {route}"] = (
-                lambda side, k=kind, r=route: _owner(side, k, r),
-                lambda side, k=kind, r=route: _borrower(side, k, r))
-            table[f"{kind} buffer, child to parent, {route}"] = (
-                lambda side, k=kind, r=route: _borrower(side, k, r),
-                lambda side, k=kind, r=route: _owner(side, k, r))
     return table
 
 

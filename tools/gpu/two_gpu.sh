@@ -5,8 +5,10 @@
 # (xdist), the multi-GPU example's two parts, the IPC scenarios against NVIDIA's cuda.core
 # (tests/test_ipc_scenarios.py, verbose), and benchmarks/ipc.py, one after the other.
 #   LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/two_gpu.sh
-# SKIP="probe suite example scenarios ipc" leaves parts out; JOBS (default 16) sets the suite's workers;
-# SUITE_S (default 330) its limit; TESTS (default tests) what the suite runs.
+# SKIP="probe suite example scenarios ipc" leaves parts out; JOBS (default 16) sets the suite's
+# workers; SUITE_S (default 330) its limit; TESTS (default tests) what the suite runs; ONE_GPU=1
+# runs the suite on one GPU too, at the same time; BENCH=1 adds the launch and view benchmarks
+# (ROUNDS rounds, default 11).
 # NVLink multicast stays off in every process (on-gpu.sh exports the three variables; set here
 # again for a run outside it).
 set -u
@@ -29,11 +31,22 @@ if [[ $skip != *" probe "* ]]; then
   (cd /tmp && timeout 120 python3 "$tree/tools/gpu/probe_peer_access.py") > "$out/probe.log" 2>&1
   grep -E "^PEER|^NVML|^DISCARD" "$out/probe.log"
 fi
+# The suite on both GPUs and, with ONE_GPU=1, at the same time on one (CUDA_VISIBLE_DEVICES=0,
+# JOBS workers each), with the example's own run beside them; each log is printed after.
+pids=()
 if [[ $skip != *" suite "* ]]; then
   (cd "$tree" && timeout -s INT -k 30 "${SUITE_S:-330}" python3 -m pytest -q -rs -n "${JOBS:-16}" \
-     -p no:cacheprovider --durations=15 ${TESTS:-tests}) > "$out/suite.log" 2>&1
-  echo "suite: $(tail -1 "$out/suite.log")"
-  grep -E "^(FAILED|ERROR) " "$out/suite.log"
+     -p no:cacheprovider --durations=15 --junitxml="$out/suite.xml" ${TESTS:-tests}) \
+     > "$out/suite.log" 2>&1 &
+  pids+=($!)
+  if [ "${ONE_GPU:-0}" = 1 ]; then
+    tree1=$(mktemp -d)
+    cp -a "$tree/." "$tree1/"
+    (cd "$tree1" && CUDA_VISIBLE_DEVICES=0 timeout -s INT -k 30 "${SUITE_S:-330}" python3 -m \
+       pytest -q -rs -n "${JOBS:-16}" -p no:cacheprovider ${TESTS:-tests}) \
+       > "$out/suite_one_gpu.log" 2>&1 &
+    pids+=($!)
+  fi
 fi
 if [[ $skip != *" example "* ]]; then
   # A crash prints the Python stack (faulthandler, inherited by the spawned ranks) and, where
@@ -44,6 +57,15 @@ if [[ $skip != *" example "* ]]; then
      "$tree/examples/multi_gpu_allreduce.py" ${EXAMPLE_ARGS:-}) > "$out/example.log" 2>&1
   echo "example rc=$?"; tail -25 "$out/example.log"
 fi
+for pid in "${pids[@]}"; do wait "$pid"; done
+if [[ $skip != *" suite "* ]]; then
+  echo "suite: $(tail -1 "$out/suite.log")"
+  grep -E "^(FAILED|ERROR) |^_+ .* _+$" "$out/suite.log"
+  if [ "${ONE_GPU:-0}" = 1 ]; then
+    echo "suite on one GPU: $(tail -1 "$out/suite_one_gpu.log")"
+    grep -E "^(FAILED|ERROR) |^_+ .* _+$" "$out/suite_one_gpu.log"
+  fi
+fi
 if [[ $skip != *" scenarios "* ]]; then
   (cd "$tree" && timeout -s INT 300 python3 -m pytest -v -n 8 -p no:cacheprovider \
      tests/test_ipc_scenarios.py) > "$out/scenarios.log" 2>&1
@@ -52,4 +74,13 @@ fi
 if [[ $skip != *" ipc "* ]]; then
   (cd /tmp && timeout 240 python3 "$tree/benchmarks/ipc.py" ${IPC_ARGS:---quick}) > "$out/ipc.log" 2>&1
   echo "ipc rc=$?"; tail -40 "$out/ipc.log"
+fi
+# BENCH=1: the installed launch benchmark and the view benchmark, on the quiet machine.
+if [ "${BENCH:-0}" = 1 ]; then
+  (cd /tmp && timeout 150 python3 -m cuda_core.bench --rounds "${ROUNDS:-11}" -q \
+     --json "$out/bench.json") > "$out/bench.txt" 2>&1
+  sed -n '/^cuda_core launch latency/,$p' "$out/bench.txt" | grep -v "^  calls per sample"
+  (cd /tmp && timeout 150 python3 "$tree/benchmarks/views.py" --rounds "${ROUNDS:-11}" -q) \
+    > "$out/views.txt" 2>&1
+  grep -E "^(CuPy|PyTorch|Numba|NumPy)|cuda_core <= " "$out/views.txt"
 fi
