@@ -1,4 +1,4 @@
-from cuda.bindings.cydriver cimport CUcontext, CUevent
+from cuda.bindings.cydriver cimport CUevent
 
 from cuda_core._context cimport Context
 from cuda_core._resource cimport HandleKeyedResource
@@ -37,9 +37,9 @@ cdef class IPCEventDescriptor:
 
 
 # The handle a stream of context ``ctx`` waits on for ``ev``: its own, or, for an imported event
-# opened in another context, the interprocess event opened again in ``ctx`` (_event.pyx says
-# why).
-cdef CUevent wait_handle(Event ev, CUcontext ctx) except NULL
+# opened in another device's context, the interprocess event opened again in ``ctx``
+# (_event.pyx says why).
+cdef CUevent wait_handle(Event ev, Context ctx) except NULL
 
 # A new, unrecorded event in ``ctx``. ``for_record``: the caller records it at once (Stream.record),
 # the only way an IPC-enabled event may be made; Device.create_event passes False.

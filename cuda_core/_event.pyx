@@ -398,23 +398,24 @@ cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
     return ev
 
 
-cdef CUevent wait_handle(Event ev, CUcontext ctx) except NULL:
+cdef CUevent wait_handle(Event ev, Context ctx) except NULL:
     """What a stream of ``ctx`` waits on for ``ev`` (``Stream.wait``): the event's own handle,
     except for an imported event opened in another context. A stream waiting on such an
     event directly kills the process: on two NVLink-connected H200s (driver 580) the driver
     dies with SIGSEGV inside ``cuStreamWaitEvent`` when the interprocess event was opened in
     the other device's context, with raw driver calls as well (tools/gpu/
     probe_ipc_event_devices.py), while the same wait on the event opened in the stream's own
-    context works. So the descriptor is opened again in ``ctx``, once per context (the driver
-    gives a new event for the same interprocess event on every open), and kept until the
-    event is closed."""
+    context works. So, for a stream of another device, the descriptor is opened again in
+    ``ctx``, once per context (the driver gives a new event for the same interprocess event on
+    every open), and kept until the event is closed. A stream of the event's own device waits
+    on the event itself."""
     cdef CUipcEventHandle handle
     cdef CUevent opened = NULL
     cdef CUresult err
     cdef ContextGuard guard
-    if not ev._imported or ev._ctx._handle == ctx or ctx == NULL:
+    if not ev._imported or ev._ctx._device_id == ctx._device_id:
         return ev._handle
-    key = <size_t>ctx
+    key = <size_t>ctx._handle
     with cython.critical_section(ev):
         ev._check_open()
         if ev._reopened is None:
@@ -425,7 +426,7 @@ cdef CUevent wait_handle(Event ev, CUcontext ctx) except NULL:
                    sizeof(CUipcEventHandle))
             # The driver call keeps the GIL (releasing the thread state would suspend the
             # section).
-            enter_context(guard, ctx)
+            enter_context(guard, ctx._handle)
             err = cydriver.cuIpcOpenEventHandle(&opened, handle)
             exit_context(guard)
             if err != CUDA_SUCCESS:

@@ -270,7 +270,6 @@ cdef class Stream(Resource):
         cdef ContextGuard guard
         cdef CUresult err
         cdef CUevent handle
-        cdef CUcontext ctx
         self._check_open()
         if not isinstance(event_or_stream, Event):
             other = as_stream(event_or_stream, "wait()")
@@ -290,10 +289,7 @@ cdef class Stream(Resource):
         ev._check_open()
         handle = ev._handle
         if ev._imported:  # through its opening in this stream's context (_event.wait_handle)
-            ctx = self._bind_ctx
-            if ctx == NULL:
-                ctx = self._resolve_ctx()._handle
-            handle = wait_handle(ev, ctx)
+            handle = wait_handle(ev, self._resolve_ctx())
         enter_context(guard, self._bind_ctx)
         with nogil:  # blocks while the stream's queue is full (DESIGN.md, the calls that wait)
             err = cydriver.cuStreamWaitEvent(self._handle, handle, 0)
