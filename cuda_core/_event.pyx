@@ -498,6 +498,7 @@ def _rebuild_event(str device_uuid not None, IPCEventDescriptor desc not None):
     cdef CUcontext current = NULL
     cdef Context ctx
     cdef ContextGuard guard
+    ensure_driver()  # a Process argument is unpickled before anything else used the driver
     HANDLE_RETURN(cydriver.cuCtxGetCurrent(&current))
     if current != NULL:
         return _import_event(context_from_handle(current), desc, "unpickling an Event")
