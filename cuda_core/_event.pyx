@@ -95,13 +95,17 @@ cdef class Event(HandleKeyedResource):
     cdef int _release(self) except -1:
         cdef CUresult err
         cdef CUevent other
-        if self._reopened is not None:  # no wait can be queued with them once closed
-            for handle in self._reopened.values():
+        # The openings in other contexts (wait_handle), taken under the section wait_handle
+        # fills them in: _closed is set already, so none is added after this.
+        with cython.critical_section(self):
+            reopened = self._reopened
+            self._reopened = None
+        if reopened is not None:
+            for handle in (<dict>reopened).values():
                 other = <CUevent><size_t>handle
                 with nogil:
                     err = cydriver.cuEventDestroy(other)
                 check_call(err, "cuEventDestroy")
-            self._reopened = None
         if self._handle != NULL and self._graph_held:
             self._destroy_later = True  # a graph's node uses it (see the .pxd): __dealloc__
         elif self._handle != NULL:
