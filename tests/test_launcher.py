@@ -45,6 +45,11 @@ class DeviceBytes:
         self.size = size
         self.ptr = int(_check(driver.cuMemAlloc(size)))
         _check(driver.cuMemsetD8(self.ptr, 0xAB, size) + (None,))
+        # cuMemsetD8 on device memory returns before it is done, ordered on the legacy stream,
+        # which a non-blocking stream does not wait for: without this, a kernel's write could
+        # land first and the fill over it (seen once: a round trip read back 0xab, on two
+        # H200s shared by two test suites).
+        _check(driver.cuCtxSynchronize() + (None,))
 
     def read(self):
         out = np.empty(self.size, dtype=np.uint8)
@@ -252,6 +257,7 @@ def test_cooperative_launch_grid_wide_sync(dev, stream):
     blocks = dev.properties.multiprocessor_count * 2
     counter, seen = DeviceBytes(4), DeviceBytes(4 * blocks)
     _check(driver.cuMemsetD8(counter.ptr, 0, 4) + (None,))
+    _check(driver.cuCtxSynchronize() + (None,))  # the memset is done (see DeviceBytes)
     launch(stream, LaunchConfig(grid=blocks, block=64, is_cooperative=True), kernel,
            counter.ptr, seen.ptr)
     stream.sync()

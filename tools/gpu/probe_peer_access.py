@@ -73,7 +73,7 @@ def child(case):
         assert err == driver.CUresult.CUDA_SUCCESS, err
         ptr = int(dptr)
     driver.cuMemsetD32(ptr, 5, n)
-    s0.sync()
+    driver.cuCtxSynchronize()  # the memset is ordered on the legacy stream, not on s0
     if pool is not None:
         loc = driver.CUmemLocation()
         loc.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
