@@ -1,14 +1,15 @@
 #!/bin/bash
 # Issue 28 on a two-GPU machine (nvidia-h200-x2 / nvidia-h100-x2), after stage.sh with
 # CUDA_CORE_BENCH=1 (benchmarks/ipc.py's C floor): the machine's topology, the peer-access probe
-# (tools/gpu/probe_peer_access.py), the whole suite
-# (xdist), the multi-GPU example's two parts, the IPC scenarios against NVIDIA's cuda.core
+# (tools/gpu/probe_peer_access.py), the whole suite (xdist, JUnit XML in LOG_DIR), the
+# multi-GPU example's two parts, the IPC scenarios against NVIDIA's cuda.core
 # (tests/test_ipc_scenarios.py, verbose), and benchmarks/ipc.py, one after the other.
 #   LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/two_gpu.sh
 # SKIP="probe suite example scenarios ipc" leaves parts out; JOBS (default 16) sets the suite's
 # workers; SUITE_S (default 330) its limit; TESTS (default tests) what the suite runs; ONE_GPU=1
-# runs the suite on one GPU too, at the same time; BENCH=1 adds the launch and view benchmarks
-# (ROUNDS rounds, default 11).
+# runs the suite on one GPU too, at the same time (on two H200s the two suites at once, 14
+# workers each, needed more than 300 s: give SUITE_S=400, or run them in two calls); BENCH=1
+# adds the launch and view benchmarks (ROUNDS rounds, default 11).
 # NVLink multicast stays off in every process (on-gpu.sh exports the three variables; set here
 # again for a run outside it).
 set -u
