@@ -42,6 +42,10 @@ def _names(exc):
     return [c.__name__ for c in type(exc).__mro__]
 
 
+def _kind(value):
+    return type(value).__name__
+
+
 class Stop(Exception):
     """This side stops: it raised, or the other side did."""
 
@@ -62,16 +66,17 @@ class Side:
         self.gates.append(StreamGate(stream))
         return self.gates[-1]
 
-    def fact(self, label, fn):
-        """``fn()``, recorded under ``label``; an exception is recorded too, marked
-        ``stopped``, and ends this side (the scenario could not go on)."""
+    def fact(self, label, fn, shown=None):
+        """``fn()``, recorded under ``label`` (as ``shown(value)`` where given: what is
+        compared of an object); an exception is recorded too, marked ``stopped``, and ends this
+        side (the scenario could not go on)."""
         try:
             value = fn()
         except Exception as exc:  # an outcome to compare: recorded, and this side stops
             self.facts.append([label, "raised", _names(exc), "stopped"])
             self.outbox.put(("stop", label))
             raise Stop(label) from exc
-        self.facts.append([label, value])
+        self.facts.append([label, value if shown is None else shown(value)])
         return value
 
     def outcome(self, label, fn):
@@ -108,18 +113,15 @@ class Side:
 def _export(side, ev, route):
     if route == "pickle":
         return ev
-    desc = side.fact("ipc_descriptor", lambda: ev.ipc_descriptor)
-    side.facts[-1][1] = type(desc).__name__
-    return desc
+    return side.fact("ipc_descriptor", lambda: ev.ipc_descriptor, _kind)
 
 
 def _import_event(side, got, route):
     if route == "pickle":
-        side.fact("received", lambda: type(got).__name__)
+        side.fact("received", lambda: got, _kind)
         return got
-    ev = side.fact("from_ipc_descriptor", lambda: side.m.Event.from_ipc_descriptor(got))
-    side.facts[-1][1] = type(ev).__name__
-    return ev
+    return side.fact("from_ipc_descriptor", lambda: side.m.Event.from_ipc_descriptor(got),
+                     _kind)
 
 
 def _flags(side, ev, label):
@@ -136,10 +138,10 @@ def _recorder(side, when, route):
     dev, s = side.setup()
     if when == "pending":
         gate = side.gate(s)
-    ev = side.fact("record", lambda: s.record(options=side.ipc_options()))
+    ev = side.fact("record", lambda: s.record(options=side.ipc_options()), _kind)
     if when == "done":
         s.sync()
-    side.facts[-1][1] = ev.is_done
+    side.fact("done at the hand-off", lambda: ev.is_done)
     side.send("event", _export(side, ev, route))
     side.recv("the waiter's wait")
     if when == "pending":
@@ -173,9 +175,9 @@ def _waiter(side, when, route):
 
 def _rerecord_owner(side, route):
     dev, s = side.setup()
-    ev = side.fact("record", lambda: s.record(options=side.ipc_options()))
+    ev = side.fact("record", lambda: s.record(options=side.ipc_options()), _kind)
     s.sync()
-    side.facts[-1][1] = ev.is_done
+    side.fact("done at the hand-off", lambda: ev.is_done)
     side.send("event", _export(side, ev, route))
     side.recv("the child's attempt")
     side.outcome("record it again here", lambda: s.record(ev) is ev)
@@ -269,10 +271,9 @@ def _owner(side, kind, route):
         side.send("pool", mr)
         side.send("buffer", buf)
     else:
-        handle = side.fact("allocation_handle", lambda: mr.allocation_handle)
-        side.facts[-1][1] = type(handle).__name__
-        desc = side.fact("ipc_descriptor", lambda: buf.ipc_descriptor)
-        side.facts[-1][1] = [type(desc).__name__, desc.size]
+        handle = side.fact("allocation_handle", lambda: mr.allocation_handle, _kind)
+        desc = side.fact("ipc_descriptor", lambda: buf.ipc_descriptor,
+                         lambda d: [_kind(d), d.size])
         side.send("pool", handle)
         side.send("buffer", desc)
     side.recv("written")
@@ -289,18 +290,17 @@ def _borrower(side, kind, route):
     dev, s = side.setup()
     _, mr = side.recv("pool")
     if route == "pickle":
-        side.fact("pool", lambda: [type(mr).__name__, mr.is_ipc_enabled, mr.is_mapped])
+        side.fact("pool", lambda: [_kind(mr), mr.is_ipc_enabled, mr.is_mapped])
         _, buf = side.recv("buffer")
     else:
         handle = mr
         mr = side.fact("from_allocation_handle", lambda: (
             m.PinnedMemoryResource.from_allocation_handle(handle) if kind == "pinned" else
-            m.DeviceMemoryResource.from_allocation_handle(dev, handle)))
-        side.facts[-1][1] = [type(mr).__name__, mr.is_ipc_enabled, mr.is_mapped]
+            m.DeviceMemoryResource.from_allocation_handle(dev, handle)),
+            lambda r: [_kind(r), r.is_ipc_enabled, r.is_mapped])
         _, desc = side.recv("buffer")
         buf = side.fact("from_ipc_descriptor",
-                        lambda: m.Buffer.from_ipc_descriptor(mr, desc, stream=s))
-        side.facts[-1][1] = type(buf).__name__
+                        lambda: m.Buffer.from_ipc_descriptor(mr, desc, stream=s), _kind)
     side.fact("buffer", lambda: [buf.size, buf.memory_resource is mr])
     side.fact("read", lambda: _read(side, s, buf))
     side.fact("write", lambda: _write(side, s, buf, 9))
