@@ -95,11 +95,13 @@ cdef class Event(HandleKeyedResource):
     cdef int _release(self) except -1:
         cdef CUresult err
         cdef CUevent other
-        # The openings in other contexts (wait_handle), taken under the section wait_handle
-        # fills them in: _closed is set already, so none is added after this.
-        with cython.critical_section(self):
-            reopened = self._reopened
-            self._reopened = None
+        reopened = None
+        if self._imported:
+            # The openings in other contexts (wait_handle), taken under the section wait_handle
+            # fills them in: _closed is set already, so none is added after this.
+            with cython.critical_section(self):
+                reopened = self._reopened
+                self._reopened = None
         if reopened is not None:
             for handle in (<dict>reopened).values():
                 other = <CUevent><size_t>handle
@@ -379,19 +381,30 @@ cdef IPCEventDescriptor _new_descriptor(bytes payload, bint blocking):
     return desc
 
 
-cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
-    """The event ``desc`` names, opened in ``ctx`` (which the caller made current)."""
+cdef CUevent _open_descriptor(IPCEventDescriptor desc, bint keep_gil, str what) except NULL:
+    """``cuIpcOpenEventHandle`` of ``desc`` in the current context: a new driver event on every
+    call. ``keep_gil`` for a caller inside a critical section (releasing the thread state
+    would suspend it)."""
     cdef CUipcEventHandle handle
     cdef CUevent opened = NULL
     cdef CUresult err
-    cdef Event ev = Event.__new__(Event)  # first: nothing to undo if it fails
     memcpy(handle.reserved, <const char*>desc._payload, sizeof(CUipcEventHandle))
-    with nogil:
+    if keep_gil:
         err = cydriver.cuIpcOpenEventHandle(&opened, handle)
+    else:
+        with nogil:
+            err = cydriver.cuIpcOpenEventHandle(&opened, handle)
     if err != CUDA_SUCCESS:
         raise make_driver_error(err, f"{what}: ipc_descriptor: cuIpcOpenEventHandle refused it "
                                      f"(exported by this same process, or the exporting event "
                                      f"was destroyed?)")
+    return opened
+
+
+cdef Event _import_event(Context ctx, IPCEventDescriptor desc, str what):
+    """The event ``desc`` names, opened in ``ctx`` (which the caller made current)."""
+    cdef Event ev = Event.__new__(Event)  # first: nothing to undo if it fails
+    cdef CUevent opened = _open_descriptor(desc, False, what)
     ev._handle = opened
     ev._ctx = ctx
     ev._blocking = desc._blocking
@@ -413,9 +426,7 @@ cdef CUevent wait_handle(Event ev, Context ctx) except NULL:
     ``ctx``, once per context (the driver gives a new event for the same interprocess event on
     every open), and kept until the event is closed. A stream of the event's own device waits
     on the event itself."""
-    cdef CUipcEventHandle handle
-    cdef CUevent opened = NULL
-    cdef CUresult err
+    cdef CUevent opened
     cdef ContextGuard guard
     if not ev._imported or ev._ctx._device_id == ctx._device_id:
         return ev._handle
@@ -426,16 +437,10 @@ cdef CUevent wait_handle(Event ev, Context ctx) except NULL:
             ev._reopened = {}
         found = ev._reopened.get(key)
         if found is None:
-            memcpy(handle.reserved, <const char*>(<IPCEventDescriptor>ev._ipc_desc)._payload,
-                   sizeof(CUipcEventHandle))
-            # The driver call keeps the GIL (releasing the thread state would suspend the
-            # section).
             enter_context(guard, ctx._handle)
-            err = cydriver.cuIpcOpenEventHandle(&opened, handle)
+            opened = _open_descriptor(<IPCEventDescriptor>ev._ipc_desc, True,
+                                      "Stream.wait() of an event imported on another device")
             exit_context(guard)
-            if err != CUDA_SUCCESS:
-                raise make_driver_error(err, "Stream.wait(): opening the imported event in the "
-                                             "stream's context (cuIpcOpenEventHandle) failed")
             found = <size_t>opened
             ev._reopened[key] = found
     return <CUevent><size_t>found
