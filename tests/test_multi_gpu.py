@@ -8,6 +8,7 @@ access (cuMemPoolGetAccess or cuMemGetAccess, kids.access_flags) is checked firs
 on purpose runs in a child. Nothing here uses NVLink multicast.
 """
 
+import contextlib
 import threading
 import time
 
@@ -431,6 +432,35 @@ def test_vmm_buffer_imported_for_a_kernel_on_the_other_device(peers):
     s0.sync()
 
 
+@contextlib.contextmanager
+def _gated(stream):
+    """``stream`` held behind a StreamGate (the gate, yielded) until the block opens it; at the
+    end the gate is open, ``stream`` synchronized and the gate freed, whatever happened."""
+    gate = StreamGate(stream)
+    try:
+        yield gate
+    finally:
+        gate.open()
+        stream.sync()
+        gate.close()
+
+
+def _child_released_by(gate, target, sent, *args):
+    """Runs ``target(q, acks, go, *args)`` in a child and puts ``sent`` on ``q``. Returns the
+    child's first ack, taken while ``gate`` still holds the exporter's stream, and the child's
+    value once the gate is open and ``go`` set."""
+    q, acks, go = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
+    with Children() as children:
+        child = children.run(target, q, acks, go, *args)
+        q.put(sent)
+        got = queue_get(acks, child.proc)
+        gate.open()
+        go.set()
+        result = child.value()
+        _drain(q)
+    return got, result
+
+
 @pytest.mark.gpu
 def test_ipc_event_orders_a_copy_on_the_other_device(peers):
     d0, d1 = peers
@@ -442,25 +472,13 @@ def test_ipc_event_orders_a_copy_on_the_other_device(peers):
     buf = mr.allocate(4 * count, stream=s0)
     buf.fill(0, stream=s0)
     s0.sync()
-    gate = StreamGate(s0)  # s0 waits for the host from here on
-    try:
+    with _gated(s0) as gate:  # s0 waits for the host from here on
         kids.fill_u32(buf.handle, 7, count, s0, 0)
         event = s0.record(options=IPC_EVENT)
-        q, acks, go = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-        with Children() as children:
-            child = children.run(kids.child_wait_event_across_devices, q, acks, go, 0, 1, 7)
-            q.put((buf, event))
-            got = queue_get(acks, child.proc)
-            # The copy was queued on device 1 behind the wait while the event was pending.
-            assert got == ("queued", True, True), got
-            gate.open()
-            go.set()
-            result = child.value()
-            _drain(q)
-    finally:
-        gate.open()
-        s0.sync()
-        gate.close()
+        got, result = _child_released_by(gate, kids.child_wait_event_across_devices,
+                                         (buf, event), 0, 1, 7)
+    # The copy was queued on device 1 behind the wait while the event was pending.
+    assert got == ("queued", True, True), got
     assert result == {"pending_before_wait": True, "first": 7, "all_equal": True}
     event.close()
     buf.close(s0)
@@ -475,25 +493,12 @@ def test_a_stream_waits_on_an_event_imported_in_the_other_devices_context(two):
     require_ipc_events(d1)
     d1.set_current()
     s1 = d1.create_stream()
-    gate = StreamGate(s1)  # s1 waits for the host from here on
-    try:
+    with _gated(s1) as gate:  # s1 waits for the host from here on
         event = s1.record(options=IPC_EVENT)
-        desc_q, acks, go = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-        with Children() as children:
-            child = children.run(kids.child_wait_on_events_opened_elsewhere, event, desc_q,
-                                 acks, go)
-            desc_q.put(event.ipc_descriptor)
-            got = queue_get(acks, child.proc)
-            # Both imports were pending, and device 0's stream was held behind them.
-            assert got == ("queued", True, True, True), got
-            gate.open()
-            go.set()
-            facts = child.value()
-            _drain(desc_q)
-    finally:
-        gate.open()
-        s1.sync()
-        gate.close()
-        Device(0).set_current()
+        got, facts = _child_released_by(gate, kids.child_wait_on_events_opened_elsewhere,
+                                        event.ipc_descriptor, event)
+    Device(0).set_current()
+    # Both imports were pending, and device 0's stream was held behind them.
+    assert got == ("queued", True, True, True), got
     assert facts == {"argument": 1, "descriptor": 1, "done": (True, True, True)}
     event.close()

@@ -678,7 +678,7 @@ def child_wait_event_across_devices(q, acks, go, owner, waiter, value):
             "all_equal": bool((words == value).all())}
 
 
-def child_wait_on_events_opened_elsewhere(ev, desc_q, acks, go):
+def child_wait_on_events_opened_elsewhere(desc_q, acks, go, ev):
     """Waits, on a stream of device 0, for an IPC event exported on device 1, imported twice in
     device 1's context: once as this child's ``Process`` argument (unpickled before any context
     is current, so in the exporting device's primary context) and once by
