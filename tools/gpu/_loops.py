@@ -1,8 +1,19 @@
-"""The timing loop the ablation scripts share (view_ablation.py, cai_ablation.py): each
-statement compiled into a loop of its own, rounds alternated with the order rotating, the
-minimum over rounds of the time per call, with the collector on and off."""
+"""What the ablation scripts share (view_ablation.py, cai_ablation.py): device 0 current with a
+stream of ours, and the timing loop: each statement compiled into a loop of its own, rounds
+alternated with the order rotating, the minimum over rounds of the time per call, with the
+collector on and off."""
 import gc
 import time
+
+
+def device_stream():
+    """``(device, stream, stream address)``: device 0 made current and a new stream on it."""
+    import cuda_core
+
+    dev = cuda_core.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    return dev, stream, int(stream.handle)
 
 
 def loops(stmts, namespace):

@@ -13,14 +13,10 @@ import numpy as np
 from cuda.bindings import driver
 from numba import cuda as numba_cuda
 
-import cuda_core
-from _loops import best_times, loops
+from _loops import best_times, device_stream, loops
 from cuda_core.utils import StridedMemoryView as V
 
-dev = cuda_core.Device(0)
-dev.set_current()
-stream = dev.create_stream()
-s = int(stream.handle)
+dev, stream, s = device_stream()
 x = numba_cuda.to_device(np.zeros(1024, dtype=np.float32))
 d = dict(x.__cuda_array_interface__)
 ptr = d["data"][0]

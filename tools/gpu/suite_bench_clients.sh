@@ -8,20 +8,8 @@
 # CLIENTS_QUICK=1 runs only the clients' launch split and cuda-cccl (clients.sh). Logs (and
 # bench.json, bench.png) go to LOG_DIR; the summary lines are printed.
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${LOG_DIR:-/tmp/suite_bench_clients}
-mkdir -p "$out"
-skip=" ${SKIP:-} "
-tree=$(mktemp -d)
-(cd "$root" && tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu12 --exclude=./.git \
-   --exclude=./build -cf - .) | tar -xf - -C "$tree"
-export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
-# The test extra's header wheels, which on-gpu.sh puts in /tmp/gpu-extra and on PYTHONPATH: run
-# outside on-gpu.sh (after "on-gpu.sh true"), the C-API tests would not find cudaProfiler.h.
-case ":${PYTHONPATH:-}:" in
-  *:/tmp/gpu-extra:*) ;;
-  *) [ -d /tmp/gpu-extra ] && export PYTHONPATH=/tmp/gpu-extra${PYTHONPATH:+:$PYTHONPATH} ;;
-esac
+default_out=/tmp/suite_bench_clients
+. "$(dirname "$0")/_run_setup.sh"
 (cd "$tree" && timeout -s INT -k 30 "${SUITE_S:-300}" python3 -m pytest -q -rs -n "${JOBS:-12}" \
    -p no:cacheprovider --durations=10 tests) > "$out/suite.log" 2>&1
 echo "suite: $(tail -1 "$out/suite.log")"

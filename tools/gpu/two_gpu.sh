@@ -14,18 +14,8 @@
 # again for a run outside it).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONSAFEPATH=1 PYTHONUNBUFFERED=1
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${LOG_DIR:-/tmp/two_gpu}
-mkdir -p "$out"
-skip=" ${SKIP:-} "
-tree=$(mktemp -d)
-(cd "$root" && tar --exclude=./cuda_core --exclude=./.gpu --exclude=./.gpu12 --exclude=./.git \
-   --exclude=./build -cf - .) | tar -xf - -C "$tree"
-case ":${PYTHONPATH:-}:" in
-  *:/tmp/gpu-extra:*) ;;
-  *) [ -d /tmp/gpu-extra ] && export PYTHONPATH=/tmp/gpu-extra${PYTHONPATH:+:$PYTHONPATH} ;;
-esac
+default_out=/tmp/two_gpu
+. "$(dirname "$0")/_run_setup.sh"
 { nvidia-smi -L; nvidia-smi topo -m; } > "$out/topology.txt" 2>&1
 head -3 "$out/topology.txt"
 if [[ $skip != *" probe "* ]]; then

@@ -10,14 +10,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _loops beside 
 
 import cupy
 
-import cuda_core
-from _loops import best_times, loops
+from _loops import best_times, device_stream, loops
 from cuda_core.utils import StridedMemoryView as V
 
-dev = cuda_core.Device(0)
-dev.set_current()
-stream = dev.create_stream()
-s = int(stream.handle)
+dev, stream, s = device_stream()
 cupy.cuda.ExternalStream(s).use()
 x = cupy.zeros(1024, dtype=cupy.float32)
 w = V.from_dlpack(x, -1)
