@@ -99,17 +99,19 @@ def _bit_members(mask, table, what: str) -> list:
     return out
 
 
-def _event_mask(events) -> int:
-    """The NVML bit mask of an :class:`~cuda_core.system.typing.EventType`, its string, or a
-    list of them."""
+def _event_mask(events, enum=EventType, bits=_EVENT_TYPE_BITS) -> int:
+    """The NVML bit mask (``bits``: member -> bit) of an ``enum`` member
+    (:class:`~cuda_core.system.typing.EventType` or ``SystemEventType``), its string, or a list
+    of them."""
     if isinstance(events, str):
         events = [events]
     elif not isinstance(events, list):
-        raise TypeError("events must be an EventType, str, or list of EventType or str, not "
-                        f"{type(events).__name__}")
+        name = enum.__name__
+        raise TypeError(f"events must be {'an' if name[0] in 'AEIOU' else 'a'} {name}, str, or "
+                        f"list of {name} or str, not {type(events).__name__}")
     mask = 0
     for event in events:
-        mask |= _EVENT_TYPE_BITS[check_enum(event, "events", EventType)]
+        mask |= bits[check_enum(event, "events", enum)]
     return mask
 
 
@@ -125,6 +127,22 @@ def release_event_set(free, handle: int, error: type[BaseException]) -> None:
 
             warnings.warn(f"freeing an NVML event set failed ({exc}); it is leaked",
                           CUDAWarning, stacklevel=2)
+
+
+def open_event_set(owner, nvml_set: str, register: str, *args) -> tuple[int, weakref.finalize]:
+    """A new NVML event set (``<nvml_set>_create``) with ``register(*args, set)`` done on it,
+    and its finalizer: the set is freed (``<nvml_set>_free``) when ``owner`` is collected, or at
+    once where registering fails."""
+    module = nvml()
+    handle = int(call(f"{nvml_set}_create"))
+    free = weakref.finalize(owner, release_event_set, getattr(module, f"{nvml_set}_free"),
+                            handle, module.NvmlError)
+    try:
+        call(register, *args, handle)
+    except BaseException:
+        free()
+        raise
+    return handle, free
 
 
 def _field_ids(field_ids) -> list:
@@ -770,15 +788,8 @@ class DeviceEvents:
 
     def __init__(self, device_handle: int, events):
         mask = _event_mask(events)
-        module = nvml()
-        self._set = int(call("event_set_create"))
-        self._free = weakref.finalize(self, release_event_set, module.event_set_free,
-                                      self._set, module.NvmlError)
-        try:
-            call("device_register_events", int(device_handle), mask, self._set)
-        except BaseException:
-            self._free()
-            raise
+        self._set, self._free = open_event_set(self, "event_set", "device_register_events",
+                                               int(device_handle), mask)
 
     def wait(self, timeout_ms: int = 0) -> EventData:
         """The next event, waiting at most ``timeout_ms`` milliseconds (0: without limit)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import weakref
-
-from cuda_core._checks import check_enum, check_int
+from cuda_core._checks import check_int
 from cuda_core.system._device import Device
-from cuda_core.system._device_info import release_event_set
-from cuda_core.system._nvml import call, nvml
+from cuda_core.system._device_info import _event_mask, open_event_set
+from cuda_core.system._nvml import call
 from cuda_core.system.typing import SystemEventType
 
 __all__ = ["RegisteredSystemEvents", "SystemEvent", "SystemEvents", "register_events"]
@@ -85,23 +83,9 @@ class RegisteredSystemEvents:
     __slots__ = ("_set", "_free", "__weakref__")
 
     def __init__(self, events):
-        if isinstance(events, str):
-            events = [events]
-        elif not isinstance(events, list):
-            raise TypeError("events must be a SystemEventType, str, or list of SystemEventType "
-                            f"or str, not {type(events).__name__}")
-        mask = 0
-        for event in events:
-            mask |= _SYSTEM_EVENT_BITS[check_enum(event, "events", SystemEventType)]
-        module = nvml()
-        self._set = int(call("system_event_set_create"))
-        self._free = weakref.finalize(self, release_event_set, module.system_event_set_free,
-                                      self._set, module.NvmlError)
-        try:
-            call("system_register_events", mask, self._set)
-        except BaseException:
-            self._free()
-            raise
+        mask = _event_mask(events, SystemEventType, _SYSTEM_EVENT_BITS)
+        self._set, self._free = open_event_set(self, "system_event_set", "system_register_events",
+                                               mask)
 
     def wait(self, timeout_ms: int = 0, buffer_size: int = 1) -> SystemEvents:
         """The events recorded, at most ``buffer_size`` (1 or more) of them, waiting at most
