@@ -33,6 +33,7 @@ from cuda_core.system._device_info import (
     _EVENT_OF_BIT,
     _U32_MAX,
     _bit_members,
+    _decode,
     _field_ids,
 )
 from cuda_core.system._nvml import _note, call, nvml
@@ -710,11 +711,8 @@ def get_topology_common_ancestor(device1: Device, device2: Device) -> GpuTopolog
     device1 = _device_arg(device1, "device1")
     device2 = _device_arg(device2, "device2")
     code = int(call("device_get_topology_common_ancestor", device1._handle, device2._handle))
-    try:
-        return _TOPOLOGY_OF_CODE[code]
-    except KeyError:
-        raise ValueError(f"nvmlDeviceGetTopologyCommonAncestor returned an unknown level "
-                         f"{code}") from None
+    return _decode(_TOPOLOGY_OF_CODE, code,
+                   "nvmlDeviceGetTopologyCommonAncestor returned an unknown level")
 
 
 def get_p2p_status(device1: Device, device2: Device, index) -> GpuP2PStatus:

@@ -99,6 +99,15 @@ def _bit_members(mask, table, what: str) -> list:
     return out
 
 
+def _decode(table, code: int, what: str):
+    """``table[code]``: what an NVML code stands for; ``ValueError`` ``"<what> <code>"`` for a
+    code the table lacks."""
+    try:
+        return table[code]
+    except KeyError:
+        raise ValueError(f"{what} {code}") from None
+
+
 def _event_mask(events, enum=EventType, bits=_EVENT_TYPE_BITS) -> int:
     """The NVML bit mask (``bits``: member -> bit) of an ``enum`` member
     (:class:`~cuda_core.system.typing.EventType` or ``SystemEventType``), its string, or a list
@@ -407,11 +416,8 @@ class FanInfo:
         """How the fan is driven, a :class:`~cuda_core.system.typing.FanControlPolicy`
         (``nvmlDeviceGetFanControlPolicy_v2``)."""
         code = int(call("device_get_fan_control_policy_v2", self._handle, self._fan))
-        try:
-            return _FAN_CONTROL_POLICY[code]
-        except KeyError:
-            raise ValueError(f"nvmlDeviceGetFanControlPolicy_v2 returned an unknown policy "
-                             f"{code}") from None
+        return _decode(_FAN_CONTROL_POLICY, code,
+                       "nvmlDeviceGetFanControlPolicy_v2 returned an unknown policy")
 
     def set_default_speed(self) -> None:
         """Returns the fan to its default speed control (``nvmlDeviceSetDefaultFanSpeed_v2``;
@@ -467,10 +473,7 @@ class FieldValue:
         """
         nvml().check_status(int(self._value.nvml_return))
         code = int(self._value.value_type)
-        try:
-            member, kind = _VALUE_MEMBERS[code]
-        except KeyError:
-            raise ValueError(f"NVML returned a field value of unknown type {code}") from None
+        member, kind = _decode(_VALUE_MEMBERS, code, "NVML returned a field value of unknown type")
         return kind(getattr(self._value.value, member)[0])
 
     def __repr__(self) -> str:
@@ -747,10 +750,7 @@ class EventData:
     @property
     def event_type(self) -> EventType:
         """The kind of event, an :class:`~cuda_core.system.typing.EventType`."""
-        try:
-            return _EVENT_OF_BIT[self._type]
-        except KeyError:
-            raise ValueError(f"NVML reported an unknown event type {self._type}") from None
+        return _decode(_EVENT_OF_BIT, self._type, "NVML reported an unknown event type")
 
     def _xid_only(self, what: str) -> None:
         if self._type != _EVENT_TYPE_BITS[EventType.XID_CRITICAL_ERROR]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cuda_core._checks import check_int
 from cuda_core.system._device import Device
-from cuda_core.system._device_info import _event_mask, open_event_set
+from cuda_core.system._device_info import _decode, _event_mask, open_event_set
 from cuda_core.system._nvml import call
 from cuda_core.system.typing import SystemEventType
 
@@ -37,10 +37,8 @@ class SystemEvent:
     def event_type(self) -> SystemEventType:
         """What happened, a :class:`~cuda_core.system.typing.SystemEventType` (``"bind"`` or
         ``"unbind"``)."""
-        try:
-            return _SYSTEM_EVENT_OF_CODE[self._type]
-        except KeyError:
-            raise ValueError(f"NVML reported an unknown system event type {self._type}") from None
+        return _decode(_SYSTEM_EVENT_OF_CODE, self._type,
+                       "NVML reported an unknown system event type")
 
     @property
     def gpu_id(self) -> int:
