@@ -75,10 +75,7 @@ cdef class ResourceDescriptor:
             (default: ``buffer.size``).
         """
         what = "ResourceDescriptor.from_linear()"
-        _check_buffer(buffer, what)
-        fmt = check_format(format, f"{what}: format")
-        channels = check_channels(num_channels, f"{what}: num_channels")
-        element = FORMAT_BYTES[fmt] * channels
+        fmt, channels, element = _buffer_elements(buffer, format, num_channels, what)
         size = (<Buffer>buffer)._size if size_bytes is None else check_int(
             size_bytes, f"{what}: size_bytes", 1)
         if size > (<Buffer>buffer)._size:
@@ -109,10 +106,7 @@ cdef class ResourceDescriptor:
             device's texture pitch alignment (checked when the texture is made).
         """
         what = "ResourceDescriptor.from_pitch2d()"
-        _check_buffer(buffer, what)
-        fmt = check_format(format, f"{what}: format")
-        channels = check_channels(num_channels, f"{what}: num_channels")
-        element = FORMAT_BYTES[fmt] * channels
+        fmt, channels, element = _buffer_elements(buffer, format, num_channels, what)
         w = check_int(width, f"{what}: width", 1)
         h = check_int(height, f"{what}: height", 1)
         pitch = check_int(pitch_bytes, f"{what}: pitch_bytes", 1)
@@ -251,13 +245,17 @@ cdef ResourceDescriptor _descriptor(str kind, object source, object fmt, int cha
     return d
 
 
-cdef int _check_buffer(object buffer, str what) except -1:
+cdef tuple _buffer_elements(object buffer, object format, object num_channels, str what):
+    """The checks of a Buffer seen as a texture (an open, device-accessible Buffer, its format
+    and channels): ``(format, channels, element size in bytes)``."""
     if not isinstance(buffer, Buffer):
         raise TypeError(f"{what}: buffer must be a Buffer, not {type(buffer).__name__}")
     (<Buffer>buffer)._check_open()
     if not buffer.is_device_accessible:
         raise ValueError(f"{what}: buffer must be device-accessible memory")
-    return 0
+    fmt = check_format(format, f"{what}: format")
+    channels = check_channels(num_channels, f"{what}: num_channels")
+    return fmt, channels, FORMAT_BYTES[fmt] * channels
 
 
 cdef ResourceDescriptor as_descriptor(object resource, str what):
