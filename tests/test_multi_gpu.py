@@ -470,7 +470,10 @@ def test_ipc_event_orders_a_copy_on_the_other_device(peers):
     mr = _pool(0, ipc_enabled=True)
     count = 1024
     buf = mr.allocate(4 * count, stream=s0)
-    buf.fill(0, stream=s0)
+    # Zeroed by the kernel the gated stream runs below, so that its first launch (which loads
+    # it, CUDA's lazy loading) comes before the gate: loading a kernel may wait for the
+    # context's work, the gated stream's included (the test hung there on two H200s).
+    kids.fill_u32(buf.handle, 0, count, s0, 0)
     s0.sync()
     with _gated(s0) as gate:  # s0 waits for the host from here on
         kids.fill_u32(buf.handle, 7, count, s0, 0)
