@@ -223,9 +223,13 @@ time.sleep(120)
 
 
 def _checkpoint_cycle(e):
-    """The states of another process through lock, checkpoint, restore and unlock."""
+    """The states of another process through lock, checkpoint, restore and unlock. Where a step
+    raises, the process is let go (restored, unlocked) before it is killed: one loaded run (24
+    workers on two H200s) hung in the wait for the killed process after a step, which hid the
+    step's error; a process that still cannot be reaped within 60 s is an error of its own."""
     child = subprocess.Popen([sys.executable, "-c", _CUDA_SLEEPER], stdout=subprocess.PIPE,
                              text=True)
+    p = None
     try:
         assert child.stdout.readline().strip() == "ready"
         p = e.m.checkpoint.Process(child.pid)
@@ -235,8 +239,21 @@ def _checkpoint_cycle(e):
             states.append(_kind(p.state))
         return states
     finally:
+        if p is not None:
+            _let_go(p)
         child.kill()
-        child.wait()
+        child.wait(timeout=60)
+
+
+def _let_go(p):
+    """Bring a checkpointed or locked process back to running, as far as the driver lets it."""
+    try:
+        if str(p.state) == "checkpointed":
+            p.restore()
+        if str(p.state) == "locked":
+            p.unlock()
+    except Exception:  # cleanup after a failed step: that step's error is the one reported
+        pass
 
 
 def _same_buffer(result, buf):
