@@ -76,6 +76,10 @@ def _accident(label, name):
 
 LABELS = list(CALLS) + list(READS)
 
+# One worker of a parallel run builds ``outcomes`` (both packages through every call, tens of
+# seconds of GPU work) and runs these tests, rather than every worker building it anew.
+pytestmark = pytest.mark.xdist_group("gpu_edge_calls")
+
 
 # A call that prints nothing for this long hangs: the child is killed, the rest run in a new one.
 STALL_S = 30 * SLOWDOWN

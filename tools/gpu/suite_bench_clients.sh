@@ -11,7 +11,7 @@ set -u
 default_out=/tmp/suite_bench_clients
 . "$(dirname "$0")/_run_setup.sh"
 (cd "$tree" && timeout -s INT -k 30 "${SUITE_S:-300}" python3 -m pytest -q -rs -n "${JOBS:-12}" \
-   -p no:cacheprovider --durations=10 tests) > "$out/suite.log" 2>&1
+   --dist loadgroup -p no:cacheprovider --durations=10 tests) > "$out/suite.log" 2>&1
 echo "suite: $(tail -1 "$out/suite.log")"
 grep -E "^(FAILED|ERROR) " "$out/suite.log"
 if [[ $skip != *" bench "* ]]; then
