@@ -505,3 +505,22 @@ def test_a_stream_waits_on_an_event_imported_in_the_other_devices_context(two):
     assert got == ("queued", True, True, True), got
     assert facts == {"argument": 1, "descriptor": 1, "done": (True, True, True)}
     event.close()
+
+
+@pytest.mark.gpu
+def test_a_graph_waits_on_an_event_imported_in_the_other_devices_context(two):
+    # The graph counterpart of the test above: an event-wait node on device 0's graph, for an
+    # event opened in device 1's context. It runs in a child, so that a crash fails this test.
+    d0, d1 = two
+    require_ipc_events(d1)
+    d1.set_current()
+    s1 = d1.create_stream()
+    with _gated(s1) as gate:  # s1 waits for the host from here on
+        event = s1.record(options=IPC_EVENT)
+        got, facts = _child_released_by(
+            gate, kids.child_graph_waits_on_an_event_opened_elsewhere, event.ipc_descriptor)
+    Device(0).set_current()
+    # The event was pending, and device 0's work after the graph was held behind it.
+    assert got == ("queued", True, True), got
+    assert facts == {"device": 1, "done": (True, True)}
+    event.close()

@@ -708,3 +708,36 @@ def child_wait_on_events_opened_elsewhere(desc_q, acks, go, ev):
     for e in (ev, other, after):
         e.close()
     return facts
+
+
+def child_graph_waits_on_an_event_opened_elsewhere(desc_q, acks, go):
+    """As :func:`child_wait_on_events_opened_elsewhere`, through a graph: imports an IPC event
+    exported on device 1 with device 1 current (so in device 1's context), then launches on a
+    stream of device 0 a graph made with device 0 current whose one node waits on that event.
+    ``Stream.wait`` reopens such an event in the stream's context, since the driver kills a
+    process whose stream waits on it directly; a graph's event-wait node takes the event as it
+    is. Reports whether the event and the work queued after the graph were still pending, waits
+    for ``go``, and returns what was done after the sync."""
+    child_setup()
+    from cuda_core import Device, Event
+    from cuda_core.graph import GraphDefinition
+
+    d0, d1 = Device(0), Device(1)
+    d1.set_current()
+    ev = Event.from_ipc_descriptor(_get(desc_q))
+    d0.set_current()
+    s0 = d0.create_stream()
+    definition = GraphDefinition()
+    definition.wait(ev)
+    graph = definition.instantiate()
+    graph.launch(s0)
+    after = s0.record()
+    acks.put(("queued", not ev.is_done, not after.is_done))
+    _wait(go, "go")
+    s0.sync()
+    facts = {"device": ev.device.device_id, "done": (ev.is_done, after.is_done)}
+    graph.close()
+    definition.close()
+    for e in (ev, after):
+        e.close()
+    return facts
