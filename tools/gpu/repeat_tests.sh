@@ -6,6 +6,7 @@
 # then LOAD_TESTS under xdist (LOAD_JOBS workers), to see the same tests beside others.
 #   LOG_DIR=$OUT TESTS="tests/test_multi_gpu.py" bash .gpu/on-gpu.sh bash tools/gpu/repeat_tests.sh
 set -u
+: "${TESTS:?TESTS names the tests to repeat (pytest node ids or files)}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 default_out=/tmp/repeat_tests
 . "$(dirname "$0")/_run_setup.sh"
