@@ -299,11 +299,11 @@ def test_nvml_codes_match_the_bindings():
     # Our tables of nvml.h codes against cuda.bindings.nvml's enumerations, name by name.
     from cuda.bindings import nvml
 
-    from cuda_core.system import _device, _device_info, _system_events
+    from cuda_core.system import _device, _device_info, _events, _system_events
 
-    for event, bit in _device_info._EVENT_TYPE_BITS.items():
+    for event, bit in _events._EVENT_TYPE_BITS.items():
         assert int(getattr(nvml.EventType, event.name)) == bit, event
-    assert len(_device_info._EVENT_TYPE_BITS) == len(st.EventType)
+    assert len(_events._EVENT_TYPE_BITS) == len(st.EventType)
     for bit, target in _device_info._COOLER_TARGET_BITS:
         assert _code(nvml.CoolerTarget, target.name, "THERMAL_") == bit, target
     for code, control in _device_info._COOLER_CONTROL.items():
@@ -400,7 +400,7 @@ def test_other_new_arguments_checked_before_nvml():
 
 def test_event_set_release_never_raises():
     # The finalizer of DeviceEvents / RegisteredSystemEvents: a failed free is a warning.
-    from cuda_core.system._device_info import release_event_set
+    from cuda_core.system._events import release_event_set
 
     class Gone(Exception):
         pass
@@ -465,18 +465,18 @@ def test_field_value_of_unknown_type_is_refused(monkeypatch):
 
 
 def test_bit_lists():
-    from cuda_core.system import _device_info
+    from cuda_core.system import _device_info, _events
 
     assert _device_info._bit_members(0, _device_info._COOLER_TARGET_BITS, "t") == []
     assert _device_info._bit_members(0b1110, _device_info._COOLER_TARGET_BITS, "t") == [
         st.CoolerTarget.GPU, st.CoolerTarget.MEMORY, st.CoolerTarget.POWER_SUPPLY]
     with pytest.raises(ValueError, match="unknown t bit: 16"):
         _device_info._bit_members(0b10001, _device_info._COOLER_TARGET_BITS, "t")
-    events = _device_info._bit_members((1 << 3) | (1 << 15), _device_info._EVENT_OF_BIT.items(), "e")
+    events = _device_info._bit_members((1 << 3) | (1 << 15), _events._EVENT_OF_BIT.items(), "e")
     assert events == [st.EventType.XID_CRITICAL_ERROR, st.EventType.GPU_RECOVERY_ACTION]
-    assert _device_info._event_mask("pstate") == 4
-    assert _device_info._event_mask([st.EventType.CLOCK, "xid_critical_error"]) == 16 | 8
-    assert _device_info._event_mask([]) == 0
+    assert _events._event_mask("pstate") == 4
+    assert _events._event_mask([st.EventType.CLOCK, "xid_critical_error"]) == 16 | 8
+    assert _events._event_mask([]) == 0
 
 
 def test_event_data_and_system_events_decode():

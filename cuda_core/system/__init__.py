@@ -33,8 +33,6 @@ from cuda_core.system._device import (  # noqa: F401
 from cuda_core.system._device_info import (  # noqa: F401
     CoolerInfo,
     DeviceAttributes,
-    DeviceEvents,
-    EventData,
     FanInfo,
     FieldValue,
     FieldValues,
@@ -45,6 +43,7 @@ from cuda_core.system._device_info import (  # noqa: F401
     ProcessInfo,
     RepairStatus,
 )
+from cuda_core.system._events import DeviceEvents, EventData  # noqa: F401
 from cuda_core.system._system import (
     CUDA_BINDINGS_NVML_IS_COMPATIBLE,
     System,

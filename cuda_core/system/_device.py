@@ -17,7 +17,6 @@ from cuda_core.system._device_info import (
     ClockInfo,
     CoolerInfo,
     DeviceAttributes,
-    DeviceEvents,
     FanInfo,
     FieldValue,
     FieldValues,
@@ -30,12 +29,12 @@ from cuda_core.system._device_info import (
     Temperature,
     _ADDRESSING_MODE,
     _ENABLED,
-    _EVENT_OF_BIT,
     _U32_MAX,
     _bit_members,
     _decode,
     _field_ids,
 )
+from cuda_core.system._events import _EVENT_OF_BIT, DeviceEvents
 from cuda_core.system._nvml import _note, call, nvml
 from cuda_core.system.typing import (
     AddressingMode,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from cuda_core._checks import check_int
 from cuda_core.system._device import Device
-from cuda_core.system._device_info import _decode, _event_mask, open_event_set
+from cuda_core.system._device_info import _decode
+from cuda_core.system._events import _event_mask, open_event_set
 from cuda_core.system._nvml import call
 from cuda_core.system.typing import SystemEventType
 
