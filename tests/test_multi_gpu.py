@@ -489,38 +489,40 @@ def test_ipc_event_orders_a_copy_on_the_other_device(peers):
     mr.close()
 
 
-@pytest.mark.gpu
-def test_a_stream_waits_on_an_event_imported_in_the_other_devices_context(two):
-    # Issue 28: examples/multi_gpu_allreduce.py's ranks died in cuStreamWaitEvent here.
-    d0, d1 = two
+def _device_1_event_waited_on_by_a_child(two, target, as_argument):
+    """An IPC event recorded on a gated stream of device 1, its descriptor put on the queue of
+    ``target`` (run by :func:`_child_released_by`; the event itself also as the child's
+    ``Process`` argument where ``as_argument``): the child's ack and its value. Device 0 is
+    current again at the end."""
+    d1 = two[1]
     require_ipc_events(d1)
     d1.set_current()
     s1 = d1.create_stream()
     with _gated(s1) as gate:  # s1 waits for the host from here on
         event = s1.record(options=IPC_EVENT)
-        got, facts = _child_released_by(gate, kids.child_wait_on_events_opened_elsewhere,
-                                        event.ipc_descriptor, event)
+        extra = (event,) if as_argument else ()
+        got, result = _child_released_by(gate, target, event.ipc_descriptor, *extra)
     Device(0).set_current()
+    event.close()
+    return got, result
+
+
+@pytest.mark.gpu
+def test_a_stream_waits_on_an_event_imported_in_the_other_devices_context(two):
+    # Issue 28: examples/multi_gpu_allreduce.py's ranks died in cuStreamWaitEvent here.
+    got, facts = _device_1_event_waited_on_by_a_child(
+        two, kids.child_wait_on_events_opened_elsewhere, as_argument=True)
     # Both imports were pending, and device 0's stream was held behind them.
     assert got == ("queued", True, True, True), got
     assert facts == {"argument": 1, "descriptor": 1, "done": (True, True, True)}
-    event.close()
 
 
 @pytest.mark.gpu
 def test_a_graph_waits_on_an_event_imported_in_the_other_devices_context(two):
     # The graph counterpart of the test above: an event-wait node on device 0's graph, for an
     # event opened in device 1's context. It runs in a child, so that a crash fails this test.
-    d0, d1 = two
-    require_ipc_events(d1)
-    d1.set_current()
-    s1 = d1.create_stream()
-    with _gated(s1) as gate:  # s1 waits for the host from here on
-        event = s1.record(options=IPC_EVENT)
-        got, facts = _child_released_by(
-            gate, kids.child_graph_waits_on_an_event_opened_elsewhere, event.ipc_descriptor)
-    Device(0).set_current()
+    got, facts = _device_1_event_waited_on_by_a_child(
+        two, kids.child_graph_waits_on_an_event_opened_elsewhere, as_argument=False)
     # The event was pending, and device 0's work after the graph was held behind it.
     assert got == ("queued", True, True), got
     assert facts == {"device": 1, "done": (True, True)}
-    event.close()

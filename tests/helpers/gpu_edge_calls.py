@@ -239,9 +239,11 @@ def _checkpoint_cycle(e):
             step()
             states.append(_kind(p.state))
         return states
-    finally:
+    except BaseException:
         if p is not None:
             _let_go(p)
+        raise
+    finally:
         child.kill()
         threading.Thread(target=child.wait, daemon=True).start()
 
