@@ -6,6 +6,7 @@
 # launch's time goes on each side (tools/gpu/numba_launch_split.py). run.sh reads its wheels
 # from .gpu/extra/ of the tree it lies in, so it runs from a copy laid out that way.
 # CLIENTS_QUICK=1 leaves out run.sh's test runs and launch loops (only its environment is made).
+# PROFILE=1 adds tools/gpu/numba_launch_profile.py per side (time by run, heap, cProfile).
 #   LOG_DIR=$OUT bash .gpu/on-gpu.sh bash tools/gpu/clients.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,9 +28,13 @@ else
   LOG_DIR=${LOG_DIR:-/tmp}/numba_both bash "$copy/.gpu/numba/run.sh"
 fi
 # Where a numba launch's time goes, on each side, in the environment run.sh left in /tmp/site.
-for side in control ours; do
-  c=$([ "$side" = ours ] && echo 1 || echo 0)
-  (cd /tmp && PYTHONPATH=/tmp/sitehook:/tmp/site PYTHONSAFEPATH=1 PEER=$side CUDA_CORE_COMPAT=$c \
-     timeout 180 python3 "$root/tools/gpu/numba_launch_split.py")
+tools=numba_launch_split.py
+[ "${PROFILE:-0}" = 1 ] && tools="$tools numba_launch_profile.py"
+for tool in $tools; do
+  for side in control ours; do
+    c=$([ "$side" = ours ] && echo 1 || echo 0)
+    (cd /tmp && PYTHONPATH=/tmp/sitehook:/tmp/site PYTHONSAFEPATH=1 PEER=$side \
+       CUDA_CORE_COMPAT=$c timeout 180 python3 "$root/tools/gpu/$tool")
+  done
 done
 cd "$root" && python3 tools/gpu/cccl/client.py

@@ -1,0 +1,69 @@
+"""Why a numba-cuda launch through one side costs what it does (issue 32, point 3): per run of
+N launches of ``k[1, 32](arr)`` its time (a trend shows growth), the Python heap and the
+collector's objects before and after (a per-launch leak shows), the collections made, and a
+cProfile of the launches by own time. Run per side in the numba client's environment, as
+tools/gpu/numba_launch_split.py is (PEER=control or PEER=ours with CUDA_CORE_COMPAT=1)."""
+
+import cProfile
+import gc
+import os
+import pstats
+import sys
+import time
+
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+SIDE = os.environ.get("PEER", "control") or "control"
+N = 10_000
+
+
+def main() -> int:
+    import numpy as np
+    from numba import cuda
+
+    import cuda.core as core
+
+    @cuda.jit
+    def k(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] += 1.0
+
+    arr = cuda.to_device(np.zeros(32, dtype=np.float32))
+    for _ in range(1000):
+        k[1, 32](arr)
+    cuda.synchronize()
+    gc.collect()
+    blocks0, objects0 = sys.getallocatedblocks(), len(gc.get_objects())
+    collections0 = [s["collections"] for s in gc.get_stats()]
+    runs = []
+    for _ in range(8):
+        t0 = time.perf_counter()
+        for _ in range(N):
+            k[1, 32](arr)
+        runs.append((time.perf_counter() - t0) / N * 1e6)
+        cuda.synchronize()
+    collections = [s["collections"] - c for s, c in zip(gc.get_stats(), collections0)]
+    gc.collect()
+    print(f"PROFILE {SIDE} ({core.Device.__module__}): us per launch by run of {N}: "
+          + " ".join(f"{t:.2f}" for t in runs))
+    print(f"PROFILE {SIDE}: after {8 * N} launches: heap blocks {sys.getallocatedblocks() - blocks0:+d}, "
+          f"tracked objects {len(gc.get_objects()) - objects0:+d}, collections by generation "
+          f"{collections}, warnings filters {len(__import__('warnings').filters)}")
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(N):
+        k[1, 32](arr)
+    prof.disable()
+    cuda.synchronize()
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime")
+    width = max(len(f"{f[0]}:{f[1]}({f[2]})") for f in stats.stats)
+    print(f"PROFILE {SIDE}: top own time over {N} launches (calls, own s, cumulative s)")
+    for func, (cc, nc, tt, ct, _) in sorted(stats.stats.items(), key=lambda x: -x[1][2])[:22]:
+        where = f"{os.path.basename(func[0])}:{func[1]}({func[2]})"
+        print(f"PROFILE {SIDE}:   {nc:7d} {tt:7.3f} {ct:7.3f}  {where}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
