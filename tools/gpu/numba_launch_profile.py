@@ -11,24 +11,21 @@ import pstats
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the split tool beside it
+
+from numba_launch_split import kernel_and_array  # noqa: E402
+
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 SIDE = os.environ.get("PEER", "control") or "control"
 N = 10_000
 
 
 def main() -> int:
-    import numpy as np
     from numba import cuda
 
     import cuda.core as core
 
-    @cuda.jit
-    def k(a):
-        i = cuda.grid(1)
-        if i < a.size:
-            a[i] += 1.0
-
-    arr = cuda.to_device(np.zeros(32, dtype=np.float32))
+    k, arr = kernel_and_array()
     for _ in range(1000):
         k[1, 32](arr)
     cuda.synchronize()

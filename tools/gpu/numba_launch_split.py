@@ -45,17 +45,11 @@ def per_call_us(call) -> float:
     return statistics.median(per)
 
 
-def main() -> int:
+def kernel_and_array():
+    """``(k, arr)``: the kernel both tools launch, ``a[i] += 1`` over 32 floats, compiled and
+    launched once, and its device array."""
     import numpy as np
     from numba import cuda
-    from numba.cuda import dispatcher
-
-    import cuda.core as core
-
-    impl = core.Device.__module__
-    if SIDE == "ours" and not impl.startswith("cuda_core"):
-        print(f"SPLIT {SIDE} FAILED: cuda.core is {impl}: compat mode is not active")
-        return 1
 
     @cuda.jit
     def k(a):
@@ -66,6 +60,21 @@ def main() -> int:
     arr = cuda.to_device(np.zeros(32, dtype=np.float32))
     k[1, 32](arr)
     cuda.synchronize()
+    return k, arr
+
+
+def main() -> int:
+    from numba import cuda
+    from numba.cuda import dispatcher
+
+    import cuda.core as core
+
+    impl = core.Device.__module__
+    if SIDE == "ours" and not impl.startswith("cuda_core"):
+        print(f"SPLIT {SIDE} FAILED: cuda.core is {impl}: compat mode is not active")
+        return 1
+
+    k, arr = kernel_and_array()
 
     # One launch's call into cuda.core, as numba made it.
     seen = {}
