@@ -32,14 +32,14 @@ fi
 # SPLIT_ROUNDS=n (default 1) runs the split n times per side, the sides alternating, each in a
 # process of its own, and then prints each side's median total per form: the speed of one
 # process on these hosts moves by up to 1.45x (tools/gpu/numba_launch_profile.py).
-split() {
+numba_tool() {
   local c
   c=$([ "$2" = ours ] && echo 1 || echo 0)
   (cd /tmp && PYTHONPATH=/tmp/sitehook:/tmp/site PYTHONSAFEPATH=1 PEER=$2 \
      CUDA_CORE_COMPAT=$c timeout 180 python3 "$root/tools/gpu/$1")
 }
 for _ in $(seq "${SPLIT_ROUNDS:-1}"); do
-  for side in control ours; do split numba_launch_split.py $side; done
+  for side in control ours; do numba_tool numba_launch_split.py $side; done
 done | tee "$copy/split.log"
 if [ "${SPLIT_ROUNDS:-1}" -gt 1 ]; then
   python3 - "$copy/split.log" <<'PY'
@@ -58,6 +58,6 @@ for form in sorted({f for f, _ in totals}):
 PY
 fi
 if [ "${PROFILE:-0}" = 1 ]; then
-  for side in control ours; do split numba_launch_profile.py $side; done
+  for side in control ours; do numba_tool numba_launch_profile.py $side; done
 fi
 cd "$root" && python3 tools/gpu/cccl/client.py

@@ -54,7 +54,6 @@ def main() -> int:
     cuda.synchronize()
     stats = pstats.Stats(prof)
     stats.sort_stats("tottime")
-    width = max(len(f"{f[0]}:{f[1]}({f[2]})") for f in stats.stats)
     print(f"PROFILE {SIDE}: top own time over {N} launches (calls, own s, cumulative s)")
     for func, (cc, nc, tt, ct, _) in sorted(stats.stats.items(), key=lambda x: -x[1][2])[:22]:
         where = f"{os.path.basename(func[0])}:{func[1]}({func[2]})"
