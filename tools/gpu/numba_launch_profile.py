@@ -9,15 +9,11 @@ import gc
 import os
 import pstats
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the split tool beside it
 
-from numba_launch_split import kernel_and_array  # noqa: E402
-
-os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
-SIDE = os.environ.get("PEER", "control") or "control"
-N = 10_000
+# The split tool's side (PEER), run length, kernel and timing loop.
+from numba_launch_split import N, SIDE, kernel_and_array, per_run_us  # noqa: E402
 
 
 def main() -> int:
@@ -32,13 +28,7 @@ def main() -> int:
     gc.collect()
     blocks0, objects0 = sys.getallocatedblocks(), len(gc.get_objects())
     collections0 = [s["collections"] for s in gc.get_stats()]
-    runs = []
-    for _ in range(8):
-        t0 = time.perf_counter()
-        for _ in range(N):
-            k[1, 32](arr)
-        runs.append((time.perf_counter() - t0) / N * 1e6)
-        cuda.synchronize()
+    runs = per_run_us(lambda: k[1, 32](arr), 8)
     collections = [s["collections"] - c for s, c in zip(gc.get_stats(), collections0)]
     gc.collect()
     print(f"PROFILE {SIDE} ({core.Device.__module__}): us per launch by run of {N}: "

@@ -30,19 +30,24 @@ N = 10_000
 RUNS = 5
 
 
-def per_call_us(call) -> float:
-    """The median over RUNS loops of N calls, in µs per call (the device synchronized after
-    each loop, outside the timing)."""
+def per_run_us(call, runs=RUNS) -> list[float]:
+    """µs per call in each of ``runs`` loops of N calls (the device synchronized after each
+    loop, outside the timing)."""
     from numba import cuda
 
     per = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         t0 = time.perf_counter()
         for _ in range(N):
             call()
         per.append((time.perf_counter() - t0) / N * 1e6)
         cuda.synchronize()
-    return statistics.median(per)
+    return per
+
+
+def per_call_us(call) -> float:
+    """The median of :func:`per_run_us`."""
+    return statistics.median(per_run_us(call))
 
 
 def kernel_and_array():
