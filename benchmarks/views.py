@@ -7,7 +7,8 @@ Cases (rounds alternate between the two libraries; medians per call; target: eac
 construction at most 0.5x cuda.core's, each launch at most cuda.core's):
 
 * ``CuPy array``, ``PyTorch tensor``: ``from_any_interface(x, stream_ptr)`` (DLPack), with the
-  consumer's stream made the producer's current stream first (``cupy.cuda.ExternalStream``,
+  consumer's stream made the producer's current stream first
+  (``cupy.cuda.Stream.from_external``, ``ExternalStream`` before CuPy 14;
   ``torch.cuda.ExternalStream``), so that neither producer orders streams with an event inside
   ``__dlpack__``: what is timed is the view, not the producer's synchronization. Then the same
   with ``stream_ptr=-1`` (what numba-cuda's ``typeof`` asks).
@@ -92,8 +93,11 @@ def _cupy_array():
     import cupy as cp
 
     # The consumer's stream becomes CuPy's current one: __dlpack__ and the CAI's 'stream' then
-    # name the same stream, and no event is recorded by either side.
-    cp.cuda.ExternalStream(_stream_ptr()).use()
+    # name the same stream, and no event is recorded by either side. CuPy 14 takes our Stream
+    # through __cuda_stream__ (and deprecates ExternalStream).
+    from_external = getattr(cp.cuda.Stream, "from_external", None)
+    (from_external(STATE.stream) if from_external else
+     cp.cuda.ExternalStream(_stream_ptr())).use()
     return cp.zeros(N, dtype=cp.float32)
 
 

@@ -51,7 +51,10 @@ __global__ void vector_subtract(const T* a, const T* b, T* out, size_t n) {
 dev = Device()
 dev.set_current()
 stream = dev.create_stream()
-cp.cuda.ExternalStream(int(stream.handle)).use()  # CuPy works on our stream
+# CuPy works on our stream: taken through __cuda_stream__ by CuPy 14, which deprecates
+# ExternalStream; by address before.
+from_external = getattr(cp.cuda.Stream, "from_external", None)
+(from_external(stream) if from_external else cp.cuda.ExternalStream(int(stream.handle))).use()
 
 names = ("vector_add<float>", "vector_multiply<float>", "vector_subtract<float>")
 module = Program(CODE, code_type="c++",

@@ -14,7 +14,7 @@ from _loops import best_times, device_stream, loops
 from cuda_core.utils import StridedMemoryView as V
 
 dev, stream, s = device_stream()
-cupy.cuda.ExternalStream(s).use()
+cupy.cuda.Stream.from_external(stream).use()  # through __cuda_stream__ (CuPy 14)
 x = cupy.zeros(1024, dtype=cupy.float32)
 w = V.from_dlpack(x, -1)
 MV = (1, 3)
