@@ -9,11 +9,14 @@ import gc
 import os
 import pstats
 import sys
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the split tool beside it
 
 # The split tool's side (PEER), run length, kernel and timing loop.
 from numba_launch_split import N, SIDE, kernel_and_array, per_run_us  # noqa: E402
+
+RUNS = 8  # runs of N launches timed one by one
 
 
 def main() -> int:
@@ -28,14 +31,14 @@ def main() -> int:
     gc.collect()
     blocks0, objects0 = sys.getallocatedblocks(), len(gc.get_objects())
     collections0 = [s["collections"] for s in gc.get_stats()]
-    runs = per_run_us(lambda: k[1, 32](arr), 8)
+    runs = per_run_us(lambda: k[1, 32](arr), RUNS)
     collections = [s["collections"] - c for s, c in zip(gc.get_stats(), collections0)]
     gc.collect()
     print(f"PROFILE {SIDE} ({core.Device.__module__}): us per launch by run of {N}: "
           + " ".join(f"{t:.2f}" for t in runs))
-    print(f"PROFILE {SIDE}: after {8 * N} launches: heap blocks {sys.getallocatedblocks() - blocks0:+d}, "
+    print(f"PROFILE {SIDE}: after {RUNS * N} launches: heap blocks {sys.getallocatedblocks() - blocks0:+d}, "
           f"tracked objects {len(gc.get_objects()) - objects0:+d}, collections by generation "
-          f"{collections}, warnings filters {len(__import__('warnings').filters)}")
+          f"{collections}, warnings filters {len(warnings.filters)}")
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(N):
@@ -43,7 +46,6 @@ def main() -> int:
     prof.disable()
     cuda.synchronize()
     stats = pstats.Stats(prof)
-    stats.sort_stats("tottime")
     print(f"PROFILE {SIDE}: top own time over {N} launches (calls, own s, cumulative s)")
     for func, (cc, nc, tt, ct, _) in sorted(stats.stats.items(), key=lambda x: -x[1][2])[:22]:
         where = f"{os.path.basename(func[0])}:{func[1]}({func[2]})"
