@@ -653,6 +653,39 @@ def test_deprecated_constructor():
     assert isinstance(info.value, ValueError)
 
 
+CLASS_METHODS = {
+    "from_dlpack": "(obj, stream_ptr=None)",
+    "from_cuda_array_interface": "(obj, stream_ptr=None)",
+    "from_array_interface": "(obj)",
+    "from_any_interface": "(obj, stream_ptr=None)",
+    "from_buffer": "(buffer, shape, strides=None, *, itemsize=None, dtype=None, "
+                   "is_readonly=False)",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_METHODS))
+def test_class_methods_are_bound_to_the_class_and_keep_their_signatures(name):
+    # Built-in methods (binding=False in _memoryview.pyx): the signature comes from
+    # __text_signature__, which test_members.py cannot tell from an unreadable one.
+    import inspect
+
+    method = getattr(StridedMemoryView, name)
+    assert method.__self__ is StridedMemoryView
+    assert str(inspect.signature(method)) == CLASS_METHODS[name]
+    assert not method.__doc__.startswith(name)  # the signature is not left in the text
+
+    class Sub(StridedMemoryView):
+        pass
+
+    assert getattr(Sub, name).__self__ is Sub
+    # Called with keywords and bound once, as numba-cuda and benchmarks call them.
+    if name in ("from_dlpack", "from_any_interface"):
+        view = method(obj=np.arange(4.0), stream_ptr=-1)
+        assert type(view) is StridedMemoryView and view.shape == (4,)
+        with pytest.raises(TypeError, match="stream"):
+            method(np.arange(4.0), -1, stream_ptr=-1)
+
+
 # -- the array interfaces -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("array", ARRAYS, ids=ARRAY_IDS)
