@@ -97,9 +97,9 @@ cdef bint _NUMPY_C_STRIDES = _numpy_exports_c_strides()
 # free-threaded CPython (its list is shared state that only the GIL guards).
 # The methods are built-in methods (binding=False): a class method called through a name bound
 # once (``f = StridedMemoryView.from_dlpack``) then goes straight to its C entry, where a Cython
-# function goes through a bound-method object and its own call wrapper first (the count is in
-# benchmarks/README.md, "Views"). Their signatures stay readable through ``__text_signature__``
-# (the clinic format of the embedded signature).
+# function goes through a bound-method object and its own call wrapper first (benchmarks/
+# README.md, "Built-in class methods"). Their signatures stay readable through
+# ``__text_signature__`` (the clinic format of the embedded signature).
 @cython.binding(False)
 @cython.embedsignature.format("clinic")
 @cython.freelist(8)

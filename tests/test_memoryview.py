@@ -10,6 +10,7 @@ device types and element types, a consumed capsule).
 
 import ctypes
 import gc
+import inspect
 import sys
 import warnings
 import weakref
@@ -667,8 +668,6 @@ CLASS_METHODS = {
 def test_class_methods_are_bound_to_the_class_and_keep_their_signatures(name):
     # Built-in methods (binding=False in _memoryview.pyx): the signature comes from
     # __text_signature__, which test_members.py cannot tell from an unreadable one.
-    import inspect
-
     method = getattr(StridedMemoryView, name)
     assert method.__self__ is StridedMemoryView
     assert str(inspect.signature(method)) == CLASS_METHODS[name]
@@ -678,7 +677,7 @@ def test_class_methods_are_bound_to_the_class_and_keep_their_signatures(name):
         pass
 
     assert getattr(Sub, name).__self__ is Sub
-    # Called with keywords and bound once, as numba-cuda and benchmarks call them.
+    # Called with keywords, through the method bound once.
     if name in ("from_dlpack", "from_any_interface"):
         view = method(obj=np.arange(4.0), stream_ptr=-1)
         assert type(view) is StridedMemoryView and view.shape == (4,)
