@@ -33,6 +33,10 @@ cdef class StridedMemoryView:
     cdef object __weakref__
 
 
+# An empty view of the class a class method was called on (_memoryview.pyx).
+cdef StridedMemoryView new_view(type cls)
+
+
 # The dims of a view, in its own arrays (inline here: the construction path in _memoryview and
 # the derived views of _view_ops both fill them).
 

@@ -1,4 +1,4 @@
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar
 
 import numpy
 
@@ -14,25 +14,28 @@ if TYPE_CHECKING:
 
 __all__ = ["StridedMemoryView"]
 
+# The class a class method is called on: a subclass's view is of its class.
+_View = TypeVar("_View", bound="StridedMemoryView")
+
 
 class StridedMemoryView:
     def __init__(self, obj: object = ..., stream_ptr: SupportsIndex | None = ...) -> None: ...
     @classmethod
-    def from_dlpack(cls, obj: object,
-                    stream_ptr: SupportsIndex | None = ...) -> StridedMemoryView: ...
+    def from_dlpack(cls: type[_View], obj: object,
+                    stream_ptr: SupportsIndex | None = ...) -> _View: ...
     @classmethod
-    def from_cuda_array_interface(cls, obj: object,
-                                  stream_ptr: SupportsIndex | None = ...) -> StridedMemoryView: ...
+    def from_cuda_array_interface(cls: type[_View], obj: object,
+                                  stream_ptr: SupportsIndex | None = ...) -> _View: ...
     @classmethod
-    def from_array_interface(cls, obj: object) -> StridedMemoryView: ...
+    def from_array_interface(cls: type[_View], obj: object) -> _View: ...
     @classmethod
-    def from_any_interface(cls, obj: object,
-                           stream_ptr: SupportsIndex | None = ...) -> StridedMemoryView: ...
+    def from_any_interface(cls: type[_View], obj: object,
+                           stream_ptr: SupportsIndex | None = ...) -> _View: ...
     @classmethod
-    def from_buffer(cls, buffer: Buffer, shape: tuple[int, ...],
+    def from_buffer(cls: type[_View], buffer: Buffer, shape: tuple[int, ...],
                     strides: tuple[int, ...] | None = ..., *, itemsize: int | None = ...,
                     dtype: numpy.dtype[Any] | Any | None = ...,
-                    is_readonly: bool = ...) -> StridedMemoryView: ...
+                    is_readonly: bool = ...) -> _View: ...
     @property
     def ptr(self) -> int: ...
     @property

@@ -190,7 +190,7 @@ cdef class StridedMemoryView:
             ``stream_ptr`` is not an int; an unsupported element type (bfloat16 needs
             ``ml_dtypes``).
         """
-        cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
+        cdef StridedMemoryView view = new_view(cls)
         _init_dlpack(view, obj, stream_ptr)
         return view
 
@@ -217,7 +217,7 @@ cdef class StridedMemoryView:
         TypeError
             A malformed interface (missing keys, wrong types), an unknown ``typestr``.
         """
-        cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
+        cdef StridedMemoryView view = new_view(cls)
         init_cai(view, obj, stream_ptr)
         return view
 
@@ -236,7 +236,7 @@ cdef class StridedMemoryView:
         TypeError
             A malformed interface.
         """
-        cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
+        cdef StridedMemoryView view = new_view(cls)
         _init_array_interface(view, obj)
         return view
 
@@ -250,7 +250,7 @@ cdef class StridedMemoryView:
         BufferError
             ``obj`` supports neither protocol, or as the chosen method raises.
         """
-        cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
+        cdef StridedMemoryView view = new_view(cls)
         _init_any(view, obj, stream_ptr, "StridedMemoryView.from_any_interface()")
         return view
 
@@ -285,7 +285,7 @@ cdef class StridedMemoryView:
             ``strides`` of another length than ``shape``; elements outside the buffer;
             a closed buffer.
         """
-        return of_buffer(buffer, shape, strides, itemsize, dtype, is_readonly)
+        return of_buffer(cls, buffer, shape, strides, itemsize, dtype, is_readonly)
 
     # -- attributes ------------------------------------------------------------------------------
 
@@ -492,6 +492,16 @@ cdef class StridedMemoryView:
         from cuda_core._tensor_map import _from_view
         return _from_view(self, box_dim, options, element_strides, data_type, interleave,
                           swizzle, l2_promotion, oob_fill)
+
+
+cdef StridedMemoryView new_view(type cls):
+    """An empty view of ``cls``, the class a class method was called on: a subclass gets one of
+    its own, as under cuda.core (without its ``__init__``, which for this class is the deprecated
+    constructor). StridedMemoryView itself takes Cython's direct path (here, not inline in the
+    .pxd, where Cython calls ``tp_new`` through the type and tests the result's type)."""
+    if cls is StridedMemoryView:
+        return StridedMemoryView.__new__(StridedMemoryView)
+    return cls.__new__(cls)
 
 
 # -- DLPack -------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ from cuda_core._strided_layout cimport _StridedLayout
 # module and _memoryview cimport each other): `from_buffer`, `_layout`, `view()`, `__dlpack__`,
 # the two functions of the C exchange table (a _view_exchange.fill_tensor_fn and
 # wrap_tensor_fn) and `copy_from`/`copy_to`.
-cdef StridedMemoryView of_buffer(object buffer, object shape, object strides, object itemsize,
-                                 object dtype, object is_readonly)
+cdef StridedMemoryView of_buffer(type cls, object buffer, object shape, object strides,
+                                 object itemsize, object dtype, object is_readonly)
 cdef _StridedLayout layout_of(StridedMemoryView v)
 cdef StridedMemoryView derive(StridedMemoryView v, object layout, object dtype)
 cdef object export_capsule(StridedMemoryView v, object stream, object max_version,

@@ -20,7 +20,7 @@ from cuda_core._memory._buffer cimport Buffer, as_buffer
 from cuda_core._memory._dlpack cimport export_args, export_target, make_tensor_capsule
 from cuda_core._memory._dlpack_abi cimport (DLManagedTensorVersioned, DLTensor, kDLCPU,
                                             kDLCUDAHost)
-from cuda_core._memoryview cimport StridedMemoryView, _read_versioned, _set_dims
+from cuda_core._memoryview cimport StridedMemoryView, _read_versioned, _set_dims, new_view
 from cuda_core._strided_layout cimport (
     _StridedLayout, byte_bounds, check_bounds, dense_in_order, is_dense_any)
 from cuda_core._view_copy cimport CopySide, copy_views
@@ -36,9 +36,9 @@ cdef extern from "Python.h":
 
 # -- a view of a Buffer -------------------------------------------------------------------------
 
-cdef StridedMemoryView of_buffer(object buffer, object shape, object strides, object itemsize,
-                                 object dtype, object is_readonly):
-    cdef StridedMemoryView view = StridedMemoryView.__new__(StridedMemoryView)
+cdef StridedMemoryView of_buffer(type cls, object buffer, object shape, object strides,
+                                 object itemsize, object dtype, object is_readonly):
+    cdef StridedMemoryView view = new_view(cls)
     cdef Buffer buf
     cdef Py_ssize_t isz
     buf = as_buffer(buffer, "StridedMemoryView.from_buffer(): buffer")

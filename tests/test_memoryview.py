@@ -673,16 +673,33 @@ def test_class_methods_are_bound_to_the_class_and_keep_their_signatures(name):
     assert str(inspect.signature(method)) == CLASS_METHODS[name]
     assert not method.__doc__.startswith(name)  # the signature is not left in the text
 
-    class Sub(StridedMemoryView):
-        pass
-
-    assert getattr(Sub, name).__self__ is Sub
     # Called with keywords, through the method bound once.
     if name in ("from_dlpack", "from_any_interface"):
         view = method(obj=np.arange(4.0), stream_ptr=-1)
         assert type(view) is StridedMemoryView and view.shape == (4,)
         with pytest.raises(TypeError, match="stream"):
             method(np.arange(4.0), -1, stream_ptr=-1)
+
+
+class SubView(StridedMemoryView):
+    def __init__(self, *args):  # not run by the class methods (nor is the deprecated one)
+        raise AssertionError("__init__ called")
+
+
+@pytest.mark.parametrize("name", ["from_dlpack", "from_any_interface", "from_array_interface",
+                                  "from_buffer"])
+def test_class_methods_of_a_subclass_make_the_subclass(name):
+    # As under cuda.core, whose class methods make cls(): a subclass's view is of its class.
+    # from_cuda_array_interface needs the driver: test_cai_view_of_a_subclass.
+    assert getattr(SubView, name).__self__ is SubView
+    array = np.arange(6.0)
+    if name == "from_buffer":
+        view = SubView.from_buffer(NumpyMemoryResource().allocate(48), (6,), dtype=np.float64)
+    elif name == "from_array_interface":
+        view = SubView.from_array_interface(array)
+    else:
+        view = getattr(SubView, name)(array, -1)
+    assert type(view) is SubView and view.shape == (6,)
 
 
 # -- the array interfaces -------------------------------------------------------------------------
@@ -1082,6 +1099,14 @@ def _read_floats(buf, n, stream):
     buf.copy_to(out, stream=stream)
     stream.sync()
     return mr.array(out).view(np.float32).copy()
+
+
+@pytest.mark.gpu
+def test_cai_view_of_a_subclass(dev):
+    buf = dev.allocate(24)
+    view = SubView.from_cuda_array_interface(CAIArray(buf, 6, None), stream_ptr=-1)
+    assert type(view) is SubView and view.ptr == int(buf.handle) and view.shape == (6,)
+    buf.close()
 
 
 @pytest.mark.gpu
