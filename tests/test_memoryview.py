@@ -1103,7 +1103,7 @@ def _read_floats(buf, n, stream):
 
 @pytest.mark.gpu
 def test_cai_view_of_a_subclass(dev):
-    buf = dev.allocate(24)
+    buf = dev.allocate(24, stream=dev.default_stream)
     view = SubView.from_cuda_array_interface(CAIArray(buf, 6, None), stream_ptr=-1)
     assert type(view) is SubView and view.ptr == int(buf.handle) and view.shape == (6,)
     buf.close()
