@@ -682,14 +682,14 @@ def test_class_methods_are_bound_to_the_class_and_keep_their_signatures(name):
 
 
 class SubView(StridedMemoryView):
-    def __init__(self, *args):  # not run by the class methods (nor is the deprecated one)
+    def __init__(self, *args):  # the class methods must not run it (as ours: the deprecated one)
         raise AssertionError("__init__ called")
 
 
 @pytest.mark.parametrize("name", ["from_dlpack", "from_any_interface", "from_array_interface",
                                   "from_buffer"])
 def test_class_methods_of_a_subclass_make_the_subclass(name):
-    # As under cuda.core, whose class methods make cls(): a subclass's view is of its class.
+    # As under cuda.core 1.2.2: a subclass's class method returns a view of the subclass.
     # from_cuda_array_interface needs the driver: test_cai_view_of_a_subclass.
     assert getattr(SubView, name).__self__ is SubView
     array = np.arange(6.0)
