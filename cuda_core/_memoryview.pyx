@@ -512,7 +512,7 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr,
     cdef str who = "StridedMemoryView.from_dlpack()"
     cdef long long sval  # >= -1, or -2 for a handle past 2**63
     cdef object stream = stream_int(stream_ptr, who, &sval)
-    cdef const DLPackExchangeAPI* api
+    cdef const DLPackExchangeAPI* api = NULL
     cdef void* managed
     cdef bint versioned = False
     if type(obj) is _ndarray:
@@ -522,7 +522,8 @@ cdef int _init_dlpack(StridedMemoryView v, object obj, object stream_ptr,
         stream = None
     else:
         # A view's own table gives nothing __dlpack__ does not: it has no stream to order.
-        api = exchange_api(obj) if type(obj) is not StridedMemoryView else NULL
+        if type(obj) is not StridedMemoryView:
+            exchange_api(obj, &api)
         if api != NULL:
             return _init_exchange(v, obj, api, stream, sval, who)
     if sval == 0:

@@ -21,4 +21,4 @@ cdef int protocol(object obj) except -1
 cdef void* export_tensor(object obj, object stream, bint no_sync, str who,
                          bint* versioned, object method) except NULL
 cdef void delete_tensor(void* managed, bint versioned) noexcept
-cdef const DLPackExchangeAPI* exchange_api(object obj) except? NULL
+cdef int exchange_api(object obj, const DLPackExchangeAPI** api) except -1

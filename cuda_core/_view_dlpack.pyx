@@ -256,18 +256,20 @@ cdef int protocol(object obj) except -1:
     return 0
 
 
-cdef const DLPackExchangeAPI* exchange_api(object obj) except? NULL:
-    """The producer type's exchange table of major version 1, or NULL."""
+cdef int exchange_api(object obj, const DLPackExchangeAPI** api) except -1:
+    """Sets ``api`` to the producer type's exchange table of major version 1, or NULL. (A
+    status return, not the pointer: NULL is the common answer, and as a return value it would
+    cost every caller a test for a pending exception.)"""
     cdef const DLPackExchangeAPIHeader* h
+    api[0] = NULL
     table = _type_attr(obj, _EXCHANGE_API)
     if table is None or not PyCapsule_CheckExact(table):
-        return NULL
+        return 0
     if not _streq_name(PyCapsule_GetName(table), b"dlpack_exchange_api"):
-        return NULL
+        return 0
     h = <const DLPackExchangeAPIHeader*>PyCapsule_GetPointer(table, b"dlpack_exchange_api")
     # A newer major version links to the older tables it still provides.
     while h != NULL and h.version.major != DLPACK_MAJOR_VERSION:
         h = h.prev_api
-    if h == NULL:
-        return NULL
-    return <const DLPackExchangeAPI*>h
+    api[0] = <const DLPackExchangeAPI*>h
+    return 0

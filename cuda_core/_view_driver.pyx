@@ -18,18 +18,12 @@ from cuda_core._stream cimport same_stream
 __all__ = []
 
 cdef object _U64_END = 1 << 64
-cdef object _NO_ORDERING = -1  # CPython's one -1 (small ints are cached)
 
 
-cdef object stream_int(object stream_ptr, str who, long long* value):
-    """``stream_ptr`` as a Python int: -1 or a handle in [0, 2**64). None is ambiguous and
-    refused, and so is any other value: a stream handle is made of it. ``value`` receives it
-    as a C integer, or -2 for a handle past 2**63 (which no long long holds)."""
+cdef object stream_int_slow(object stream_ptr, str who, long long* value):
+    """``stream_int`` past its fast path: any ``stream_ptr``."""
     cdef int overflow = 0
     cdef long long sval
-    if stream_ptr is _NO_ORDERING:  # the common "no ordering", without reading the int
-        value[0] = -1
-        return stream_ptr
     if type(stream_ptr) is not int:
         if stream_ptr is None:
             raise BufferError(f"{who}: stream_ptr=None is ambiguous; pass the consumer "
