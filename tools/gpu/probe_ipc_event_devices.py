@@ -19,10 +19,15 @@ what it printed.
 Run on a two-GPU machine:  bash .gpu/on-gpu.sh python3 tools/gpu/probe_ipc_event_devices.py
 """
 
+import importlib
+import os
 import pickle
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _ipc_probe beside it
+
+from _ipc_probe import device_1_ipc_event, main, run_importer
 
 VARIANTS = ("V1", "V2", "V3", "V4", "V5", "V6")
 
@@ -34,8 +39,6 @@ def _ok(result):
 
 
 def importer(pkg, variant, path):
-    import importlib
-
     from cuda.bindings import driver
 
     m = importlib.import_module(pkg)
@@ -88,14 +91,7 @@ def importer(pkg, variant, path):
 
 
 def exporter(pkg):
-    import importlib
-
-    m = importlib.import_module(pkg)
-    d1 = m.Device(1)
-    d1.set_current()
-    s1 = d1.create_stream()
-    ev = s1.record(options=m.EventOptions(ipc_enabled=True))
-    s1.sync()
+    ev = device_1_ipc_event(importlib.import_module(pkg))
     desc = ev.ipc_descriptor
     raw_path = tempfile.mktemp()
     from cuda_core._memory._ipc_base import device_uuid
@@ -108,18 +104,9 @@ def exporter(pkg):
             path = raw_path + ".raw"
             with open(path, "wb") as f:
                 f.write(desc.__reduce__()[1][0])
-        p = subprocess.run([sys.executable, __file__, "--import", pkg, variant, path],
-                           capture_output=True, text=True, timeout=60)
-        said = " / ".join(p.stdout.split("\n")).strip(" /")
-        err = p.stderr.strip().splitlines()[-1:] if p.returncode else []
-        print(f"IPCEV {pkg} {variant}: exit {p.returncode}: {said} {err}", flush=True)
+        run_importer(__file__, "IPCEV", pkg, variant, path, 60)
     ev.close()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--import":
-        importer(sys.argv[2], sys.argv[3], sys.argv[4])
-    elif len(sys.argv) == 3 and sys.argv[1] == "--export":
-        exporter(sys.argv[2])
-    else:  # each package's exporter in a process of its own
-        subprocess.run([sys.executable, __file__, "--export", "cuda_core"], timeout=400)
+    main(__file__, importer, exporter, ("cuda_core",), 400)

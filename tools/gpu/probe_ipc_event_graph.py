@@ -21,18 +21,20 @@ what it printed.
 Run on a two-GPU machine:  bash .gpu/on-gpu.sh python3 tools/gpu/probe_ipc_event_graph.py
 """
 
+import importlib
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _ipc_probe beside it
+
+from _ipc_probe import device_1_ipc_event, main, run_importer
 
 VARIANTS = ("SW", "GW", "GU", "GX", "GR", "GC")
 
 
 def importer(pkg, variant, path):
-    import importlib
-
     m = importlib.import_module(pkg)
     g_mod = importlib.import_module(pkg + ".graph")
     with open(path, "rb") as f:
@@ -80,32 +82,15 @@ def importer(pkg, variant, path):
 
 
 def exporter(pkg):
-    import importlib
-
-    m = importlib.import_module(pkg)
-    d1 = m.Device(1)
-    d1.set_current()
-    s1 = d1.create_stream()
-    ev = s1.record(options=m.EventOptions(ipc_enabled=True))
-    s1.sync()
+    ev = device_1_ipc_event(importlib.import_module(pkg))
     fd, path = tempfile.mkstemp()
     with os.fdopen(fd, "wb") as f:
         pickle.dump(ev.ipc_descriptor, f)
     for variant in VARIANTS:
-        p = subprocess.run([sys.executable, __file__, "--import", pkg, variant, path],
-                           capture_output=True, text=True, timeout=120)
-        said = " / ".join(p.stdout.split("\n")).strip(" /")
-        err = p.stderr.strip().splitlines()[-1:] if p.returncode else []
-        print(f"IPCGRAPH {pkg} {variant}: exit {p.returncode}: {said} {err}", flush=True)
+        run_importer(__file__, "IPCGRAPH", pkg, variant, path, 120)
     ev.close()
     os.unlink(path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--import":
-        importer(sys.argv[2], sys.argv[3], sys.argv[4])
-    elif len(sys.argv) == 3 and sys.argv[1] == "--export":
-        exporter(sys.argv[2])
-    else:  # each package's exporter in a process of its own
-        for pkg in ("cuda_core", "cuda.core"):
-            subprocess.run([sys.executable, __file__, "--export", pkg], timeout=900)
+    main(__file__, importer, exporter, ("cuda_core", "cuda.core"), 900)
