@@ -2,7 +2,7 @@
 
 ``Stream.wait`` of such an event killed the process inside ``cuStreamWaitEvent``
 (probe_ipc_event_devices.py); ours now reopens the event in the stream's context
-(``_event.wait_handle``). Graph nodes took the event's own handle. Which of these paths the
+(``_event.wait_handle``). Graph nodes take the event's own handle. Which of these paths the
 driver survives, for each package, each importer a fresh process whose event is opened in
 device 1's context (``Event.from_ipc_descriptor`` with device 1 current) and whose graph runs on
 a stream of device 0:
@@ -14,9 +14,7 @@ a stream of device 0:
 * GR: ``GraphDefinition.record(ev)``; launched.
 * GC: a capture on device 0 (``GraphBuilder``) whose stream waits on ev; launched.
 
-The exporter (its own process) records the event on a stream of device 1 and keeps it alive
-while the importers run. Each line: the variant, the importer's exit code (-11 is SIGSEGV) and
-what it printed.
+The exporter and the lines printed are probe_ipc_event_devices.py's (``_ipc_probe``).
 
 Run on a two-GPU machine:  bash .gpu/on-gpu.sh python3 tools/gpu/probe_ipc_event_graph.py
 """
