@@ -480,6 +480,10 @@ def test_stream_ptr_forms():
     assert len(p.calls) == 1  # every refusal came before the producer was asked
     StridedMemoryView.from_dlpack(p, stream_ptr=2**64 - 1)  # a handle in 64 bits is passed on
     assert p.calls[-1]["stream"] == 2**64 - 1
+    # Both sides of the inline read's edge (ints in [-1, 2**63) are read inline), and -1.
+    for value in (2**63 - 1, 2**63, -1):
+        StridedMemoryView.from_dlpack(p, stream_ptr=value)
+        assert p.calls[-1]["stream"] == value
 
 
 # -- capsules: both kinds, ownership, refusals ---------------------------------------------------
